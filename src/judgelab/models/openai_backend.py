@@ -1,0 +1,182 @@
+"""Any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp server, Ollama, TGI …).
+
+Uses the official ``openai`` SDK with its own retries switched off: judgelab retries
+429, 5xx, timeouts and connection errors with exponential backoff and full jitter,
+honouring ``Retry-After``, and gives up with one clear line after ``max_retries``.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from judgelab.errors import BackendError
+from judgelab.models.base import (
+    Backend,
+    Capabilities,
+    Choice,
+    JudgeRequest,
+    JudgeResponse,
+    TokenLogprobs,
+    flatten_messages,
+)
+
+__all__ = ["OpenAIBackend", "retry_delay"]
+
+_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+
+
+def retry_delay(attempt: int, base: float, cap: float, retry_after: str | None, rng: random.Random) -> float:
+    """Seconds to wait before retry ``attempt`` (0-based): Retry-After if the server sent
+    one, else full-jitter exponential backoff ``uniform(0, min(cap, base * 2**attempt))``."""
+    if retry_after:
+        try:
+            return min(cap, max(0.0, float(retry_after)))
+        except ValueError:
+            pass
+    return rng.uniform(0, min(cap, base * (2**attempt)))
+
+
+class OpenAIBackend(Backend):
+    kind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        style: str = "chat",
+        concurrency: int = 16,
+        max_retries: int = 6,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 30.0,
+        timeout: float = 120.0,
+        supports_n: bool = True,
+        top_logprobs: int = 20,
+        supports_seed: bool = True,
+    ) -> None:
+        if style not in {"chat", "completion"}:
+            raise BackendError(f"unknown request style {style!r}; use chat or completion")
+        self.model_id = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if "api.openai.com" in self.base_url:
+                raise BackendError("no API key: pass --api-key or set OPENAI_API_KEY")
+            key = "not-needed"  # local servers (vLLM, llama.cpp, Ollama) accept any key
+        self.style = style
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self._rng = random.Random()
+        self.capabilities = Capabilities(
+            max_n=128 if supports_n else 1,
+            top_logprobs=top_logprobs,
+            seed=supports_seed,
+            score_mode=top_logprobs > 0,
+            concurrency=concurrency,
+        )
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=httpx.AsyncClient(limits=limits, timeout=timeout),
+        )
+        self.retries_made = 0
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "model": self.model_id, "style": self.style, "base_url": self.base_url}
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def _complete(self, request: JudgeRequest) -> JudgeResponse:
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            start = time.perf_counter()
+            try:
+                response = await self._send(request)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in _RETRY_STATUS:
+                    raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {exc.status_code} {_short(exc)}") from None
+                last, retry_after = exc, exc.response.headers.get("retry-after")
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                last, retry_after = exc, None
+            else:
+                response.latency_s = time.perf_counter() - start
+                return response
+            if attempt < self.max_retries:
+                self.retries_made += 1
+                await asyncio.sleep(retry_delay(attempt, self.backoff_base, self.backoff_cap, retry_after, self._rng))
+        reason = f"HTTP {last.status_code}" if isinstance(last, openai.APIStatusError) else type(last).__name__
+        raise BackendError(
+            f"judge endpoint {self.base_url} unreachable after {self.max_retries} retries ({reason}); finished judgments are kept in the store"
+        )
+
+    async def _send(self, request: JudgeRequest) -> JudgeResponse:
+        s = request.sampling
+        scoring = request.score_cue is not None
+        top = request.top_logprobs or (20 if scoring else 0)
+        common: dict[str, Any] = {
+            "model": self.model_id,
+            "temperature": 0.0 if scoring else s.temperature,
+            "top_p": s.top_p,
+            "max_tokens": 1 if scoring else s.max_tokens,
+            "n": request.n,
+        }
+        if s.seed is not None:
+            common["seed"] = s.seed
+        headers = {"X-Judgelab-Request-Key": request.key} if request.key else None
+        if self.style == "chat":
+            messages = request.as_dicts()
+            if scoring:
+                messages[-1] = {"role": messages[-1]["role"], "content": messages[-1]["content"] + "\n" + request.score_cue}
+            kwargs = dict(common, messages=messages)
+            if top:
+                kwargs.update(logprobs=True, top_logprobs=top)
+            raw = await self._client.chat.completions.create(**kwargs, extra_headers=headers)
+            choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason) for c in raw.choices]
+        else:
+            prompt = flatten_messages(request.messages)
+            if scoring:
+                prompt = prompt + "\n" + request.score_cue
+            kwargs = dict(common, prompt=prompt)
+            if top:
+                kwargs["logprobs"] = top
+            raw = await self._client.completions.create(**kwargs, extra_headers=headers)
+            choices = [Choice(c.text or "", _completion_tokens(c), c.finish_reason) for c in raw.choices]
+        usage = raw.usage
+        return JudgeResponse(
+            choices=choices,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            model=raw.model or self.model_id,
+        )
+
+
+def _short(exc: openai.APIStatusError) -> str:
+    text = str(exc.message or "").strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def _chat_tokens(choice: Any) -> list[TokenLogprobs] | None:
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    return [(t.token, t.logprob, {a.token: a.logprob for a in (t.top_logprobs or [])}) for t in content]
+
+
+def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
+    lp = getattr(choice, "logprobs", None)
+    if lp is None or not getattr(lp, "tokens", None):
+        return None
+    tops = lp.top_logprobs or [{}] * len(lp.tokens)
+    return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
+            for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]

@@ -1,0 +1,202 @@
+"""Rating extraction from free-text judge answers.
+
+The rules follow Chiang & Lee (2023), appendix D.2.1 ("Parsing the LLM outputs"):
+remove the strings ``1-5``, ``out of 5`` and ``/5``; for the adversarial task remove
+``title 1`` / ``title 2``; then take the first number; keep half steps such as 4.5.
+
+Real answers need a little more care, so the same idea is applied to every way a
+model restates the scale ("on a scale of 1 to 5", "with 1 being the lowest",
+"5 = strongly agree"), markdown emphasis, en/em dashes and number words. When an
+explicit rating phrase is present ("I would rate ... as a 4", "Score: 4") its
+number wins over an earlier incidental number. A failed extraction is never a
+score: it is ``None`` with a reason (:class:`ParseResult.status`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+__all__ = [
+    "ParseResult",
+    "parse_judgment",
+    "parse_rating",
+    "is_refusal",
+    "expected_score",
+]
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+}
+_NUM = r"\d+(?:\.\d+)?"
+_DASH = r"(?:-|–|—|‒|to)"
+
+_REFUSAL_PATTERNS = [
+    r"\bas an ai\b",
+    r"\bi am an ai\b",
+    r"\bi'm an ai\b",
+    r"\bi am a language model\b",
+    r"\bas a (?:large )?language model\b",
+    r"\bi (?:do not|don't) have (?:the ability|personal|feelings|emotions|preferences)",
+    r"\bi (?:cannot|can't|can not|am unable to|am not able to|won't|will not) (?:rate|provide|evaluate|assess|answer|give|comply|help)",
+    r"\bviolates? (?:the )?(?:openai )?content polic",
+    r"\bi'm sorry, but\b",
+]
+_REFUSAL_RE = re.compile("|".join(_REFUSAL_PATTERNS), re.IGNORECASE)
+
+# An explicit rating phrase: the number that follows it is the rating.
+_CUE_RE = re.compile(
+    r"(?:\brat(?:e|ed|ing)\b|\bscore\b|\bgrade\b|\bgive\b|\bgiving\b|\bassign\b|\bverdict\b|\banswer\b)"
+    r"[^.\d\n]{0,120}?(?<![\w.])(" + _NUM + r")(?![\w])",
+    re.IGNORECASE,
+)
+_FIRST_NUM_RE = re.compile(r"(?<![\w.])(" + _NUM + r")(?![\w])")
+_WORD_CUE_RE = re.compile(
+    r"(?:\brat(?:e|ed|ing)\b|\bscore\b|\bgrade\b|\bgive\b)[^.\n]{0,80}?\b("
+    + "|".join(_NUMBER_WORDS)
+    + r")\b(?!\s+of\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Outcome of rating extraction.
+
+    ``status`` is one of ``ok``, ``refusal``, ``no_rating``, ``out_of_range``, ``empty``.
+    ``score`` is set only when ``status == "ok"``.
+    """
+
+    score: float | None
+    status: str
+    rule: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def is_refusal(text: str) -> bool:
+    """True when the answer declines to rate ("I am an AI and do not have ...")."""
+    return bool(_REFUSAL_RE.search(text or ""))
+
+
+def _normalise(text: str) -> str:
+    text = text.replace("\u2019", "'")
+    text = re.sub(r"[*_`#]+", " ", text)  # markdown emphasis and headings
+    text = re.sub(r"[–—‒−]", "-", text)
+    return text
+
+
+def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
+    """Remove the places where the answer restates the scale (appendix D.2.1, generalised)."""
+    lo_s, hi_s = _fmt(lo), _fmt(hi)
+    hi_word = next((w for w, v in _NUMBER_WORDS.items() if v == hi), None)
+    patterns = [
+        # "1-5", "1 to 5", "(1-5)", "from 1 to 5"
+        rf"(?<![\w.]){re.escape(lo_s)}\s*{_DASH}\s*{re.escape(hi_s)}(?![\w.]|\.\d)",
+        # "out of 5", "out of five"
+        rf"\bout\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?(?:{re.escape(hi_s)}{'|' + hi_word if hi_word else ''})\b",
+        # "/5", "/ 5"
+        rf"/\s*{re.escape(hi_s)}(?![\d])",
+        # "with 1 being the lowest", "5 = strongly agree", "1 means poor"
+        rf"(?<![\w.]){_NUM}\s*(?:being|=|is|means|represents|indicates|for)\s+(?:the\s+)?"
+        r"(?:\w+\s+){0,3}?(?:lowest|highest|worst|best|poor|poorest|excellent|low|high|disagree|agree|"
+        r"least|most|minimum|maximum|bad|good)\b",
+        # adversarial task: "title 1", "news title 2"
+        r"\btitles?\s*[12]\b",
+        # "scale of 1 ... 5" where the pair got separated: "scale (1 lowest, 5 highest)"
+        r"\bscale\s+of\s+" + _NUM + r"\b",
+    ]
+    for pattern in patterns:
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> ParseResult:
+    """Extract a rating and say why when there is none.
+
+    Chiang & Lee (2023), appendix D.2.1. Order of rules: empty answer; scale
+    restatements removed; explicit rating phrase ("rate ... as a 4"); otherwise the
+    first number; number words in a rating phrase ("I would rate it a four");
+    refusal detection when no number is given.
+    """
+    lo, hi = float(scale[0]), float(scale[1])
+    if text is None or not text.strip():
+        return ParseResult(None, "empty")
+    cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
+
+    candidates: list[tuple[str, str]] = []
+    cue = _CUE_RE.search(cleaned)
+    if cue:
+        candidates.append((cue.group(1), "rating phrase"))
+    first = _FIRST_NUM_RE.search(cleaned)
+    if first:
+        candidates.append((first.group(1), "first number"))
+    if not candidates:
+        word = _WORD_CUE_RE.search(cleaned)
+        if word:
+            candidates.append((str(_NUMBER_WORDS[word.group(1).lower()]), "number word"))
+    if not candidates:
+        if is_refusal(text):
+            return ParseResult(None, "refusal")
+        return ParseResult(None, "no_rating")
+    raw, rule = candidates[0]
+    value = float(raw)
+    if not (lo <= value <= hi) or math.isnan(value):
+        return ParseResult(None, "out_of_range", rule)
+    return ParseResult(value, "ok", rule)
+
+
+def parse_rating(text: str | None, scale: tuple[float, float] = (1, 5)) -> float | None:
+    """The rating in a free-text answer, or ``None`` (refusal, no number, out of range).
+
+    >>> parse_rating("On a scale of 1-5, with 1 being the lowest, I would rate it as a 5.")
+    5.0
+    >>> parse_rating("I am an AI and I do not have the ability to experience enjoyment.") is None
+    True
+    """
+    return parse_judgment(text, scale).score
+
+
+def _label_value(token: str, labels: Mapping[str, float]) -> float | None:
+    stripped = token.strip().lstrip("▁Ġ")
+    return labels.get(stripped)
+
+
+def expected_score(
+    token_logprobs: Mapping[str, float] | Iterable[tuple[str, float]],
+    scale: tuple[int, int] = (1, 5),
+) -> tuple[float | None, float, dict[str, float]]:
+    """Probability-weighted score over the scale's labels (G-Eval style).
+
+    ``token_logprobs`` maps candidate next tokens to log-probabilities. Tokens that
+    spell a label after stripping white space ("4", " 4", "▁4") are pooled. The
+    label probabilities are renormalised to sum to one; the mass that fell outside
+    the labels is returned so that it can be reported, never hidden.
+
+    Returns ``(expected score or None when no label has mass, mass outside labels,
+    {label: renormalised probability})``.
+    """
+    items = token_logprobs.items() if isinstance(token_logprobs, Mapping) else token_logprobs
+    labels = {str(v): float(v) for v in range(int(scale[0]), int(scale[1]) + 1)}
+    mass: dict[str, float] = {k: 0.0 for k in labels}
+    total_seen = 0.0
+    for token, logprob in items:
+        p = math.exp(logprob)
+        total_seen += p
+        value = _label_value(token, labels)
+        if value is not None:
+            mass[_fmt(value)] += p
+    inside = sum(mass.values())
+    outside = max(0.0, 1.0 - inside)
+    if inside <= 0:
+        return None, outside, {}
+    probs = {k: v / inside for k, v in mass.items()}
+    return sum(labels[k] * p for k, p in probs.items()), outside, probs

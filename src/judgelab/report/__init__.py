@@ -1,0 +1,1 @@
+"""Terminal tables, figures and the progress bar."""

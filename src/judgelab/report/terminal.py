@@ -1,0 +1,64 @@
+"""Rich terminal output: tables of numbers and the run progress bar."""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["console", "print_table", "progress_bar", "fmt"]
+
+console = Console(width=None if Console().is_terminal else 160)
+_err = Console(stderr=True)
+
+
+def fmt(value: object, digits: int = 3) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if value != 0 and (abs(value) < 10 ** -digits):
+            return f"{value:.2e}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
+    df = df.loc[:, [c for c in df.columns if not (pd.api.types.is_float_dtype(df[c]) and df[c].isna().all())]]
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for col in df.columns:
+        table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
+    for row in df.itertuples(index=False):
+        table.add_row(*(fmt(v, digits) for v in row))
+    console.print(table)
+
+
+class _Rate(ProgressColumn):
+    def render(self, task) -> Text:  # type: ignore[override]
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:.1f}/s" if speed else "–/s")
+
+
+@contextmanager
+def progress_bar(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar (done/total, rate, ETA, parse failures); yields ``advance(done, failed)``."""
+    if not enabled:
+        yield lambda done, failed: None
+        return
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+               TextColumn("failed {task.fields[failed]}")]
+    with Progress(*columns, console=_err, transient=False) as progress:
+        task = progress.add_task(label, total=total, failed=0)
+        failed_total = 0
+
+        def advance(done: int, failed: int) -> None:
+            nonlocal failed_total
+            failed_total += failed
+            progress.update(task, advance=done, failed=failed_total)
+
+        yield advance

@@ -1,0 +1,313 @@
+"""Expand a spec into model calls and run them: concurrency, cache, resume, refusals.
+
+A run crosses items × criteria × samples for one template, instruction variant and
+judge (Chiang & Lee 2023, section 3.2: the same instruction, sample and question a
+human rater saw; several samples as several "annotators"). Every call goes through
+the ledger in :mod:`judgelab.store`: a call whose key is stored is never made again,
+so re-running or resuming after a kill repeats no finished call.
+
+Two query modes (appendix D.2.2): ``independent`` asks each criterion in its own
+conversation; ``conversation`` asks all criteria of one sample in one conversation,
+in template order, each turn carrying the earlier questions and answers.
+
+Two ways to score: ``parsed`` extracts the rating from generated text
+(:func:`judgelab.parse.parse_judgment`); ``logprob`` reads the next-token
+distribution after the template's cue and takes the probability-weighted mean over
+the scale's labels. In ``parsed`` mode, when the backend returns log-probabilities,
+the expectation at the rating token is stored beside the parsed score.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
+from judgelab.parse import expected_score, parse_judgment
+from judgelab.prompts import Template, load_template
+from judgelab.store import Judgment, Store, request_key
+
+__all__ = ["RunSpec", "RunStats", "Runner", "run_sync"]
+
+Messages = tuple[tuple[str, str], ...]
+
+
+class RunSpec(BaseModel):
+    """What to ask: template, criteria, instruction variant, samples, sampling, scoring."""
+
+    template: str = "chiang-lee-story"
+    criteria: list[str] | None = None
+    variant: str | None = None
+    samples: int = Field(3, ge=1, le=128)
+    sampling: Sampling = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
+    score: Literal["parsed", "logprob"] = "parsed"
+    query_mode: Literal["independent", "conversation"] = "independent"
+    max_refusal_retries: int = Field(3, ge=0, le=20)
+    top_logprobs: int = Field(0, ge=0, le=20)
+    rater: str | None = None
+    concurrency: int | None = Field(None, ge=1, le=1024)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RunSpec":
+        if self.score == "logprob" and self.query_mode == "conversation":
+            raise ValueError("log-probability scoring asks each criterion on its own; use --query-mode independent")
+        return self
+
+
+@dataclass
+class RunStats:
+    total: int = 0
+    already_done: int = 0
+    recorded: int = 0
+    calls_made: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    refusals_regenerated: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+class Runner:
+    """Runs one spec for one judge into one store."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        store: Store,
+        spec: RunSpec,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.store = store
+        self.spec = spec
+        self.template: Template = load_template(spec.template)
+        self.criteria = spec.criteria or list(self.template.criteria)
+        self.template.check(self.criteria, spec.variant)
+        self.rater = spec.rater or (
+            f"{backend.model_id}@{self.template.name}" + (f"+{spec.variant}" if spec.variant else "")
+        )
+        self.samples = 1 if spec.score == "logprob" else spec.samples
+        self.stats = RunStats()
+        self._on_progress = on_progress or (lambda done, failed: None)
+
+    # -- planning ------------------------------------------------------------
+    def _jobs(self, items: list[Item]) -> list[Callable[[], Any]]:
+        for item in items:  # fail before any call on a field the template needs
+            for criterion in self.criteria:
+                self.template.render(criterion, item.fields(), self.spec.variant)
+        done = self.store.done()
+        jobs: list[Callable[[], Any]] = []
+        for item in items:  # item-major: consecutive prompts share the longest prefix
+            if self.spec.query_mode == "conversation":
+                for s in range(self.samples):
+                    todo = [c for c in self.criteria if (self.rater, c, item.system, item.item_id, s) not in done]
+                    self.stats.total += len(self.criteria)
+                    self.stats.already_done += len(self.criteria) - len(todo)
+                    if todo:
+                        jobs.append(lambda item=item, s=s, todo=set(todo): self._conversation(item, s, todo))
+                continue
+            for criterion in self.criteria:
+                todo = [s for s in range(self.samples) if (self.rater, criterion, item.system, item.item_id, s) not in done]
+                self.stats.total += self.samples
+                self.stats.already_done += self.samples - len(todo)
+                if todo:
+                    jobs.append(lambda item=item, c=criterion, todo=todo: self._independent(item, c, todo))
+        return jobs
+
+    # -- execution -------------------------------------------------------------
+    async def run(self, items: list[Item]) -> RunStats:
+        start = time.perf_counter()
+        jobs = self._jobs(items)
+        self._on_progress(self.stats.already_done, 0)
+        width = min(self.spec.concurrency or self.backend.capabilities.concurrency, max(1, len(jobs)))
+        queue: asyncio.Queue[Callable[[], Any]] = asyncio.Queue()
+        for job in jobs:
+            queue.put_nowait(job)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    job = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await job()
+
+        tasks = [asyncio.create_task(worker()) for _ in range(width)]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            self.stats.wall_s = time.perf_counter() - start
+        return self.stats
+
+    def _sampling(self, slot: int | str, attempt: int) -> Sampling:
+        s = self.spec.sampling
+        if self.spec.score == "logprob":
+            return Sampling()  # no generation: sampling parameters do not matter
+        if s.seed is not None and isinstance(slot, int):
+            return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
+        return s
+
+    async def _call(self, messages: Messages, n: int, slot: int | str, attempt: int = 0) -> tuple[JudgeResponse, str]:
+        scoring = self.spec.score == "logprob"
+        sampling = self._sampling(slot, attempt)
+        description = {
+            "judge": self.backend.identity(),
+            "messages": [list(m) for m in messages],
+            "sampling": sampling.model_dump(),
+            "n": n,
+            "top_logprobs": 0 if scoring else self.spec.top_logprobs,
+            "score_cue": self.template.logprob_cue if scoring else None,
+            "slot": slot,
+            "attempt": attempt,
+        }
+        key = request_key(description)
+        cached = self.store.get_call(key)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            return JudgeResponse.from_json(cached), key
+        request = JudgeRequest(
+            messages=messages,
+            sampling=sampling,
+            n=n,
+            top_logprobs=description["top_logprobs"],
+            score_cue=description["score_cue"],
+            key=key,
+        )
+        response = await self.backend.complete(request)
+        if len(response.choices) != n:
+            raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
+        self.store.put_call(key, description, response.to_json())
+        self.stats.calls_made += 1
+        self.stats.prompt_tokens += response.prompt_tokens
+        self.stats.completion_tokens += response.completion_tokens
+        return response, key
+
+    async def _answer(self, messages: Messages, sample: int, first: tuple[Choice, JudgeResponse, str] | None) -> tuple[Choice, JudgeResponse, list[dict[str, Any]]]:
+        """One sample's final answer, regenerating refusals (appendix D.2.1) up to the limit."""
+        attempts: list[dict[str, Any]] = []
+        attempt = 0
+        if first is None:
+            response, key = await self._call(messages, 1, sample)
+            choice = response.choices[0]
+        else:
+            choice, response, key = first
+        while True:
+            status = self._status(choice)
+            attempts.append({"key": key, "text": choice.text, "status": status})
+            if status != "refusal" or attempt >= self.spec.max_refusal_retries:
+                return choice, response, attempts
+            attempt += 1
+            self.stats.refusals_regenerated += 1
+            response, key = await self._call(messages, 1, sample, attempt)
+            choice = response.choices[0]
+
+    def _status(self, choice: Choice) -> str:
+        if self.spec.score == "logprob":
+            return "ok"
+        return parse_judgment(choice.text, self.template.scale).status
+
+    async def _independent(self, item: Item, criterion: str, todo: list[int]) -> None:
+        prompt = self.template.render(criterion, item.fields(), self.spec.variant)
+        messages: Messages = (("user", prompt),)
+        k = self.samples
+        firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in todo}
+        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k:
+            response, key = await self._call(messages, k, f"n{k}")  # one call for all k samples
+            for s in todo:
+                firsts[s] = (response.choices[s], response, key)
+        judgments = []
+        for s in todo:
+            choice, response, attempts = await self._answer(messages, s, firsts[s])
+            judgments.append(self._judgment(item, criterion, s, choice, response, attempts))
+        self._record(judgments)
+
+    async def _conversation(self, item: Item, sample: int, todo: set[str]) -> None:
+        history: Messages = ()
+        for criterion in self.criteria:
+            prompt = self.template.render(criterion, item.fields(), self.spec.variant)
+            messages = history + (("user", prompt),)
+            choice, response, attempts = await self._answer(messages, sample, None)
+            if criterion in todo:
+                self._record([self._judgment(item, criterion, sample, choice, response, attempts)])
+            history = messages + (("assistant", choice.text),)
+
+    def _judgment(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
+                  attempts: list[dict[str, Any]]) -> Judgment:
+        scale = self.template.scale
+        int_scale = (int(scale[0]), int(scale[1]))
+        lp_score = outside = None
+        if self.spec.score == "logprob":
+            if choice.tokens:
+                lp_score, outside, _ = expected_score(choice.tokens[0][2], int_scale)
+            parsed_score, status = None, ("ok" if lp_score is not None else "no_label_mass")
+            score = lp_score
+        else:
+            parsed = parse_judgment(choice.text, scale)
+            parsed_score, status, score = parsed.score, parsed.status, parsed.score
+            if parsed.score is not None and choice.tokens:
+                target = str(int(parsed.score)) if float(parsed.score).is_integer() else None
+                for token, _lp, alternatives in choice.tokens:
+                    if target is not None and token.strip().lstrip("▁Ġ") == target:
+                        lp_score, outside, _ = expected_score(alternatives, int_scale)
+                        break
+        return Judgment(
+            item_id=item.item_id,
+            system=item.system,
+            group=item.group,
+            criterion=criterion,
+            rater=self.rater,
+            sample=sample,
+            score=score,
+            score_parsed=parsed_score,
+            score_logprob=lp_score,
+            logprob_outside=outside,
+            status=status,
+            raw=choice.text,
+            attempts=attempts,
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+            latency_s=response.latency_s,
+            meta={
+                "template": self.template.name,
+                "variant": self.spec.variant,
+                "judge": self.backend.identity(),
+                "sampling": self.spec.sampling.model_dump(),
+                "score_mode": self.spec.score,
+                "query_mode": self.spec.query_mode,
+            },
+        )
+
+    def _record(self, judgments: list[Judgment]) -> None:
+        self.store.put_judgments(judgments)
+        failed = sum(1 for j in judgments if j.status != "ok")
+        for j in judgments:
+            self.stats.statuses[j.status] = self.stats.statuses.get(j.status, 0) + 1
+        self.stats.recorded += len(judgments)
+        self.stats.failures += failed
+        self._on_progress(len(judgments), failed)
+
+
+def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
+             on_progress: Callable[[int, int], None] | None = None) -> RunStats:
+    """Run a spec to completion from synchronous code."""
+    runner = Runner(backend, store, spec, on_progress)
+
+    async def main() -> RunStats:
+        try:
+            return await runner.run(items)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())

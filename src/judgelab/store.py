@@ -1,0 +1,188 @@
+"""SQLite persistence: the call ledger and the judgments, resumable after any kill.
+
+Two tables:
+
+* ``calls`` — one row per model call, keyed by a SHA-256 of the full request (judge
+  identity, messages, sampling parameters, n, log-probability options, sample slot,
+  retry attempt). It is the cache, the resume point and the reproducibility record.
+  Each response is committed the moment it arrives; errors are never stored.
+* ``judgments`` — one row per rating (item, system, criterion, rater, sample), with
+  the parsed and log-probability scores, the status, the raw output and every
+  attempt. The primary key makes each judgment recorded exactly once.
+
+The database runs in WAL mode; every write is one transaction, so a ``kill -9`` at
+any moment leaves either the whole row or nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["Judgment", "Store", "request_key", "RATING_COLUMNS", "write_table"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgments (
+    item_id TEXT NOT NULL,
+    system TEXT NOT NULL,
+    grp TEXT,
+    criterion TEXT NOT NULL,
+    rater TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    score REAL,
+    score_parsed REAL,
+    score_logprob REAL,
+    logprob_outside REAL,
+    status TEXT NOT NULL,
+    raw TEXT,
+    attempts TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_s REAL,
+    meta TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (rater, criterion, system, item_id, sample)
+);
+"""
+
+#: Columns of the tidy ratings table (ARCHITECTURE.md), in export order.
+RATING_COLUMNS = [
+    "item_id", "system", "group", "criterion", "rater", "sample", "score",
+    "score_parsed", "score_logprob", "logprob_outside", "status", "raw",
+]
+
+
+def request_key(payload: dict[str, Any]) -> str:
+    """SHA-256 over the canonical JSON of a request description."""
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Judgment:
+    item_id: str
+    system: str
+    group: str | None
+    criterion: str
+    rater: str
+    sample: int
+    score: float | None
+    score_parsed: float | None
+    score_logprob: float | None
+    logprob_outside: float | None
+    status: str
+    raw: str | None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> tuple[str, str, str, str, int]:
+        return (self.rater, self.criterion, self.system, self.item_id, self.sample)
+
+
+class Store:
+    """The run database. Open with a path; ``:memory:`` works for tests."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            parent = Path(self.path).parent
+            if not parent.exists():
+                raise JudgelabError(f"store folder does not exist: {parent}")
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise JudgelabError(f"{self.path}: not a judgelab store ({exc})") from None
+        self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- call ledger -----------------------------------------------------
+    def get_call(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO calls (key, request, response, created) VALUES (?, ?, ?, ?)",
+            (key, json.dumps(request, ensure_ascii=False), json.dumps(response, ensure_ascii=False), time.time()),
+        )
+
+    def n_calls(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    # -- judgments ---------------------------------------------------------
+    def done(self) -> set[tuple[str, str, str, str, int]]:
+        rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
+        return {tuple(r) for r in rows}  # type: ignore[misc]
+
+    def put_judgments(self, judgments: Iterable[Judgment]) -> None:
+        rows = []
+        for j in judgments:
+            self._seq += 1
+            d = asdict(j)
+            rows.append((
+                d["item_id"], d["system"], d["group"], d["criterion"], d["rater"], d["sample"], d["score"],
+                d["score_parsed"], d["score_logprob"], d["logprob_outside"], d["status"], d["raw"],
+                json.dumps(d["attempts"], ensure_ascii=False), d["prompt_tokens"], d["completion_tokens"],
+                d["latency_s"], json.dumps(d["meta"], ensure_ascii=False, sort_keys=True), self._seq,
+            ))
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
+
+    def ratings(self, with_meta: bool = False) -> pd.DataFrame:
+        """The tidy ratings table, sorted deterministically (independent of finishing order)."""
+        df = pd.read_sql_query("SELECT * FROM judgments", self._db)
+        df = df.rename(columns={"grp": "group"})
+        df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
+        cols = RATING_COLUMNS + (["attempts", "prompt_tokens", "completion_tokens", "latency_s", "meta"] if with_meta else [])
+        return df[cols]
+
+
+def write_table(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table as CSV, JSONL or Parquet, by the file's extension."""
+    path = Path(path)
+    if not path.parent.exists():
+        raise JudgelabError(f"output folder does not exist: {path.parent}")
+    suffix = path.suffix.lower()
+    tmp = path.with_name(path.name + ".tmp")
+    if suffix == ".csv":
+        df.to_csv(tmp, index=False)
+    elif suffix in {".jsonl", ".json"}:
+        df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    elif suffix == ".parquet":
+        df.to_parquet(tmp, index=False)
+    else:
+        raise JudgelabError(f"unknown output format {suffix!r}: use .csv, .jsonl or .parquet")
+    tmp.replace(path)
+    return path

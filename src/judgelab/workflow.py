@@ -1,0 +1,111 @@
+"""End-to-end workflows behind the commands: build a judge, run, store, export, summarise."""
+from __future__ import annotations
+
+import json
+import random
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgelab.datasets.items import Item, load_items
+from judgelab.errors import JudgelabError
+from judgelab.models import make_judge
+from judgelab.report.terminal import console, print_table, progress_bar
+from judgelab.run import RunSpec, RunStats, Runner
+from judgelab.store import Store, write_table
+from judgelab.summary import compare_systems, summarize
+
+__all__ = ["rate_items", "run_demo", "demo_items", "execute"]
+
+
+def _prepare_out(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgelabError(f"cannot create output folder {out}: {exc.strerror}") from None
+    return out
+
+
+def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging") -> RunStats:
+    """Run one spec with a progress bar; the backend is closed afterwards."""
+    import asyncio
+
+    runner = Runner(backend, store, spec)
+    total = len(items) * len(runner.criteria) * runner.samples
+
+    async def main() -> RunStats:
+        with progress_bar(total, label, enabled=progress) as advance:
+            runner._on_progress = advance
+            try:
+                return await runner.run(items)
+            finally:
+                await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def rate_items(items: list[Item], spec: RunSpec, judge: str, judge_kwargs: dict[str, Any], out: Path,
+               ratings_format: str = "csv", compare: tuple[str, str] | None = None, progress: bool = True) -> pd.DataFrame:
+    """The ``judgelab rate`` workflow. Returns the summary table."""
+    out = _prepare_out(out)
+    backend = make_judge(judge, **judge_kwargs)
+    with Store(out / "store.sqlite") as store:
+        try:
+            stats = execute(items, spec, backend, store, progress)
+        finally:
+            ratings = store.ratings()
+            write_table(ratings, out / f"ratings.{ratings_format}")
+    summary = summarize(ratings)
+    write_table(summary, out / "summary.csv")
+    print_table(summary.drop(columns=["rater"]), title=f"Ratings by {ratings['rater'].iloc[0] if len(ratings) else judge}")
+    if compare:
+        welch = compare_systems(ratings, *compare)
+        write_table(welch, out / "welch.csv")
+        print_table(welch.drop(columns=["rater"]), title=f"Welch's t-test, {compare[0]} vs {compare[1]} (per-item means)")
+    _print_stats(stats)
+    console.print(f"ratings: {out / f'ratings.{ratings_format}'}   summary: {out / 'summary.csv'}   store: {out / 'store.sqlite'}")
+    return summary
+
+
+def _print_stats(stats: RunStats) -> None:
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(stats.statuses.items())) or "none new"
+    console.print(
+        f"judgments: {stats.total} ({stats.already_done} already in the store); calls made {stats.calls_made}, "
+        f"cache hits {stats.cache_hits}; refusals regenerated {stats.refusals_regenerated}; statuses: {statuses}; "
+        f"tokens in/out {stats.prompt_tokens}/{stats.completion_tokens}; wall {stats.wall_s:.1f} s"
+    )
+
+
+def demo_items(n_items: int = 12) -> list[Item]:
+    """The shipped demo paragraphs (written for judgelab)."""
+    path = Path(str(resources.files("judgelab.datasets") / "demo" / "paragraphs.jsonl"))
+    return load_items(path, limit=n_items)
+
+
+def demo_damaged(items: list[Item], seed: int = 0) -> list[Item]:
+    """Seeded damaged copies of the demo items: 20 typos, 10 deleted words, all sentences shuffled."""
+    from judgelab.perturb.rules import add_typos, delete_words, shuffle_sentences
+
+    rng = random.Random(seed)
+    out: list[Item] = []
+    for item in items:
+        for name, fn in (("typos", lambda t: add_typos(t, 20, rng)), ("word-deletion", lambda t: delete_words(t, 10, rng)),
+                         ("shuffled", lambda t: shuffle_sentences(t, None, rng))):
+            result = fn(item.text)
+            if result.changed:
+                out.append(Item(item.item_id, result.text, system=name, group=item.item_id))
+    return out
+
+
+def run_demo(n_items: int = 6, out: Path = Path("judgelab-runs/demo"), model_path: str | None = None, progress: bool = True) -> pd.DataFrame:
+    """Rate the demo paragraphs and their damaged copies with the embedded judge."""
+    originals = [Item(i.item_id, i.text, system="original", group=i.item_id) for i in demo_items(n_items)]
+    items = originals + demo_damaged(originals)
+    spec = RunSpec(template="plain-quality", score="logprob", samples=1)
+    console.print(f"judgelab demo: the embedded judge (Gemma 3 270M, llama.cpp, offline) rates {len(originals)} paragraphs "
+                  f"and {len(items) - len(originals)} damaged copies on fluency and coherence, scored by log-probabilities.")
+    summary = rate_items(items, spec, "local", {"model_path": model_path}, out, progress=progress)
+    console.print(json.dumps({"demo": "done", "out": str(out)}))
+    return summary
