@@ -1,0 +1,150 @@
+"""A local OpenAI-compatible stub server — a TEST UTILITY, not a judge.
+
+It answers ``/v1/chat/completions`` and ``/v1/completions`` on loopback with a
+deterministic rating derived from a hash of the prompt, so runs are reproducible;
+it can inject 429 (with ``Retry-After``) and 500 answers at a seeded rate, add latency,
+and counts the successful answers per ``X-Judgelab-Request-Key`` (``GET /stats``, or a
+JSON-lines log with ``--log``). Used by the tests and ``benchmarks/``.
+
+Run: ``python -m judgelab.testing.openai_stub --port 0`` prints ``PORT <n>`` when ready.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+__all__ = ["StubState", "serve", "stub_reply"]
+
+
+def stub_reply(prompt: str, index: int = 0) -> str:
+    """The deterministic answer to a prompt: a rating phrase with a number 1-5."""
+    digest = hashlib.sha256(f"{prompt}|{index}".encode()).digest()
+    return f"I would rate it a {1 + digest[0] % 5}. It reads well enough."
+
+
+class StubState:
+    def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None) -> None:
+        self.fail_rate = fail_rate
+        self.rng = random.Random(seed)
+        self.latency = latency
+        self.answered: Counter[str] = Counter()
+        self.errors = 0
+        self.requests = 0
+        self._log = open(log, "a", buffering=1) if log else None
+
+    def record(self, key: str) -> None:
+        self.answered[key] += 1
+        if self._log:
+            self._log.write(json.dumps({"key": key}) + "\n")
+
+
+def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
+    n = int(payload.get("n") or 1)
+    model = payload.get("model", "stub")
+    if path.endswith("/chat/completions"):
+        prompt = "\n".join(m.get("content", "") for m in payload.get("messages", []))
+        want_lp = bool(payload.get("logprobs"))
+        top = int(payload.get("top_logprobs") or 0)
+        choices = []
+        for i in range(n):
+            text = stub_reply(prompt, i) if payload.get("max_tokens", 16) > 1 else stub_reply(prompt, i).split()[-5][0]
+            entry: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            if want_lp:
+                entry["logprobs"] = {"content": [
+                    {"token": tok, "logprob": -0.1, "bytes": None,
+                     "top_logprobs": [{"token": tok, "logprob": -0.1, "bytes": None}][:max(top, 1)]}
+                    for tok in text.split(" ")
+                ]}
+            choices.append(entry)
+        obj = "chat.completion"
+    else:
+        prompt = payload.get("prompt", "")
+        choices = [{"index": i, "text": " " + stub_reply(prompt, i), "finish_reason": "stop", "logprobs": None} for i in range(n)]
+        obj = "text_completion"
+    words = len(prompt.split())
+    return {"id": "stub", "object": obj, "created": int(time.time()), "model": model, "choices": choices,
+            "usage": {"prompt_tokens": words, "completion_tokens": 9 * n, "total_tokens": words + 9 * n}}
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, state: StubState) -> None:
+    try:
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            method, path, _ = line.decode("latin-1").split(" ", 2)
+            headers: dict[str, str] = {}
+            while True:
+                h = await reader.readline()
+                if h in (b"\r\n", b"\n", b""):
+                    break
+                k, _, v = h.decode("latin-1").partition(":")
+                headers[k.strip().lower()] = v.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+            extra = ""
+            if method == "GET" and path.startswith("/stats"):
+                status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
+            elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
+                state.requests += 1
+                if state.latency:
+                    await asyncio.sleep(state.latency)
+                roll = state.rng.random()
+                if roll < state.fail_rate / 2:
+                    state.errors += 1
+                    status, payload, extra = 429, {"error": {"message": "rate limited", "type": "rate_limit"}}, "Retry-After: 0\r\n"
+                elif roll < state.fail_rate:
+                    state.errors += 1
+                    status, payload = 500, {"error": {"message": "internal error", "type": "server_error"}}
+                else:
+                    status, payload = 200, _body(path, json.loads(body or b"{}"))
+                    state.record(headers.get("x-judgelab-request-key", ""))
+            else:
+                status, payload = 404, {"error": {"message": "not found"}}
+            data = json.dumps(payload).encode()
+            reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}[status]
+            writer.write(
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}\r\n".encode()
+                + data
+            )
+            await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve(port: int = 0, state: StubState | None = None, ready: "asyncio.Future[int] | None" = None) -> None:
+    state = state or StubState()
+    server = await asyncio.start_server(lambda r, w: _handle(r, w, state), "127.0.0.1", port, backlog=1024)
+    bound = server.sockets[0].getsockname()[1]
+    if ready is not None:
+        ready.set_result(bound)
+    else:
+        print(f"PORT {bound}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
+    args = parser.parse_args(argv)
+    try:
+        asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log)))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

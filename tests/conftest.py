@@ -1,0 +1,71 @@
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StubServer:
+    """The OpenAI-compatible stub (judgelab.testing.openai_stub) in a subprocess."""
+
+    def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0):
+        self.port = free_port()
+        self.log = tmp_path / f"stub-{self.port}.jsonl"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--fail-rate", str(fail_rate),
+             "--latency", str(latency), "--seed", str(seed), "--log", str(self.log)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        line = self.proc.stdout.readline()
+        assert line.startswith("PORT"), line
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def answered(self) -> list[str]:
+        if not self.log.exists():
+            return []
+        return [json.loads(l)["key"] for l in self.log.read_text().splitlines() if l.strip()]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def stub_factory(tmp_path):
+    servers = []
+
+    def make(**kw):
+        s = StubServer(tmp_path, **kw)
+        servers.append(s)
+        return s
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+def judgelab_cmd(*args: str, **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True, env=env, **kw)
+
+
+def write_items(path: Path, n: int, with_context: bool = True) -> Path:
+    with path.open("w") as f:
+        for i in range(n):
+            row = {"id": f"s{i}", "text": f"Story number {i}. It has a beginning and an end.", "system": "human" if i % 2 else "gpt2"}
+            if with_context:
+                row["context"] = f"Prompt {i}"
+            f.write(json.dumps(row) + "\n")
+    return path

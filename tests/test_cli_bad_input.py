@@ -1,0 +1,90 @@
+"""Each bad input: exit status 2 and one line naming the problem; no traceback."""
+import json
+
+import pytest
+
+from conftest import judgelab_cmd, write_items
+
+
+def check(result, *needles):
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    err = result.stderr.strip()
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    assert len(err.splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, err
+
+
+def scripted(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "I rate it 4."}))
+    return ["--judge", "scripted-test-double", "--script", str(script), "--quiet", "--out", str(tmp_path / "out")]
+
+
+def test_missing_file(tmp_path):
+    check(judgelab_cmd("rate", "--items", str(tmp_path / "nope.jsonl"), *scripted(tmp_path)), "file not found", "nope.jsonl")
+
+
+def test_unreadable_file(tmp_path):
+    bad = tmp_path / "binary.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "not UTF-8")
+    check(judgelab_cmd("rate", "--items", str(tmp_path), *scripted(tmp_path)), "is a folder")
+
+
+def test_malformed_jsonl_names_the_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": "broken"\n')
+    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "line 2")
+
+
+def test_missing_required_field(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "story": "wrong column"}\n')
+    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "no field 'text'")
+    items = write_items(tmp_path / "items.jsonl", 2, with_context=False)
+    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "relevance", *scripted(tmp_path)), "needs the field 'context'")
+
+
+def test_unknown_template_and_criterion(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", 2)
+    check(judgelab_cmd("rate", "--items", str(items), "--template", "nope", *scripted(tmp_path)), "unknown template 'nope'")
+    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "beauty", *scripted(tmp_path)), "unknown criterion 'beauty'")
+    check(judgelab_cmd("rate", "--items", str(items), "--variant", "pirate", *scripted(tmp_path)), "unknown instruction variant")
+
+
+@pytest.mark.parametrize("option,value,needle", [
+    ("--temperature", "-1", "temperature"), ("--top-p", "0", "top_p"), ("--max-tokens", "0", "max_tokens"),
+    ("--samples", "0", "samples"), ("--score", "vibes", "--score"),
+])
+def test_invalid_sampling_parameters(tmp_path, option, value, needle):
+    items = write_items(tmp_path / "items.jsonl", 2)
+    check(judgelab_cmd("rate", "--items", str(items), option, value, *scripted(tmp_path)), needle)
+
+
+def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
+    stub = stub_factory()
+    out = tmp_path / "out"
+    items = write_items(tmp_path / "items.jsonl", 2)
+    args = ["--judge", "openai", "--model", "m", "--out", str(out), "--quiet", "--max-retries", "1", "--samples", "1"]
+    ok = judgelab_cmd("rate", "--items", str(items), "--base-url", stub.base_url, *args)
+    assert ok.returncode == 0, ok.stderr
+    more = write_items(tmp_path / "more.jsonl", 5)
+    stub.stop()
+    result = judgelab_cmd("rate", "--items", str(more), "--base-url", stub.base_url, *args)
+    check(result, "unreachable after 1 retries")
+    ratings = (out / "ratings.csv").read_text().splitlines()
+    assert len(ratings) == 1 + 2 * 4  # the finished judgments are still there
+
+
+def test_refused_request_is_one_line(tmp_path, stub_factory):
+    stub = stub_factory()
+    items = write_items(tmp_path / "items.jsonl", 1)
+    result = judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--model", "m", "--quiet",
+                          "--base-url", stub.base_url.replace("/v1", "/nope"), "--out", str(tmp_path / "o"))
+    check(result, "HTTP 404")
+
+
+def test_openai_judge_needs_model(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", 1)
+    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")), "--model")

@@ -1,0 +1,85 @@
+"""Rating extraction on realistic answers (Chiang & Lee 2023, appendix D.2.1, tables 7-10)."""
+import math
+
+import pytest
+
+from judgelab import parse_rating
+from judgelab.parse import expected_score, parse_judgment
+
+# ChatGPT's answers printed in tables 7-10 of the paper, with the rating the authors read.
+PAPER_ANSWERS = [
+    ("I would rate the grammatical correctness of the text of the story fragment as a 4. There are a few minor "
+     "errors and awkward phrasings, but overall the text is well-constructed and easy to understand.", 4),
+    ("I would rate the fit of the sentences in the story fragment as a 5. The sentences flow well together, "
+     "building a clear and cohesive narrative.", 5),
+    ("I would rate the story fragment as a 2 in terms of enjoyment. The fragment is written in a somber and "
+     "introspective tone, and it deals with themes of isolation and loneliness.", 2),
+    ("I would rate the grammatical correctness of the story fragment as a 3. The text is generally understandable, "
+     "but there are a few punctuation errors and awkward phrasing that make it somewhat difficult to follow.", 3),
+    ("I would rate the relevance of the story fragment to the prompt as a 1. While the story fragment does mention "
+     "someone being gone, it doesn't seem to be directly related to the idea of filling out a form.", 1),
+    ("The text of the story fragment appears to be grammatically correct, with no major errors or awkward phrasing. "
+     "On a scale of 1-5, with 1 being the lowest, I would rate the grammatical correctness of the text as a 5.", 5),
+    ("The sentences in the story fragment fit together well, creating a clear and coherent image of the scene and "
+     "the characters' actions and thoughts. On a scale of 1-5, with 1 being the lowest, I would rate how well the "
+     "sentences fit together as a 4.", 4),
+    ("Based on the structure, writing style and plot of the story fragment, I would rate it as 3 in terms of "
+     "enjoyability. The fragment sets up an intriguing situation with the mysterious little black box.", 3),
+    ("I would rate the story fragment as a 5 in relevance to the prompt \"The Little Black Box.\" The story fragment "
+     "centers around a little black box.", 5),
+    ("I would rate the grammatical correctness of the text as a 3. There are a few errors such as \"Many displays of "
+     "various vice\" which should be \"Many displays of various vices\" and \"I so small flakes of snow\".", 3),
+    ("I would rate the enjoyability of the story fragment as a 1. The fragment lacks a clear plot, purpose or "
+     "character development.", 1),
+]
+
+
+@pytest.mark.parametrize("text,expected", PAPER_ANSWERS)
+def test_paper_answers(text, expected):
+    assert parse_rating(text) == expected
+
+
+REALISTIC = [
+    ("4", 4), ("4.5", 4.5), ("Score: 4/5", 4), ("**Rating:** 3 out of 5", 3), ("Rating: **2**", 2),
+    ("I'd give it a 4 out of 5.", 4), ("On a scale of 1–5 (1 = lowest), I rate this a 2.", 2),
+    ("On a scale from 1 to 5, with 5 being the highest, my rating is 4.", 4),
+    ("I would rate it a four.", 4), ("My score: five", 5), ("## Score\n3", 3),
+    ("Given the 2 typos in the first paragraph, I would rate it as a 4.", 4),
+    ("I strongly agree (5) that the meaning of title 1 is preserved in title 2.", 5),
+    ("The meaning of news title 1 is mostly preserved in news title 2. I rate it 4.", 4),
+    ("Rating: 3.5/5 — decent but uneven.", 3.5), ("5/5", 5), ("  3  ", 3),
+]
+
+
+@pytest.mark.parametrize("text,expected", REALISTIC)
+def test_realistic_answers(text, expected):
+    assert parse_rating(text) == expected
+
+
+@pytest.mark.parametrize("text,status", [
+    ("I am an AI and I do not have the ability to experience enjoyment.", "refusal"),
+    ("As an AI language model, I cannot rate this story.", "refusal"),
+    ("I'm sorry, but this content violates the content policy.", "refusal"),
+    ("", "empty"), ("   ", "empty"), (None, "empty"),
+    ("The story is well written and engaging.", "no_rating"),
+    ("I would rate it a 7.", "out_of_range"), ("Score: 0", "out_of_range"),
+])
+def test_no_rating(text, status):
+    result = parse_judgment(text)
+    assert result.score is None and result.status == status
+    assert parse_rating(text) is None
+
+
+def test_custom_scale():
+    assert parse_rating("I give it 6 out of 7", scale=(1, 7)) == 6
+    assert parse_rating("Rating: 9/10", scale=(1, 10)) == 9
+    assert parse_rating("Rating: 9/10", scale=(1, 5)) is None
+
+
+def test_expected_score_renormalises_and_reports_outside_mass():
+    lp = {"1": math.log(0.1), " 2": math.log(0.1), "▁3": math.log(0.2), "The": math.log(0.6)}
+    score, outside, probs = expected_score(lp, (1, 5))
+    assert score == pytest.approx((1 * 0.1 + 2 * 0.1 + 3 * 0.2) / 0.4)
+    assert outside == pytest.approx(0.6)
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert expected_score({"The": 0.0})[0] is None
