@@ -1,0 +1,63 @@
+"""The embedded judge (llama.cpp, Gemma 3 270M from PyPI): offline, deterministic, prefix reuse."""
+import asyncio
+import math
+
+import pytest
+
+from conftest import judgelab_cmd
+from judgelab.models.base import JudgeRequest, Sampling
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+
+
+@pytest.fixture(scope="module")
+def local():
+    from judgelab.models.local import LocalBackend
+
+    return LocalBackend()
+
+
+PARA = ("Read the paragraph and rate its quality from 1 (worst) to 5 (best).\nParagraph:\n"
+        "The committee met on Tuesday to review the budget for the new library wing. " * 6)
+
+
+def score(backend, question):
+    req = JudgeRequest(messages=(("user", PARA + question),), sampling=Sampling(), score_cue="Answer:")
+    return asyncio.run(backend.complete(req))
+
+
+def test_score_mode_gives_a_label_distribution(local):
+    response = score(local, "Question: How fluent is the paragraph?")
+    alternatives = response.choices[0].tokens[0][2]
+    mass = sum(math.exp(alternatives[str(i)]) for i in range(1, 6))
+    assert 0.2 < mass <= 1.0
+    assert response.prompt_tokens > 50 and response.completion_tokens == 0
+
+
+def test_prefix_reuse_is_exact_and_saves_work(local):
+    questions = ["Question: How fluent is the paragraph?", "Question: How coherent is the paragraph?"] * 2
+    local.reuse_prefix = False
+    local._llm.reset()
+    fresh = [score(local, q).choices[0].tokens[0][2] for q in questions]
+    local.reuse_prefix = True
+    local.tokens_evaluated = local.tokens_reused = 0
+    reused = [score(local, q).choices[0].tokens[0][2] for q in questions]
+    assert fresh == reused  # identical numbers: canonical batch boundaries
+    assert local.tokens_reused > local.tokens_evaluated
+
+
+def test_generation(local):
+    req = JudgeRequest(messages=(("user", PARA + "Question: How fluent is it?\nAnswer:"),), sampling=Sampling(max_tokens=8, seed=1))
+    response = asyncio.run(local.complete(req))
+    assert isinstance(response.choices[0].text, str) and response.completion_tokens >= 1
+
+
+def test_demo_runs_offline(tmp_path):
+    result = judgelab_cmd("demo", "--n-items", "2", "--quiet", "--out", str(tmp_path / "demo"), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "original" in result.stdout and (tmp_path / "demo" / "ratings.csv").exists()
+
+
+def test_missing_gguf_is_one_line(tmp_path):
+    result = judgelab_cmd("demo", "--model-path", str(tmp_path / "missing.gguf"), "--quiet", "--out", str(tmp_path / "d"))
+    assert result.returncode == 2 and "GGUF model not found" in result.stderr and "Traceback" not in result.stderr
