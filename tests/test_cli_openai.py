@@ -69,8 +69,9 @@ def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
     assert n_judgments == 480 and len(call_keys) == 160
     assert set(answered) == call_keys  # every request was answered
     repeated = {k: c for k, c in answered.items() if c > 1}
-    # Only calls in flight at the moment of the kill (at most --concurrency) can be asked twice;
-    # every call answered before the kill and stored is never asked again.
-    assert len(repeated) <= 8
+    # Only calls in flight at the moment of the kill (at most --concurrency = 8) and answers from
+    # the last group-commit window (50 ms: at most 8 × (0.05 / 0.03 + 1) at 30 ms per call) can be
+    # asked twice; every call stored before the kill is never asked again.
+    assert len(repeated) <= 8 + 8 * 3
     assert not set(repeated) & stored_at_kill
     assert (out / "ratings.csv").read_text() == (tmp_path / "ref" / "ratings.csv").read_text()

@@ -96,13 +96,27 @@ class Runner:
         self.samples = 1 if spec.score == "logprob" else spec.samples
         self.stats = RunStats()
         self._on_progress = on_progress or (lambda done, failed: None)
+        self._known_calls: set[str] = set()
+        self._parsed: dict[int, Any] = {}
+        self._buffer_calls: list = []
+        self._buffer_judgments: list[Judgment] = []
+        self._buffer_since = 0.0
+        self._meta = {
+            "template": self.template.name,
+            "variant": spec.variant,
+            "judge": backend.identity(),
+            "sampling": spec.sampling.model_dump(),
+            "score_mode": spec.score,
+            "query_mode": spec.query_mode,
+        }
 
     # -- planning ------------------------------------------------------------
     def _jobs(self, items: list[Item]) -> list[Callable[[], Any]]:
-        for item in items:  # fail before any call on a field the template needs
-            for criterion in self.criteria:
-                self.template.render(criterion, item.fields(), self.spec.variant)
+        # Render every prompt first: a missing field fails the run before any call is made.
+        self._prompts = {(item.system, item.item_id, c): self.template.render(c, item.fields(), self.spec.variant)
+                         for item in items for c in self.criteria}
         done = self.store.done()
+        self._known_calls = self.store.call_keys()
         jobs: list[Callable[[], Any]] = []
         for item in items:  # item-major: consecutive prompts share the longest prefix
             if self.spec.query_mode == "conversation":
@@ -140,6 +154,7 @@ class Runner:
                 await job()
 
         tasks = [asyncio.create_task(worker()) for _ in range(width)]
+        flusher = asyncio.create_task(self._flusher())
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -148,6 +163,8 @@ class Runner:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
+            flusher.cancel()
+            self._flush()  # nothing finished is left unwritten, on success or failure
             self.stats.wall_s = time.perf_counter() - start
         return self.stats
 
@@ -159,13 +176,19 @@ class Runner:
             return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
         return s
 
-    async def _call(self, messages: Messages, n: int, slot: int | str, attempt: int = 0) -> tuple[JudgeResponse, str]:
+    async def _call(self, messages: Messages, n: int, slot: int | str, attempt: int = 0,
+                    pending: list | None = None) -> tuple[JudgeResponse, str]:
+        """One model call through the ledger. A stored call is never made again.
+
+        With ``pending`` (a job's list), the answered call is written together with the
+        job's judgments in one transaction; it is flushed first if the job makes another call.
+        """
         scoring = self.spec.score == "logprob"
         sampling = self._sampling(slot, attempt)
         description = {
-            "judge": self.backend.identity(),
+            "judge": self._meta["judge"],
             "messages": [list(m) for m in messages],
-            "sampling": sampling.model_dump(),
+            "sampling": self._meta["sampling"] if sampling is self.spec.sampling else sampling.model_dump(),
             "n": n,
             "top_logprobs": 0 if scoring else self.spec.top_logprobs,
             "score_cue": self.template.logprob_cue if scoring else None,
@@ -173,10 +196,14 @@ class Runner:
             "attempt": attempt,
         }
         key = request_key(description)
-        cached = self.store.get_call(key)
+        cached = self.store.get_call(key) if key in self._known_calls else None
         if cached is not None:
             self.stats.cache_hits += 1
             return JudgeResponse.from_json(cached), key
+        if pending:  # the job makes another call: its earlier answers are written first
+            self._buffer_calls.extend(pending)
+            pending.clear()
+            self._flush()
         request = JudgeRequest(
             messages=messages,
             sampling=sampling,
@@ -188,18 +215,23 @@ class Runner:
         response = await self.backend.complete(request)
         if len(response.choices) != n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
-        self.store.put_call(key, description, response.to_json())
+        if pending is None:
+            self.store.put_call(key, description, response.to_json())
+        else:
+            pending.append((key, description, response.to_json()))
+        self._known_calls.add(key)
         self.stats.calls_made += 1
         self.stats.prompt_tokens += response.prompt_tokens
         self.stats.completion_tokens += response.completion_tokens
         return response, key
 
-    async def _answer(self, messages: Messages, sample: int, first: tuple[Choice, JudgeResponse, str] | None) -> tuple[Choice, JudgeResponse, list[dict[str, Any]]]:
+    async def _answer(self, messages: Messages, sample: int, first: tuple[Choice, JudgeResponse, str] | None,
+                      pending: list) -> tuple[Choice, JudgeResponse, list[dict[str, Any]]]:
         """One sample's final answer, regenerating refusals (appendix D.2.1) up to the limit."""
         attempts: list[dict[str, Any]] = []
         attempt = 0
         if first is None:
-            response, key = await self._call(messages, 1, sample)
+            response, key = await self._call(messages, 1, sample, pending=pending)
             choice = response.choices[0]
         else:
             choice, response, key = first
@@ -210,37 +242,46 @@ class Runner:
                 return choice, response, attempts
             attempt += 1
             self.stats.refusals_regenerated += 1
-            response, key = await self._call(messages, 1, sample, attempt)
+            response, key = await self._call(messages, 1, sample, attempt, pending=pending)
             choice = response.choices[0]
 
     def _status(self, choice: Choice) -> str:
         if self.spec.score == "logprob":
             return "ok"
-        return parse_judgment(choice.text, self.template.scale).status
+        parsed = parse_judgment(choice.text, self.template.scale)
+        self._parsed[id(choice)] = parsed  # reused by _judgment: each answer is parsed once
+        return parsed.status
 
     async def _independent(self, item: Item, criterion: str, todo: list[int]) -> None:
-        prompt = self.template.render(criterion, item.fields(), self.spec.variant)
-        messages: Messages = (("user", prompt),)
+        messages: Messages = (("user", self._prompts[(item.system, item.item_id, criterion)]),)
         k = self.samples
+        pending: list = []
         firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in todo}
-        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k:
-            response, key = await self._call(messages, k, f"n{k}")  # one call for all k samples
+        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k:  # noqa: SIM102
+            response, key = await self._call(messages, k, f"n{k}", pending=pending)  # one call for all k samples
             for s in todo:
                 firsts[s] = (response.choices[s], response, key)
         judgments = []
-        for s in todo:
-            choice, response, attempts = await self._answer(messages, s, firsts[s])
-            judgments.append(self._judgment(item, criterion, s, choice, response, attempts))
-        self._record(judgments)
+        try:
+            for s in todo:
+                choice, response, attempts = await self._answer(messages, s, firsts[s], pending)
+                judgments.append(self._judgment(item, criterion, s, choice, response, attempts))
+        except BaseException:
+            self._buffer_calls.extend(pending)  # a failing or cancelled job keeps the calls it paid for
+            raise
+        self._record(judgments, pending)
 
     async def _conversation(self, item: Item, sample: int, todo: set[str]) -> None:
         history: Messages = ()
         for criterion in self.criteria:
-            prompt = self.template.render(criterion, item.fields(), self.spec.variant)
-            messages = history + (("user", prompt),)
-            choice, response, attempts = await self._answer(messages, sample, None)
-            if criterion in todo:
-                self._record([self._judgment(item, criterion, sample, choice, response, attempts)])
+            messages = history + (("user", self._prompts[(item.system, item.item_id, criterion)]),)
+            pending: list = []
+            try:
+                choice, response, attempts = await self._answer(messages, sample, None, pending)
+            except BaseException:
+                self._buffer_calls.extend(pending)
+                raise
+            self._record([self._judgment(item, criterion, sample, choice, response, attempts)] if criterion in todo else [], pending)
             history = messages + (("assistant", choice.text),)
 
     def _judgment(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
@@ -254,7 +295,7 @@ class Runner:
             parsed_score, status = None, ("ok" if lp_score is not None else "no_label_mass")
             score = lp_score
         else:
-            parsed = parse_judgment(choice.text, scale)
+            parsed = self._parsed.pop(id(choice), None) or parse_judgment(choice.text, scale)
             parsed_score, status, score = parsed.score, parsed.status, parsed.score
             if parsed.score is not None and choice.tokens:
                 target = str(int(parsed.score)) if float(parsed.score).is_integer() else None
@@ -279,24 +320,41 @@ class Runner:
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
             latency_s=response.latency_s,
-            meta={
-                "template": self.template.name,
-                "variant": self.spec.variant,
-                "judge": self.backend.identity(),
-                "sampling": self.spec.sampling.model_dump(),
-                "score_mode": self.spec.score,
-                "query_mode": self.spec.query_mode,
-            },
+            meta=self._meta,
         )
 
-    def _record(self, judgments: list[Judgment]) -> None:
-        self.store.put_judgments(judgments)
+    #: Group commit: records are written at most this late, or when this many are waiting.
+    FLUSH_SECONDS = 0.05
+    FLUSH_RECORDS = 64
+
+    def _record(self, judgments: list[Judgment], pending: list) -> None:
+        if not self._buffer_calls and not self._buffer_judgments:
+            self._buffer_since = time.monotonic()
+        self._buffer_calls.extend(pending)
+        self._buffer_judgments.extend(judgments)
+        pending.clear()
+        if (len(self._buffer_judgments) + len(self._buffer_calls) >= self.FLUSH_RECORDS
+                or time.monotonic() - self._buffer_since >= self.FLUSH_SECONDS):
+            self._flush()
         failed = sum(1 for j in judgments if j.status != "ok")
         for j in judgments:
             self.stats.statuses[j.status] = self.stats.statuses.get(j.status, 0) + 1
         self.stats.recorded += len(judgments)
         self.stats.failures += failed
         self._on_progress(len(judgments), failed)
+
+    def _flush(self) -> None:
+        if self._buffer_calls or self._buffer_judgments:
+            self.store.put(calls=self._buffer_calls, judgments=self._buffer_judgments)
+            self._buffer_calls, self._buffer_judgments = [], []
+
+    async def _flusher(self) -> None:
+        """Writes buffered records that have waited ``FLUSH_SECONDS`` while calls are slow."""
+        while True:
+            await asyncio.sleep(self.FLUSH_SECONDS)
+            if self._buffer_judgments or self._buffer_calls:
+                if time.monotonic() - self._buffer_since >= self.FLUSH_SECONDS:
+                    self._flush()
 
 
 def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],

@@ -1,6 +1,7 @@
 """Any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp server, Ollama, TGI …).
 
-Uses the official ``openai`` SDK with its own retries switched off: judgelab retries
+Uses the official ``openai`` SDK (over aiohttp when ``openai[aiohttp]`` is installed,
+else httpx) with its own retries switched off: judgelab retries
 429, 5xx, timeouts and connection errors with exponential backoff and full jitter,
 honouring ``Retry-After``, and gives up with one clear line after ``max_retries``.
 """
@@ -59,6 +60,7 @@ class OpenAIBackend(Backend):
         supports_n: bool = True,
         top_logprobs: int = 20,
         supports_seed: bool = True,
+        transport: str = "auto",
     ) -> None:
         if style not in {"chat", "completion"}:
             raise BackendError(f"unknown request style {style!r}; use chat or completion")
@@ -81,17 +83,18 @@ class OpenAIBackend(Backend):
             score_mode=top_logprobs > 0,
             concurrency=concurrency,
         )
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self.transport = _pick_transport(transport)
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=key,
             max_retries=0,
             timeout=timeout,
-            http_client=httpx.AsyncClient(limits=limits, timeout=timeout),
+            http_client=http_client(self.transport, concurrency, timeout),
         )
         self.retries_made = 0
 
     def identity(self) -> dict[str, Any]:
+        # The transport is not part of the identity: it does not change the answers.
         return {"kind": self.kind, "model": self.model_id, "style": self.style, "base_url": self.base_url}
 
     async def aclose(self) -> None:
@@ -159,6 +162,30 @@ class OpenAIBackend(Backend):
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             model=raw.model or self.model_id,
         )
+
+
+def _pick_transport(transport: str) -> str:
+    if transport not in {"auto", "aiohttp", "httpx"}:
+        raise BackendError(f"unknown transport {transport!r}; use auto, aiohttp or httpx")
+    if transport == "httpx":
+        return "httpx"
+    try:
+        import httpx_aiohttp  # noqa: F401  (openai[aiohttp])
+    except ImportError:
+        if transport == "aiohttp":
+            raise BackendError("the aiohttp transport needs openai[aiohttp] (pip install 'openai[aiohttp]')") from None
+        return "httpx"
+    return "aiohttp"
+
+
+def http_client(transport: str, concurrency: int, timeout: float) -> httpx.AsyncClient:
+    """The SDK's HTTP client. aiohttp (``openai.DefaultAioHttpClient``) is the default:
+    at 64 concurrent requests httpx's connection pool costs several times the CPU of the
+    whole rest of the pipeline (benchmarks/README.md)."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    if transport == "aiohttp":
+        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
+    return httpx.AsyncClient(limits=limits, timeout=timeout)
 
 
 def _short(exc: openai.APIStatusError) -> str:

@@ -1,0 +1,130 @@
+"""Reading ratings: judgelab's own ratings files and human ratings in long or wide layout.
+
+Every source becomes the same tidy table (``../shared/ARCHITECTURE.md``): one row per
+rating with ``item_id, system, group, criterion, rater, sample, score, status``. Human
+raters are named ``human:<id>``, so that every statistic works for human–human,
+judge–human and judge–judge comparisons alike.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgelab.datasets.items import read_records
+from judgelab.errors import JudgelabError
+
+__all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine"]
+
+TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
+HUMAN_PREFIX = "human:"
+
+
+def is_human(rater: str) -> bool:
+    return str(rater).startswith(HUMAN_PREFIX)
+
+
+def _frame(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        if not path.exists():
+            raise JudgelabError(f"file not found: {path}")
+        try:
+            return pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            raise JudgelabError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
+    return pd.DataFrame(read_records(path))
+
+
+def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{where}: missing column {', '.join(map(repr, missing))} (columns: {', '.join(map(str, df.columns))})")
+
+
+def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    for col, default in (("system", "default"), ("group", None), ("sample", 0), ("status", "ok")):
+        if col not in df.columns:
+            df[col] = default
+        elif default is not None:
+            df[col] = df[col].where(df[col].notna(), default)  # rows from a source without the column
+    df["score"] = pd.to_numeric(df["score"], errors="coerce")
+    bad = df["score"].isna() & (df["status"] == "ok")
+    df.loc[bad, "status"] = "missing"
+    df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
+    for col in ("item_id", "system", "criterion", "rater"):
+        df[col] = df[col].astype(str)
+    df["group"] = df["group"].where(df["group"].notna(), None)
+    df.loc[df["group"].notna(), "group"] = df.loc[df["group"].notna(), "group"].astype(str)
+    dup = df.duplicated(["rater", "criterion", "system", "item_id", "sample"])
+    if dup.any():
+        row = df[dup].iloc[0]
+        raise JudgelabError(
+            f"{where}: rater {row['rater']!r} rates item {row['item_id']!r} ({row['system']}, {row['criterion']}) "
+            f"more than once; give a sample column to tell repeats apart"
+        )
+    return df[TIDY_COLUMNS].reset_index(drop=True)
+
+
+def read_ratings(path: str | Path) -> pd.DataFrame:
+    """A tidy ratings file (judgelab's ``ratings.csv/.jsonl/.parquet`` or any file with
+    ``item_id, criterion, rater, score`` and optional ``system, group, sample, status``)."""
+    df = _frame(path)
+    _require(df, ["item_id", "criterion", "rater", "score"], str(path))
+    return _finish(df.copy(), str(path))
+
+
+def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", criterion: str = "criterion",
+                score: str = "score", system: str | None = "system", group: str | None = "group",
+                sample: str | None = None, prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
+    """Human ratings with one row per rating."""
+    df = _frame(path)
+    _require(df, [item, rater, criterion, score], str(path))
+    out = pd.DataFrame({
+        "item_id": df[item], "rater": prefix + df[rater].astype(str), "criterion": df[criterion], "score": df[score],
+    })
+    if system and system in df.columns:
+        out["system"] = df[system]
+    if group and group in df.columns:
+        out["group"] = df[group]
+    if sample and sample in df.columns:
+        out["sample"] = df[sample]
+    return _finish(out, str(path))
+
+
+def import_wide(path: str | Path, criteria: list[str], item: str = "item_id", rater: str = "rater",
+                system: str | None = "system", group: str | None = "group", prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
+    """Human ratings with one row per rater and item and one column per criterion."""
+    df = _frame(path)
+    _require(df, [item, rater, *criteria], str(path))
+    keep = [c for c in (system, group) if c and c in df.columns]
+    long = df.melt(id_vars=[item, rater, *keep], value_vars=criteria, var_name="criterion", value_name="score")
+    long = long.rename(columns={item: "item_id", **({system: "system"} if system in keep else {}),
+                                **({group: "group"} if group in keep else {})})
+    long["rater"] = prefix + long[rater].astype(str)
+    return _finish(long.drop(columns=[rater]) if rater != "rater" else long, str(path))
+
+
+def combine(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Stack ratings tables; the same (rater, criterion, system, item, sample) twice is an error."""
+    if not frames:
+        raise JudgelabError("no ratings given")
+    df = pd.concat(frames, ignore_index=True)
+    return _finish(df, "combined ratings")
+
+
+def item_means(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean successful score per (rater, criterion, system, item): samples averaged, failures left out."""
+    ok = df[df["status"] == "ok"]
+    return (ok.groupby(["rater", "criterion", "system", "item_id"], dropna=False)
+              .agg(score=("score", "mean"), group=("group", "first")).reset_index())
+
+
+def failure_rate(df: pd.DataFrame) -> pd.Series:
+    """Share of judgments that produced no score, per (rater, criterion)."""
+    return (df["status"] != "ok").groupby([df["rater"], df["criterion"]]).mean()
+
+
+def matrix(df: pd.DataFrame, index: str, columns: str) -> np.ndarray:
+    return df.pivot_table(index=index, columns=columns, values="score", aggfunc="first", dropna=False).to_numpy(float)

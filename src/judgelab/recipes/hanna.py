@@ -1,0 +1,273 @@
+"""HANNA (Chhun et al.): the story-evaluation benchmark and its meta-evaluation tables.
+
+The score files (``hanna_metric_scores.csv``, ``hanna_metric_scores_llm.csv``) hold one row
+per system and, in every other cell, a list with one number per story-prompt (96), in the
+same prompt order everywhere. Columns: the six human criteria (mean of three raters), the
+automatic measures, the individual human raters ``Human k XX`` and their leave-one-out
+companions ``Human Avg k XX`` (the mean of the *other two* raters, checked on the data),
+and LLM ratings ``<LLM> <code> <Eval-Prompt>`` (mean of 3 tries) with ``AVG`` over criteria.
+
+Conventions of the paper, followed here: the human-written stories are the references of
+the reference-based measures, so correlations run over the ten generation systems (the
+``Human`` row is left out); "story level" is the per-group level with story-prompts as
+groups; Williams tests are one-sided (an increase in correlation) and BH-adjusted over all
+tests of one table.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.stats import bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided
+
+__all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",
+           "human_baseline", "human_icc", "to_ratings", "load_stories"]
+
+CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
+CODES = {"RE": "Relevance", "CH": "Coherence", "EM": "Empathy", "SU": "Surprise", "EG": "Engagement", "CX": "Complexity"}
+_CODE_OF = {v: k for k, v in CODES.items()}
+_LLM_COL = re.compile(r"^(?P<llm>.+) (?P<code>RE|CH|EM|SU|EG|CX|AVG) (?P<prompt>\d+)$")
+_HUMAN_COL = re.compile(r"^Human (?:Avg )?\d+ (RE|CH|EM|SU|EG|CX)$")
+_FAMILY = re.compile(r"^(?P<llm>.+) (?:…|\.\.\.|\{\}|XX) (?P<prompt>\d+)$")
+LEVEL_NAMES = {"system": "system", "story": "group", "overall": "overall"}
+
+
+@dataclass
+class HannaScores:
+    path: str
+    systems: list[str]
+    columns: list[str]  # every score column, in file order
+    data: dict[str, np.ndarray]  # column -> systems × story-prompts
+
+    def generated(self, column: str) -> np.ndarray:
+        """The ten generation systems (the Human row left out)."""
+        keep = [i for i, s in enumerate(self.systems) if s != "Human"]
+        return self.data[column][keep]
+
+    def measures(self) -> list[str]:
+        """Automatic measures and LLM columns, in file order (criteria and human raters left out)."""
+        return [c for c in self.columns if c not in CRITERIA and not _HUMAN_COL.match(c)]
+
+
+def _parse_cell(value: object, where: str) -> list[float]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [float(value)]
+    text = str(value).strip()
+    try:
+        parsed = json.loads(text.replace("nan", "NaN")) if text.startswith("[") else ast.literal_eval(text)
+    except (ValueError, SyntaxError, json.JSONDecodeError):
+        raise JudgelabError(f"{where}: not a list of numbers: {text[:60]!r}") from None
+    if not isinstance(parsed, (list, tuple)):
+        raise JudgelabError(f"{where}: not a list of numbers")
+    return [float(v) for v in parsed]
+
+
+def load_scores(path: str | Path) -> HannaScores:
+    """Read a HANNA score file (per-system lists), keeping the measure names exactly."""
+    path = Path(path)
+    if not path.exists():
+        raise JudgelabError(f"file not found: {path}")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise JudgelabError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    if "Model" not in df.columns:
+        raise JudgelabError(f"{path}: no 'Model' column; not a HANNA score file")
+    missing = [c for c in CRITERIA if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{path}: missing human criteria columns {', '.join(missing)}")
+    columns = [c for c in df.columns if c != "Model" and not c.startswith("Unnamed")]
+    data: dict[str, np.ndarray] = {}
+    length = None
+    for col in columns:
+        rows = [_parse_cell(v, f"{path}: column {col!r}, row {df['Model'][i]!r}") for i, v in enumerate(df[col])]
+        sizes = {len(r) for r in rows}
+        if len(sizes) != 1 or (length is not None and sizes != {length}):
+            raise JudgelabError(f"{path}: column {col!r} has lists of different lengths {sorted(sizes)}")
+        length = sizes.pop()
+        data[col] = np.array(rows, dtype=float)
+    return HannaScores(str(path), df["Model"].tolist(), columns, data)
+
+
+def _corr(x: np.ndarray, y: np.ndarray, level: str, method: str):
+    level = LEVEL_NAMES.get(level, level)
+    if level == "overall":
+        return overall(x, y, method)
+    if level == "system":
+        return system_level(x, y, method)
+    if level == "group":
+        return per_group(x, y, method)
+    raise JudgelabError(f"unknown level {level!r}: system, story or overall")
+
+
+def _check_method(method: str) -> None:
+    if method not in {"kendall", "pearson", "spearman"}:
+        raise JudgelabError(f"unknown method {method!r}: kendall, pearson or spearman")
+
+
+def correlation_table(scores: HannaScores, level: str = "system", method: str = "kendall") -> pd.DataFrame:
+    """One row per measure (file order), one column per human criterion: corr(measure, criterion)."""
+    _check_method(method)
+    rows = []
+    for measure in scores.measures():
+        row: dict[str, object] = {"measure": measure}
+        x = scores.generated(measure)
+        for crit in CRITERIA:
+            row[crit] = _corr(x, scores.generated(crit), level, method).r
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["measure", *CRITERIA])
+
+
+def _families(scores: HannaScores) -> list[str]:
+    """Measures as compared per criterion: automatic measures and AVG columns as they are,
+    LLM criterion columns collapsed to '<LLM> … <prompt>' (criterion-matched)."""
+    out: list[str] = []
+    for col in scores.measures():
+        m = _LLM_COL.match(col)
+        name = f"{m['llm']} … {m['prompt']}" if m and m["code"] != "AVG" else col
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def column_for(scores: HannaScores, measure: str, criterion: str) -> str:
+    """The column of ``measure`` that rates ``criterion`` ('Beluga-13B … 1' → 'Beluga-13B RE 1')."""
+    m = _FAMILY.match(measure)
+    if m:
+        col = f"{m['llm']} {_CODE_OF[criterion]} {m['prompt']}"
+        if col not in scores.data:
+            raise JudgelabError(f"no column {col!r} for measure {measure!r}")
+        return col
+    if measure not in scores.data or measure in CRITERIA:
+        raise JudgelabError(f"unknown measure {measure!r}; e.g. {', '.join(_families(scores)[:3])} …")
+    return measure
+
+
+def williams_table(scores: HannaScores, measure: str, level: str = "overall", method: str = "kendall",
+                   versus: list[str] | None = None, family: str = "row") -> pd.DataFrame:
+    """BH-adjusted one-sided Williams p-values: does ``measure`` correlate better with each
+    criterion than each other measure? One row per other measure (all of the file, or
+    ``versus``), one column per criterion.
+
+    ``family`` is the set of tests one BH adjustment covers: ``row`` (default) the six
+    criteria of one comparison, ``column`` all measures for one criterion, ``table`` every
+    test of the table. The paper does not say; ``row`` reproduces its reported range for
+    Beluga-13B vs ChatGPT (0.01 to 0.14) and does not change when other measures are added.
+    """
+    if family not in {"row", "column", "table"}:
+        raise JudgelabError(f"unknown BH family {family!r}: row, column or table")
+    _check_method(method)
+    level = LEVEL_NAMES.get(level, level)
+    if level not in {"overall", "system"}:
+        raise JudgelabError("Williams tests are defined for one correlation per measure: level overall or system")
+    base_cols = {c: column_for(scores, measure, c) for c in CRITERIA}
+    others = [f for f in (versus or _families(scores)) if f != measure]
+    for other in others:
+        column_for(scores, other, CRITERIA[0])  # unknown names fail here, with the list of known ones
+    cells: list[tuple[int, str, float]] = []
+    raw = np.full((len(others), len(CRITERIA)), np.nan)
+    for i, other in enumerate(others):
+        for j, crit in enumerate(CRITERIA):
+            try:
+                other_col = column_for(scores, other, crit)
+            except JudgelabError:
+                continue
+            h = scores.generated(crit)
+            a = scores.generated(base_cols[crit])
+            b = scores.generated(other_col)
+            if level == "system":
+                h, a, b = h.mean(1), a.mean(1), b.mean(1)
+            h, a, b = h.ravel(), a.ravel(), b.ravel()
+            r12 = correlate(h, a, method).r
+            r13 = correlate(h, b, method).r
+            r23 = correlate(a, b, method).r
+            raw[i, j] = williams_one_sided(r12, r13, r23, h.size)[1]
+    if family == "table":
+        adjusted = bh_adjust(raw.ravel()).reshape(raw.shape)
+    elif family == "row":
+        adjusted = np.vstack([bh_adjust(row) for row in raw]) if len(raw) else raw
+    else:
+        adjusted = np.column_stack([bh_adjust(col) for col in raw.T]) if len(raw) else raw
+    table = pd.DataFrame(adjusted, columns=CRITERIA)
+    table.insert(0, "measure", others)
+    return table
+
+
+def human_baseline(scores: HannaScores, level: str = "overall", method: str = "kendall", leave_one_out: bool = False) -> pd.DataFrame:
+    """Per criterion: each human rater vs the mean of the human ratings, averaged over the 3 raters.
+
+    HANNA's baseline compares rater k with the mean of all three (an upper bound: the rater is
+    part of the mean). ``leave_one_out`` compares with the mean of the other two instead (the
+    file's ``Human Avg k`` columns).
+    """
+    _check_method(method)
+    rows = []
+    for crit in CRITERIA:
+        code = _CODE_OF[crit]
+        cols = [f"Human {k} {code}" for k in (1, 2, 3)]
+        if not all(c in scores.data for c in cols):
+            raise JudgelabError(f"{scores.path}: no per-rater columns Human 1..3 {code}; the human baseline needs them")
+        values = []
+        for k, col in enumerate(cols, start=1):
+            ref = scores.generated(f"Human Avg {k} {code}") if leave_one_out else scores.generated(crit)
+            values.append(_corr(scores.generated(col), ref, level, method).r)
+        rows.append({"criterion": crit, "baseline": float(np.mean(values)), **{f"rater_{k}": v for k, v in enumerate(values, 1)}})
+    return pd.DataFrame(rows)
+
+
+def human_icc(scores: HannaScores, include_human_stories: bool = True) -> pd.DataFrame:
+    """ICC(2,1) and ICC(2,k) with 95% CI of the three human raters, per criterion."""
+    rows = []
+    for crit in CRITERIA:
+        code = _CODE_OF[crit]
+        cols = [f"Human {k} {code}" for k in (1, 2, 3)]
+        if not all(c in scores.data for c in cols):
+            raise JudgelabError(f"{scores.path}: no per-rater columns Human 1..3 {code}")
+        get = (lambda c: scores.data[c]) if include_human_stories else scores.generated
+        matrix = np.column_stack([get(c).ravel() for c in cols])
+        res = icc(matrix)
+        rows.append({"criterion": crit, "stories": matrix.shape[0],
+                     "icc21": res["ICC(2,1)"][0], "icc2k": res["ICC(2,k)"][0],
+                     "icc2k_low": res["ICC(2,k)"][1], "icc2k_high": res["ICC(2,k)"][2]})
+    return pd.DataFrame(rows)
+
+
+def to_ratings(scores: HannaScores) -> pd.DataFrame:
+    """The HANNA file as a tidy ratings table: human raters ``human:1..3`` and each LLM ×
+    Eval-Prompt as a rater ``<LLM>@eval-prompt-<p>`` (its score is the file's mean of 3 tries).
+    Items are (system, story-prompt index); the story-prompt is the group."""
+    rows = []
+    n_prompts = next(iter(scores.data.values())).shape[1]
+    for col in scores.columns:
+        hm = re.match(r"^Human (\d+) (RE|CH|EM|SU|EG|CX)$", col)
+        lm = _LLM_COL.match(col)
+        if hm:
+            rater, criterion = f"human:{hm[1]}", CODES[hm[2]]
+        elif lm and lm["code"] != "AVG":
+            rater, criterion = f"{lm['llm']}@eval-prompt-{lm['prompt']}", CODES[lm["code"]]
+        else:
+            continue
+        values = scores.data[col]
+        for s, system in enumerate(scores.systems):
+            for n in range(n_prompts):
+                rows.append((str(n), system, str(n), criterion, rater, 0, values[s, n], "ok"))
+    return pd.DataFrame(rows, columns=["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"])
+
+
+def load_stories(path: str | Path) -> pd.DataFrame:
+    """``hanna_llm_stories.csv``: story-prompt, human story, generated story and model."""
+    path = Path(path)
+    if not path.exists():
+        raise JudgelabError(f"file not found: {path}")
+    df = pd.read_csv(path)
+    missing = [c for c in ("Prompt", "Human", "Story", "Model") if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
+    return df
