@@ -83,11 +83,12 @@ class Runner:
         store: Store,
         spec: RunSpec,
         on_progress: Callable[[int, int], None] | None = None,
+        template: Template | None = None,
     ) -> None:
         self.backend = backend
         self.store = store
         self.spec = spec
-        self.template: Template = load_template(spec.template)
+        self.template: Template = template or load_template(spec.template)
         self.criteria = spec.criteria or list(self.template.criteria)
         self.template.check(self.criteria, spec.variant)
         self.rater = spec.rater or (
@@ -118,7 +119,8 @@ class Runner:
         done = self.store.done()
         self._known_calls = self.store.call_keys()
         jobs: list[Callable[[], Any]] = []
-        for item in items:  # item-major: consecutive prompts share the longest prefix
+        independent: list[tuple[str, Callable[[], Any]]] = []
+        for item in items:
             if self.spec.query_mode == "conversation":
                 for s in range(self.samples):
                     todo = [c for c in self.criteria if (self.rater, c, item.system, item.item_id, s) not in done]
@@ -132,7 +134,11 @@ class Runner:
                 self.stats.total += self.samples
                 self.stats.already_done += self.samples - len(todo)
                 if todo:
-                    jobs.append(lambda item=item, c=criterion, todo=todo: self._independent(item, c, todo))
+                    prompt = self._prompts[(item.system, item.item_id, criterion)]
+                    independent.append((prompt, lambda item=item, c=criterion, todo=todo: self._independent(item, c, todo)))
+        # Independent prompts in sorted order: neighbours share the longest prefixes, which a
+        # backend with a prefix cache (the embedded judge) evaluates once.
+        jobs.extend(job for _, job in sorted(independent, key=lambda pair: pair[0]))
         return jobs
 
     # -- execution -------------------------------------------------------------

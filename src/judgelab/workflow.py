@@ -28,11 +28,12 @@ def _prepare_out(out: Path) -> Path:
     return out
 
 
-def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging") -> RunStats:
+def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",
+            template=None) -> RunStats:
     """Run one spec with a progress bar; the backend is closed afterwards."""
     import asyncio
 
-    runner = Runner(backend, store, spec)
+    runner = Runner(backend, store, spec, template=template)
     total = len(items) * len(runner.criteria) * runner.samples
 
     async def main() -> RunStats:
@@ -78,7 +79,7 @@ def _print_stats(stats: RunStats) -> None:
     )
 
 
-def demo_items(n_items: int = 12) -> list[Item]:
+def demo_items(n_items: int = 12) -> list[Item]:  # used by the benchmarks and tests
     """The shipped demo paragraphs (written for judgelab)."""
     path = Path(str(resources.files("judgelab.datasets") / "demo" / "paragraphs.jsonl"))
     return load_items(path, limit=n_items)
@@ -99,13 +100,18 @@ def demo_damaged(items: list[Item], seed: int = 0) -> list[Item]:
     return out
 
 
-def run_demo(n_items: int = 6, out: Path = Path("judgelab-runs/demo"), model_path: str | None = None, progress: bool = True) -> pd.DataFrame:
-    """Rate the demo paragraphs and their damaged copies with the embedded judge."""
-    originals = [Item(i.item_id, i.text, system="original", group=i.item_id) for i in demo_items(n_items)]
-    items = originals + demo_damaged(originals)
-    spec = RunSpec(template="plain-quality", score="logprob", samples=1)
-    console.print(f"judgelab demo: the embedded judge (Gemma 3 270M, llama.cpp, offline) rates {len(originals)} paragraphs "
-                  f"and {len(items) - len(originals)} damaged copies on fluency and coherence, scored by log-probabilities.")
-    summary = rate_items(items, spec, "local", {"model_path": model_path}, out, progress=progress)
-    console.print(json.dumps({"demo": "done", "out": str(out)}))
-    return summary
+def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), model_path: str | None = None,
+             progress: bool = True) -> dict:
+    """DHP on the shipped summarization demo set with the embedded judge (rule-based perturbations)."""
+    from judgelab.dhp.workflow import run_dhp
+
+    console.print("judgelab demo: can the embedded judge (Gemma 3 270M via llama.cpp, offline) tell reference summaries "
+                  "from damaged copies? DHP benchmark (Wang et al.), summarization, rule-based perturbations, "
+                  "scores read from next-token log-probabilities.")
+    judge = f"local:{model_path}" if model_path else "local"
+    reports = run_dhp("summarization", [judge], out, n_items=n_items, progress=progress)
+    rep = next(iter(reports.values()))
+    verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
+    console.print(f"On average the embedded judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
+                  f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
+    return reports

@@ -128,10 +128,10 @@ class LocalBackend(Backend):
         start = time.perf_counter()
         with self._lock:
             if request.score_cue is not None:
-                cue = request.score_cue
-                if self._space_is_separate and not cue.endswith(" "):
-                    cue += " "  # Gemma spells " 4" as " " + "4": the label must be the very next token
-                response = self._score(prompt + "\n" + cue)
+                text = prompt + ("\n" + request.score_cue if request.score_cue else "")
+                if self._space_is_separate and not text.endswith(" "):
+                    text += " "  # Gemma spells " 4" as " " + "4": the label must be the very next token
+                response = self._score(text)
             else:
                 response = self._generate(prompt, request)
         response.latency_s = time.perf_counter() - start

@@ -139,7 +139,7 @@ class OpenAIBackend(Backend):
         headers = {"X-Judgelab-Request-Key": request.key} if request.key else None
         if self.style == "chat":
             messages = request.as_dicts()
-            if scoring:
+            if scoring and request.score_cue:
                 messages[-1] = {"role": messages[-1]["role"], "content": messages[-1]["content"] + "\n" + request.score_cue}
             kwargs = dict(common, messages=messages)
             if top:
@@ -148,7 +148,7 @@ class OpenAIBackend(Backend):
             choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason) for c in raw.choices]
         else:
             prompt = flatten_messages(request.messages)
-            if scoring:
+            if scoring and request.score_cue:
                 prompt = prompt + "\n" + request.score_cue
             kwargs = dict(common, prompt=prompt)
             if top:

@@ -103,3 +103,27 @@ def scatter_identity(x, y, path: str | Path, title: str, xlabel: str, ylabel: st
     fig.savefig(path, dpi=130)
     plt.close(fig)
     return path
+
+
+def response_styles(per_judge: dict[str, dict[str, np.ndarray]], path: str | Path, title: str, bins: int = 20) -> Path:
+    """One panel per judge: score distributions of the originals and of each perturbation level (DHP Figure 2)."""
+    plt = _plt()
+    n = max(1, len(per_judge))
+    fig, axes = plt.subplots(1, n, figsize=(5 * n, 3.8), squeeze=False)
+    for ax, (judge, groups) in zip(axes[0], per_judge.items()):
+        finite = [v[~np.isnan(v)] for v in groups.values() if len(v)]
+        lo = min((v.min() for v in finite if v.size), default=1)
+        hi = max((v.max() for v in finite if v.size), default=5)
+        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+        for name, v in groups.items():
+            v = np.asarray(v, float)
+            ax.hist(v[~np.isnan(v)], bins=edges, alpha=0.45, density=True, label=name)
+        ax.set_title(judge, fontsize=9)
+        ax.set_xlabel("score")
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

@@ -1,0 +1,147 @@
+"""Step 3 of DHP: from a tidy ratings table to p-values, HMPs and discernment scores.
+
+Wang et al., section 3.3 (see :mod:`judgelab.stats.discernment` for the formulas and the
+choices where the paper is ambiguous). For each judge (rater) and perturbation, the scores
+of each metric are averaged over samples per item, paired with the same item's original
+score (items missing or failed on either side are left out), and tested one-sided with
+Wilcoxon's signed-rank test. The metric p-values are combined by Wilson's HMP with equal
+weights and with expert weights; D = log_0.05(p); D_avg is level-balanced, D_min the minimum.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.dhp.task import DhpTask
+from judgelab.errors import JudgelabError
+from judgelab.stats.discernment import (
+    discernment,
+    expert_weights,
+    harmonic_mean_p,
+    harmonic_mean_p_exact,
+    level_balanced_mean,
+    wilcoxon_greater,
+)
+
+__all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table"]
+
+
+def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
+    """Expert votes: JSON ``{perturbation: {metric: votes}}`` or CSV ``perturbation,metric,votes``.
+
+    A key may name a perturbation (``typos/minor``) or its family (``typos``: both degrees).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise JudgelabError(f"expert-weights file not found: {path}")
+    try:
+        if path.suffix.lower() == ".csv":
+            with path.open(newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+            if rows and not {"perturbation", "metric", "votes"} <= set(rows[0]):
+                raise JudgelabError(f"{path}: expected columns perturbation, metric, votes")
+            data: dict[str, dict[str, float]] = {}
+            for row in rows:
+                data.setdefault(row["perturbation"], {})[row["metric"]] = float(row["votes"])
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise JudgelabError(f"{path}: cannot read expert votes ({exc})") from None
+    families = {p.name.split("/")[0] for p in task.perturbations} | {p.name for p in task.perturbations}
+    for key, votes in data.items():
+        if key not in families:
+            raise JudgelabError(f"{path}: unknown perturbation {key!r} for task {task.name!r}")
+        unknown = [m for m in votes if m not in task.metrics]
+        if unknown:
+            raise JudgelabError(f"{path}: unknown metric {unknown[0]!r} for task {task.name!r}; metrics: {', '.join(task.metrics)}")
+    return data
+
+
+def _votes_for(votes: dict[str, dict[str, float]] | None, name: str) -> dict[str, float] | None:
+    if not votes:
+        return None
+    return votes.get(name) or votes.get(name.split("/")[0])
+
+
+def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[str, float]] | None = None,
+                  exact: bool = False) -> dict[str, Any]:
+    """The discernment report of one judge (``ratings`` holds one rater)."""
+    ok = ratings[ratings["status"] == "ok"] if "status" in ratings else ratings
+    means = ok.groupby(["criterion", "system", "item_id"])["score"].mean()
+    metrics = [m for m in task.metrics if m in set(ratings["criterion"])]
+    if not metrics:
+        raise JudgelabError(f"the ratings have none of the metrics of task {task.name!r} ({', '.join(task.metrics)})")
+    perturbations = []
+    for p in task.perturbations:
+        if p.name not in set(ratings["system"]):
+            continue
+        pvals: dict[str, float] = {}
+        pairs = 0
+        for metric in metrics:
+            try:
+                orig = means.loc[(metric, "original")]
+                pert = means.loc[(metric, p.name)]
+            except KeyError:
+                continue
+            joined = pd.concat([orig.rename("o"), pert.rename("p")], axis=1, join="inner").dropna()
+            pairs = max(pairs, len(joined))
+            pvals[metric] = wilcoxon_greater(joined["o"].to_numpy(), joined["p"].to_numpy())
+        if not pvals:
+            continue
+        names = list(pvals)
+        values = [pvals[m] for m in names]
+        combine = harmonic_mean_p_exact if exact else harmonic_mean_p
+        p_hmp = combine(values)
+        p_vote = _votes_for(votes, p.name)
+        weights = expert_weights(p_vote, names) if p_vote else None
+        if weights is not None and sum(w for w in weights) == 0:
+            weights = None
+        p_hmp_ew = combine(values, weights) if weights is not None else p_hmp
+        perturbations.append({
+            "name": p.name, "level": p.level, "p": pvals, "p_hmp": p_hmp, "D": discernment(p_hmp),
+            "p_hmp_ew": p_hmp_ew, "D_ew": discernment(p_hmp_ew), "pairs": pairs,
+            "expert_weights": dict(zip(names, weights)) if weights is not None else None,
+        })
+    if not perturbations:
+        raise JudgelabError("no perturbation of the task has ratings next to original ones (system 'original')")
+    levels = [r["level"] for r in perturbations]
+    return {
+        "perturbations": perturbations,
+        "D_avg": level_balanced_mean([r["D"] for r in perturbations], levels),
+        "D_min": float(min(r["D"] for r in perturbations)),
+        "D_avg_ew": level_balanced_mean([r["D_ew"] for r in perturbations], levels),
+        "D_min_ew": float(min(r["D_ew"] for r in perturbations)),
+        "combination": "asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
+        "expert_weights": bool(votes),
+    }
+
+
+def analyze(ratings: pd.DataFrame, task: DhpTask, votes=None, exact: bool = False) -> dict[str, dict[str, Any]]:
+    """One report per rater in the table."""
+    if "original" not in set(ratings["system"]):
+        raise JudgelabError("the ratings have no system 'original': DHP compares originals with perturbed copies")
+    unknown = sorted(set(ratings["system"]) - {"original"} - {p.name for p in task.perturbations})
+    if unknown:
+        raise JudgelabError(f"unknown perturbation {unknown[0]!r} for task {task.name!r}; known: {', '.join(p.name for p in task.perturbations)}")
+    return {rater: analyze_rater(grp, task, votes, exact) for rater, grp in ratings.groupby("rater", sort=True)}
+
+
+def perturbation_table(reports: dict[str, dict[str, Any]], metrics: list[str]) -> pd.DataFrame:
+    """Flat table: judge, perturbation, level, p per metric, combined p, D, D^EW."""
+    rows = []
+    for rater, rep in reports.items():
+        for r in rep["perturbations"]:
+            rows.append({"judge": rater, "perturbation": r["name"], "level": r["level"], "pairs": r["pairs"],
+                         **{f"p_{m}": r["p"].get(m, np.nan) for m in metrics},
+                         "p_hmp": r["p_hmp"], "D": r["D"], "p_hmp_ew": r["p_hmp_ew"], "D_ew": r["D_ew"]})
+    return pd.DataFrame(rows)
+
+
+def summary_table(reports: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([{"judge": r, "D_avg": rep["D_avg"], "D_min": rep["D_min"], "D_avg_ew": rep["D_avg_ew"],
+                          "D_min_ew": rep["D_min_ew"]} for r, rep in reports.items()])
