@@ -55,7 +55,9 @@ def test_generation(local):
 def test_demo_runs_offline(tmp_path):
     result = judgelab_cmd("demo", "--n-items", "2", "--quiet", "--out", str(tmp_path / "demo"), timeout=600)
     assert result.returncode == 0, result.stderr
-    assert "original" in result.stdout and (tmp_path / "demo" / "ratings.csv").exists()
+    assert "Discernment scores" in result.stdout and "D_avg" in result.stdout
+    for name in ("ratings.csv", "perturbed.jsonl", "perturbations.csv", "discernment.json", "discernment.png", "response_style.png"):
+        assert (tmp_path / "demo" / name).exists(), name
 
 
 def test_missing_gguf_is_one_line(tmp_path):

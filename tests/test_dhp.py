@@ -1,0 +1,197 @@
+"""DHP perturbations, analysis from a ratings file, and `judgelab dhp` end to end."""
+import json
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from conftest import judgelab_cmd
+from judgelab.datasets.items import Item
+from judgelab.dhp.build import build_perturbed
+from judgelab.dhp.task import available_tasks, load_task
+from judgelab.errors import JudgelabError
+from judgelab.perturb import rules
+from judgelab.perturb.llm import check_generation, clean_generation
+from judgelab.stats.discernment import discernment, harmonic_mean_p
+
+TEXT = ("The old lighthouse was switched off in 1994. For years it stood empty. Last spring volunteers repaired the roof. "
+        "They now open it to visitors on weekends. A small museum tells the story of the keepers.")
+
+
+def alnum_diff(a, b):
+    return sum(ch.isalnum() for ch in a) - sum(ch.isalnum() for ch in b)
+
+
+@pytest.mark.parametrize("k", [1, 10, 50])
+def test_character_deletions_hit_exactly_k(k):
+    out = rules.delete_characters(TEXT, k, random.Random(3))
+    assert out.changed and out.hits == k and alnum_diff(TEXT, out.text) == k
+    assert rules.delete_characters(TEXT, k, random.Random(3)).text == out.text  # reproducible
+
+
+def osa_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: substitutions, insertions, deletions and adjacent swaps cost 1."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def test_typos_make_k_errors():
+    k = 10
+    distances = []
+    for seed in range(30):
+        out = rules.add_typos(TEXT, k, random.Random(seed))
+        assert out.changed and out.hits == k
+        assert out.text == rules.add_typos(TEXT, k, random.Random(seed)).text
+        distances.append(osa_distance(TEXT, out.text))
+    # Each of the k typos is one edit at its own position; two neighbouring edits can rarely cancel
+    # or merge (a doubled letter next to a dropped copy of it), so the distance is k almost always.
+    assert max(distances) <= k and np.mean([d == k for d in distances]) >= 0.8
+
+
+def test_word_deletion_and_shuffle():
+    out = rules.delete_words(TEXT, 5, random.Random(1))
+    assert len(TEXT.split()) - len(out.text.split()) == 5
+    assert " ".join(out.text.split()) in " ".join(TEXT.split()) or True
+    words, kept = TEXT.split(), out.text.split()
+    assert any(words[:i] + words[i + 5:] == kept for i in range(len(words) - 4))  # 5 consecutive words
+    shuffled = rules.shuffle_sentences(TEXT, 2, random.Random(2))
+    before, after = rules.split_sentences(TEXT), rules.split_sentences(shuffled.text)
+    assert sorted(before) == sorted(after) and sum(a != b for a, b in zip(before, after)) == 2
+    full = rules.shuffle_sentences(TEXT, None, random.Random(2))
+    assert all(a != b for a, b in zip(before, rules.split_sentences(full.text)))
+
+
+def test_too_short_texts_are_left_untouched_with_a_warning():
+    for out in (rules.delete_characters("Hi.", 10, random.Random(0)), rules.delete_words("Two words.", 5, random.Random(0)),
+                rules.shuffle_sentences("One sentence only.", 2, random.Random(0))):
+        assert not out.changed and out.warning and "too short" in out.warning
+
+
+def test_sentence_splitter_offline():
+    assert rules.split_sentences("Dr. Smith arrived at 5 p.m. on Monday. He left! Did he return? Yes.") == [
+        "Dr. Smith arrived at 5 p.m. on Monday.", "He left!", "Did he return?", "Yes."]
+
+
+def test_build_is_seeded_per_item_and_reports_failures():
+    task = load_task("story-completion")
+    items = [Item("a", "She smiled and waved goodbye to everyone.", context="Story A.", extra={"wrong_ending": "He ate soup."}),
+             Item("b", "The dog finally came home that night.", context="Story B.")]
+    built, report = build_perturbed(items, task, seed=7)
+    again, _ = build_perturbed(items[:1], task, seed=7)
+    first = {(i.system, i.item_id): i.text for i in built}
+    assert all(first[(i.system, i.item_id)] == i.text for i in again)  # independent of the other items
+    assert first[("wrong-ending", "a")] == "He ate soup." and ("wrong-ending", "b") not in first
+    assert first[("random-ending", "a")] == items[1].text
+    reasons = set(report.loc[~report.ok, "reason"])
+    assert "the item has no wrong_ending" in reasons and any("no generator" in r for r in reasons)
+
+
+def test_llm_output_checks():
+    assert clean_generation("Revised Summary: The cat sat.", "summary") == "The cat sat."
+    assert check_generation("The cat sat.", "the cat  sat.") == (False, "unchanged text")
+    assert check_generation("The cat sat.", "")[0] is False
+    assert check_generation("The cat sat on the mat.", "The dog sat on the mat.")[0] is True
+
+
+def test_all_shipped_tasks_load():
+    assert set(available_tasks()) == {"summarization", "story-completion", "question-answering", "translation"}
+    assert load_task("summarization").metrics == ["coherence", "consistency", "fluency", "relevance"]
+    with pytest.raises(JudgelabError, match="unknown DHP task"):
+        load_task("poetry")
+
+
+def known_ratings(tmp_path, seed=0):
+    """A ratings file for a judge whose scores are known: ties, zeros and a perfect separation."""
+    rng = np.random.default_rng(seed)
+    task = load_task("summarization")
+    rows = []
+    n = 12
+    orig = {m: rng.integers(3, 6, n).astype(float) for m in task.metrics}
+    for m in task.metrics:
+        for i in range(n):
+            rows.append(("original", m, i, orig[m][i]))
+            rows.append(("typos/minor", m, i, orig[m][i] - rng.integers(0, 2)))      # zeros and ties
+            rows.append(("typos/major", m, i, orig[m][i] - 2.0))                    # always lower
+            rows.append(("reordering/minor", m, i, orig[m][i]))                      # all zero differences
+    df = pd.DataFrame(rows, columns=["system", "criterion", "item_id", "score"]).assign(rater="known-judge", sample=0)
+    path = tmp_path / "ratings.csv"
+    df.to_csv(path, index=False)
+    return df, path
+
+
+def independent(df, perturbation, metrics, weights=None):
+    ps = []
+    for m in metrics:
+        o = df[(df.system == "original") & (df.criterion == m)].sort_values("item_id")["score"].to_numpy()
+        p = df[(df.system == perturbation) & (df.criterion == m)].sort_values("item_id")["score"].to_numpy()
+        d = o - p
+        ps.append(1.0 if np.all(d == 0) else st.wilcoxon(d, zero_method="wilcox", alternative="greater").pvalue)
+    w = np.full(len(ps), 1 / len(ps)) if weights is None else np.asarray(weights)
+    hmp = float(np.sum(w) / np.sum(w / np.asarray(ps)))
+    return ps, hmp, np.log(max(hmp, 1e-300)) / np.log(0.05)
+
+
+def test_analyze_command_matches_independent_scipy(tmp_path):
+    df, path = known_ratings(tmp_path)
+    votes = tmp_path / "votes.json"
+    votes.write_text(json.dumps({"typos": {"fluency": 7, "coherence": 3}, "reordering/minor": {"coherence": 10}}))
+    result = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    metrics = ["coherence", "consistency", "fluency", "relevance"]
+    by_name = {p["name"]: p for p in out["perturbations"]}
+    assert set(by_name) == {"typos/minor", "typos/major", "reordering/minor"}
+    for name in by_name:
+        ps, hmp, d = independent(df, name, metrics)
+        assert [by_name[name]["p"][m] for m in metrics] == pytest.approx(ps, abs=1e-9)
+        assert by_name[name]["p_hmp"] == pytest.approx(hmp, abs=1e-9) and by_name[name]["D"] == pytest.approx(d, abs=1e-9)
+    ew = [0.3, 0.0, 0.7, 0.0]
+    _, hmp_ew, d_ew = independent(df, "typos/major", metrics, ew)
+    assert by_name["typos/major"]["p_hmp_ew"] == pytest.approx(hmp_ew, abs=1e-9) and by_name["typos/major"]["D_ew"] == pytest.approx(d_ew, abs=1e-9)
+    assert by_name["reordering/minor"]["p_hmp"] == 1.0 and by_name["reordering/minor"]["D"] == 0.0
+    # character level: typos minor+major; sentence level: reordering -> level-balanced mean
+    d = {n: by_name[n]["D"] for n in by_name}
+    assert out["D_avg"] == pytest.approx(0.5 * (d["typos/minor"] + d["typos/major"]) / 2 + 0.5 * d["reordering/minor"], abs=1e-9)
+    assert out["D_min"] == pytest.approx(0.0)
+
+
+def test_analyze_bad_input(tmp_path):
+    df, path = known_ratings(tmp_path)
+    df.assign(system=df.system.replace("typos/minor", "glitter")).to_csv(tmp_path / "bad.csv", index=False)
+    r = judgelab_cmd("dhp", "analyze", str(tmp_path / "bad.csv"), "--task", "summarization", "--format", "json")
+    assert r.returncode == 2 and "unknown perturbation 'glitter'" in r.stderr
+    votes = tmp_path / "v.json"
+    votes.write_text(json.dumps({"typos": {"beauty": 1}}))
+    r = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes))
+    assert r.returncode == 2 and "unknown metric 'beauty'" in r.stderr
+
+
+def test_dhp_with_two_judges_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
+    stub = stub_factory(fail_rate=0.1)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "4"}))
+    out = tmp_path / "dhp"
+    result = judgelab_cmd("dhp", "--task", "question-answering", "--judge", f"openai:stub-judge@{stub.base_url}",
+                          "--judge", f"scripted-test-double:{script}", "--samples", "2", "--quiet", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    reports = json.loads((out / "discernment.json").read_text())
+    assert set(reports) == {"stub-judge@dhp-question-answering", "scripted-test-double@dhp-question-answering"}
+    constant = reports["scripted-test-double@dhp-question-answering"]
+    assert constant["D_avg"] == 0.0  # a judge that always says 4 cannot discern anything
+    assert (out / "discernment.png").exists() and (out / "response_style.png").exists()
+    again = judgelab_cmd("dhp", "--task", "question-answering", "--judge", f"scripted-test-double:{script}",
+                         "--perturbed", str(out / "perturbed.jsonl"), "--quiet", "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "ratings.csv").exists()
