@@ -185,12 +185,16 @@ def main() -> None:
     parser.add_argument("--local-items", type=int, default=12)
     parser.add_argument("--skip-inspect", action="store_true")
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--skip-api", action="store_true")
     args = parser.parse_args()
-    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}}
-    results["api"] = api_benchmark(args.n, args.concurrency, args.skip_inspect)
+    path = HERE / "results.json"
+    results = json.loads(path.read_text()) if path.exists() else {}  # sections not re-run are kept
+    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    if not args.skip_api:
+        results["api"] = api_benchmark(args.n, args.concurrency, args.skip_inspect)
     if not args.skip_local:
         results["local"] = local_benchmark(args.local_items)
-    (HERE / "results.json").write_text(json.dumps(results, indent=2))
+    path.write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
 
 

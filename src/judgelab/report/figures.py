@@ -121,7 +121,7 @@ def response_styles(per_judge: dict[str, dict[str, np.ndarray]], path: str | Pat
         ax.set_title(judge, fontsize=9)
         ax.set_xlabel("score")
         ax.legend(fontsize=7)
-    fig.suptitle(title)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=130)

@@ -1,5 +1,5 @@
 """Pure statistics over ratings (no I/O). Each function cites the paper section it serves."""
-from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
+from judgelab.stats.agreement import exact_agreement, gwet_ac1, krippendorff_alpha
 from judgelab.stats.correlation import Correlation, bootstrap_ci, correlate, overall, per_group, system_level
 from judgelab.stats.discernment import (
     discernment,
@@ -14,7 +14,7 @@ from judgelab.stats.tests_twosample import welch_t
 from judgelab.stats.williams import bh_adjust, williams_one_sided, williams_test
 
 __all__ = [
-    "krippendorff_alpha", "exact_agreement", "welch_t", "icc", "williams_test", "williams_one_sided", "bh_adjust",
+    "krippendorff_alpha", "exact_agreement", "gwet_ac1", "welch_t", "icc", "williams_test", "williams_one_sided", "bh_adjust",
     "Correlation", "correlate", "overall", "system_level", "per_group", "bootstrap_ci",
     "wilcoxon_greater", "harmonic_mean_p", "harmonic_mean_p_exact", "discernment", "expert_weights", "level_balanced_mean",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["krippendorff_alpha", "exact_agreement"]
+__all__ = ["krippendorff_alpha", "exact_agreement", "gwet_ac1"]
 
 
 def _as_matrix(data) -> np.ndarray:
@@ -87,3 +87,42 @@ def exact_agreement(data) -> float:
             total += 1
             agree += bool(np.all(col == col[0]))
     return agree / total if total else float("nan")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def gwet_ac1(data, categories=None) -> float:
+    """Gwet's AC1 for ``data`` of shape items × raters; ``None``/NaN = missing; any hashable categories.
+
+    Gwet (2008), "Computing inter-rater reliability and its variance in the presence of high
+    agreement" — used for the error annotations of LLM explanations (HANNA, user study):
+
+    * ``p_a``: mean over items rated at least twice of ``sum_k r_ik (r_ik - 1) / (r_i (r_i - 1))``;
+    * ``pi_k``: mean over items rated at least once of ``r_ik / r_i``;
+    * ``p_e = sum_k pi_k (1 - pi_k) / (q - 1)`` with q categories (the observed ones unless
+      ``categories`` is given);
+    * ``AC1 = (p_a - p_e) / (1 - p_e)``.
+
+    NaN when no item has two ratings or fewer than two categories exist.
+    """
+    rows = [[v for v in row if not _missing(v)] for row in data]
+    rows = [r for r in rows if r]
+    cats = list(categories) if categories is not None else sorted({v for r in rows for v in r}, key=repr)
+    q = len(cats)
+    if q < 2 or not any(len(r) >= 2 for r in rows):
+        return float("nan")
+    index = {c: i for i, c in enumerate(cats)}
+    counts = np.zeros((len(rows), q))
+    for i, r in enumerate(rows):
+        for v in r:
+            if v not in index:
+                raise ValueError(f"rating {v!r} is not one of the categories")
+            counts[i, index[v]] += 1
+    r_i = counts.sum(axis=1)
+    multi = r_i >= 2
+    p_a = float(np.mean((counts[multi] * (counts[multi] - 1)).sum(axis=1) / (r_i[multi] * (r_i[multi] - 1))))
+    pi = (counts / r_i[:, None]).mean(axis=0)
+    p_e = float((pi * (1 - pi)).sum() / (q - 1))
+    return (p_a - p_e) / (1 - p_e)

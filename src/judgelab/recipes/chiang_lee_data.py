@@ -1,0 +1,64 @@
+"""Chiang & Lee (2023) data: stories with expert ratings, as the tidy ratings table.
+
+``wp_a.json`` (see ``../shared/data/README.md``): 400 WritingPrompts stories keyed "0".."399",
+200 human-written (``human_written`` = 1) and 200 by GPT-2, each with three teachers'
+1-5 ratings for ``grammar``, ``cohesive``, ``enjoy`` and ``relevant``. The attributes map to
+the template's criteria: grammaticality, cohesiveness, likability, relevance.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+
+__all__ = ["ATTRIBUTES", "load_wp", "wp_items", "wp_human_ratings"]
+
+ATTRIBUTES = {"grammar": "grammaticality", "cohesive": "cohesiveness", "enjoy": "likability", "relevant": "relevance"}
+
+
+def load_wp(path: str | Path) -> dict[str, dict]:
+    path = Path(path)
+    if not path.exists():
+        raise JudgelabError(f"file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise JudgelabError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise JudgelabError(f"{path}: expected an object keyed by story id")
+    for key, row in data.items():
+        missing = [f for f in ("prompt", "story", "human_written", *ATTRIBUTES) if f not in row]
+        if missing:
+            raise JudgelabError(f"{path}: story {key!r} has no field {missing[0]!r}")
+    return data
+
+
+def _writer(row: dict) -> str:
+    return "human" if int(row["human_written"]) == 1 else "gpt2"
+
+
+def wp_items(data: dict[str, dict], limit_per_writer: int | None = None) -> list[Item]:
+    """Stories as items (system = writer, context = the writing prompt)."""
+    counts: dict[str, int] = {}
+    items = []
+    for key, row in sorted(data.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else kv[0]):
+        writer = _writer(row)
+        if limit_per_writer is not None and counts.get(writer, 0) >= limit_per_writer:
+            continue
+        counts[writer] = counts.get(writer, 0) + 1
+        items.append(Item(str(key), row["story"], writer, str(key), row["prompt"]))
+    return items
+
+
+def wp_human_ratings(data: dict[str, dict]) -> pd.DataFrame:
+    """The three teachers' ratings as tidy rows (raters ``human:t1..t3``)."""
+    rows = []
+    for key, row in data.items():
+        for attr, criterion in ATTRIBUTES.items():
+            for k, score in enumerate(row[attr], start=1):
+                rows.append((str(key), _writer(row), str(key), criterion, f"human:t{k}", 0, float(score), "ok"))
+    return pd.DataFrame(rows, columns=["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"])

@@ -1,0 +1,82 @@
+"""Explanation analysis (HANNA paper, "ASE3: Explainability of Ratings").
+
+* Error annotations of explanations in the layout of HANNA's ``user_study.csv``: one row per
+  worker and explanation (``Input.story_id``, ``Input.explanation``) and one 0/1 column per
+  error type (``Answer.a-<k>-<type>.1``). Per category: the rate (share of all annotations
+  that flag the error, the paper's percentages), the share of explanations flagged by a
+  majority of workers, and Gwet's AC1 among the workers (items = explanations).
+* Keywords per criterion with YAKE (3-grams, the paper's setting), and the share of ratings
+  that come without an explanation.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.stats import gwet_ac1
+
+__all__ = ["error_annotations", "keywords", "explanation_share", "strip_rating"]
+
+_ERROR_COL = re.compile(r"^Answer\.a-\d+-(?P<name>[a-z]+)\.1$")
+
+
+def error_annotations(path: str | Path) -> pd.DataFrame:
+    """Per error category: annotations, explanations, rate, majority share and Gwet's AC1."""
+    path = Path(path)
+    if not path.exists():
+        raise JudgelabError(f"file not found: {path}")
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise JudgelabError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    for need in ("Input.story_id", "Input.explanation"):
+        if need not in df.columns:
+            raise JudgelabError(f"{path}: missing column {need!r} (the layout of HANNA's user_study.csv)")
+    categories = {c: m["name"] for c in df.columns if (m := _ERROR_COL.match(c))}
+    if not categories:
+        raise JudgelabError(f"{path}: no error columns named like 'Answer.a-1-guidelines.1'")
+    key = df["Input.story_id"].astype(str) + "\x00" + df["Input.explanation"].astype(str)
+    df = df.assign(_item=key, _worker=df.groupby(key).cumcount())
+    rows = []
+    for col, name in categories.items():
+        values = pd.to_numeric(df[col], errors="coerce")
+        if values.dropna().isin([0, 1]).all() is False:
+            raise JudgelabError(f"{path}: column {col!r} must hold 0/1")
+        wide = df.assign(v=values).pivot_table(index="_item", columns="_worker", values="v", aggfunc="first")
+        matrix = [[None if np.isnan(v) else int(v) for v in row] for row in wide.to_numpy(float)]
+        per_item = wide.mean(axis=1)
+        rows.append({"category": name, "annotations": int(values.notna().sum()), "explanations": len(wide),
+                     "rate": float(values.mean()), "majority_share": float((per_item > 0.5).mean()),
+                     "gwet_ac1": gwet_ac1(matrix, categories=[0, 1])})
+    return pd.DataFrame(rows)
+
+
+def strip_rating(text: str) -> str:
+    """The explanation part of an answer: the text without the sentence that states the rating."""
+    sentences = re.split(r"(?<=[.!?])\s+", (text or "").strip())
+    rest = [s for s in sentences if not re.search(r"\b(rat(e|ing)|score)\b[^.]*\d", s, re.IGNORECASE) and not re.fullmatch(r"\W*\d(\.\d)?\W*", s)]
+    return " ".join(rest).strip()
+
+
+def explanation_share(answers: pd.Series, min_words: int = 5) -> float:
+    """Share of answers that explain their rating (at least ``min_words`` words beside it)."""
+    if answers.empty:
+        return float("nan")
+    return float(answers.fillna("").map(lambda t: len(strip_rating(t).split()) >= min_words).mean())
+
+
+def keywords(texts: list[str], top: int = 30, ngram: int = 3) -> list[tuple[str, float]]:
+    """YAKE keywords (lower score = more relevant) over the concatenated explanations."""
+    try:
+        import yake
+    except ImportError:
+        raise JudgelabError("keyword extraction needs YAKE: pip install 'judgelab[explain]'") from None
+    text = "\n".join(t for t in texts if t)
+    if not text.strip():
+        return []
+    extractor = yake.KeywordExtractor(lan="en", n=ngram, top=top)
+    return [(k, float(s)) for k, s in extractor.extract_keywords(text)]

@@ -1,0 +1,72 @@
+"""The paper tables that several recipes share, computed from the tidy ratings table.
+
+* :func:`table1`: Chiang & Lee (2023) Table 1 — per rater group, writer (system) and
+  criterion: mean ± SD of all ratings, Krippendorff's alpha (interval) among the three
+  annotators (three teachers, or three samples of one LLM) and the percentage of items on
+  which all three give exactly the same rating.
+* :func:`pairwise_kendall`: Table 6 — the mean Kendall tau-b between pairs of annotators.
+* :func:`kendall_vs_humans`: Table 2 — Kendall tau between the mean teacher rating and the
+  mean judge rating per story.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from judgelab.ratings import is_human
+from judgelab.stats import correlate, exact_agreement, krippendorff_alpha
+
+__all__ = ["table1", "pairwise_kendall", "kendall_vs_humans", "annotator_matrix"]
+
+
+def annotator_matrix(df: pd.DataFrame) -> pd.DataFrame:
+    """Items × annotators (human raters, or a judge's samples) of one rater group."""
+    key = df["rater"].where(df["rater"].map(is_human), df["rater"] + "#" + df["sample"].astype(str))
+    ok = df.assign(annotator=key)
+    ok = ok[ok["status"] == "ok"]
+    return ok.pivot_table(index="item_id", columns="annotator", values="score", aggfunc="first")
+
+
+def _group(rater: str) -> str:
+    return "human" if is_human(rater) else rater
+
+
+def table1(df: pd.DataFrame, level: str = "interval") -> pd.DataFrame:
+    rows = []
+    for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
+        scores = grp.loc[grp["status"] == "ok", "score"]
+        matrix = annotator_matrix(grp)
+        rows.append({
+            "rater": group, "writer": system, "criterion": criterion, "items": matrix.shape[0],
+            "annotators": matrix.shape[1], "mean": scores.mean(), "sd": scores.std(ddof=1),
+            "alpha": krippendorff_alpha(matrix.to_numpy().T, level) if matrix.shape[1] > 1 else np.nan,
+            "full_agreement_pct": 100 * exact_agreement(matrix.to_numpy().T) if matrix.shape[1] > 1 else np.nan,
+            "failed": int((grp["status"] != "ok").sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def pairwise_kendall(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
+        matrix = annotator_matrix(grp)
+        taus = [correlate(matrix[a], matrix[b], "kendall").r for a, b in itertools.combinations(matrix.columns, 2)]
+        rows.append({"rater": group, "writer": system, "criterion": criterion,
+                     "mean_pairwise_kendall": float(np.nanmean(taus)) if taus and not np.all(np.isnan(taus)) else np.nan,
+                     "pairs": len(taus)})
+    return pd.DataFrame(rows)
+
+
+def kendall_vs_humans(df: pd.DataFrame) -> pd.DataFrame:
+    ok = df[df["status"] == "ok"]
+    human = ok[ok["rater"].map(is_human)].groupby(["system", "criterion", "item_id"])["score"].mean()
+    rows = []
+    for rater, grp in ok[~ok["rater"].map(is_human)].groupby("rater"):
+        judge = grp.groupby(["system", "criterion", "item_id"])["score"].mean()
+        joined = pd.concat([human.rename("h"), judge.rename("j")], axis=1, join="inner")
+        for (system, criterion), g in joined.groupby(level=["system", "criterion"]):
+            c = correlate(g["h"], g["j"], "kendall")
+            rows.append({"rater": rater, "writer": system, "criterion": criterion, "kendall": c.r, "p": c.p, "n": c.n, "note": c.reason})
+    return pd.DataFrame(rows)
