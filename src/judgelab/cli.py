@@ -365,6 +365,112 @@ def dhp_analyze(
     emit(summary_table(reports), fmt, title="discernment" if fmt == "table" else None)
 
 
+@app.command()
+def contamination(
+    texts: Path = typer.Option(..., "--texts", help="JSONL/CSV with id and text (and optionally a 0/1 member label)"),
+    k: float = typer.Option(0.2, "--k", help="share of least likely tokens averaged (Min-K%)"),
+    label_field: Optional[str] = typer.Option(None, "--label-field", help="column with 1 = member, 0 = non-member"),
+    model_path: Optional[Path] = ModelPathOpt,
+    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    out: Optional[Path] = typer.Option(None, "--out", help="write the per-text scores as CSV"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
+    import pandas as pd
+
+    from judgelab.contamination import TokenScorer, roc_auc
+    from judgelab.datasets.items import FieldMap, load_items
+    from judgelab.report.output import emit
+    from judgelab.store import write_table
+
+    items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
+    if label_field is not None:
+        bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
+        if bad:
+            raise JudgelabError(f"{texts}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+    scorer = TokenScorer(model_path)
+    rows = []
+    for item in items:
+        lp = scorer.token_logprobs(item.text)
+        from judgelab.contamination import min_k_prob
+
+        row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k), "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
+        if label_field is not None:
+            row["member"] = int(float(item.extra[label_field]))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if out is not None:
+        write_table(table, out)
+    emit(table, fmt, title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
+    if label_field is not None:
+        auc = roc_auc(table["min_k_prob"], table["member"])
+        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}" if fmt != "json" else f'{{"roc_auc": {auc}}}')
+
+
+recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
+app.add_typer(recipe_app, name="recipe")
+JudgeSpecOpt = typer.Option("local", "--judge", help="local[:GGUF] | openai:MODEL[@BASE_URL] | scripted-test-double:FILE")
+ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
+
+
+@recipe_app.command("chiang-lee")
+def recipe_chiang_lee(
+    stories: Path = typer.Option(..., "--stories", help="wp_a.json, or JSONL/CSV with id, story, prompt, writer"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories per writer (and adversarial titles)"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human ratings (long layout) when the stories file has none"),
+    adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
+    variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
+    samples: int = typer.Option(3, "--samples"),
+    score: Optional[str] = ScoreOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
+    from judgelab.recipes.chiang_lee import run_chiang_lee
+
+    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
+                   defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+
+
+@recipe_app.command("hanna")
+def recipe_hanna(
+    stories: Path = typer.Option(..., "--stories", help="hanna_llm_stories.csv (Prompt, Human, Story, Model)"),
+    judge: str = JudgeSpecOpt,
+    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts (each with all its stories)"),
+    eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
+    samples: int = typer.Option(3, "--samples", help="tries per story"),
+    score: Optional[str] = ScoreOpt,
+    human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
+    from judgelab.recipes.hanna_run import run_hanna
+
+    try:
+        eps = tuple(int(x) for x in (_split(eval_prompts) or []))
+    except ValueError:
+        raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human,
+              defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+
+
+@recipe_app.command("user-study")
+def recipe_user_study(
+    annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Per-category error rates and Gwet's AC1 of explanation annotations."""
+    from judgelab.recipes.explanations import error_annotations
+    from judgelab.report.output import emit
+
+    emit(error_annotations(annotations), fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
+
+
 def _run_cli(entry: Callable[..., object]) -> None:
     try:
         entry(standalone_mode=False)

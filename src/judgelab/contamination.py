@@ -1,0 +1,96 @@
+"""Contamination check: Min-K% Prob membership scores under a local model (HANNA paper, ASG2).
+
+Shi et al. (2023), "Detecting pretraining data from large language models": a text seen in
+training has few very unlikely tokens. Score = the mean log-probability of the k% least
+likely tokens of the text (higher = more likely a member). With member / non-member labels,
+the ROC AUC measures how well the score separates them.
+
+Token log-probabilities come from llama.cpp (any GGUF; the shipped Gemma 3 270M by default).
+Each position's logits are read right after decoding, so memory stays at one vocabulary row
+instead of llama-cpp-python's n_ctx × vocabulary matrix.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as _st
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["TokenScorer", "min_k_prob", "roc_auc"]
+
+
+def min_k_prob(logprobs, k: float = 0.2) -> float:
+    """Mean of the ``ceil(k · n)`` lowest token log-probabilities (NaN for an empty text)."""
+    lp = np.asarray(logprobs, dtype=float)
+    if lp.size == 0:
+        return float("nan")
+    if not 0 < k <= 1:
+        raise JudgelabError(f"k must be in (0, 1], got {k}")
+    n = max(1, math.ceil(k * lp.size))
+    return float(np.sort(lp)[:n].mean())
+
+
+def roc_auc(scores, labels) -> float:
+    """Area under the ROC curve of ``scores`` for binary ``labels`` (1 = member), ties counted half.
+
+    Computed as the Mann–Whitney U of the members' scores over ``n1 · n0``.
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=int)
+    pos, neg = s[y == 1], s[y == 0]
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    return float(_st.mannwhitneyu(pos, neg, alternative="two-sided").statistic / (pos.size * neg.size))
+
+
+class TokenScorer:
+    """Per-token log-probabilities of a text (optionally after a context) under a GGUF model."""
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+        try:
+            import llama_cpp
+        except ImportError:  # pragma: no cover
+            raise JudgelabError("the contamination check needs llama-cpp-python") from None
+        from judgelab.models.local import _silence_llama_logs, default_model_path
+
+        _silence_llama_logs(llama_cpp)
+        path = Path(model_path) if model_path else default_model_path()
+        if not path.exists():
+            raise JudgelabError(f"GGUF model not found: {path}")
+        self._lib = llama_cpp
+        self.model_id = path.stem
+        self.n_ctx = n_ctx
+        self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=512, n_threads=n_threads or os.cpu_count() or 1, verbose=False)
+        self._n_vocab = self._llm.n_vocab()
+
+    def token_logprobs(self, text: str, context: str = "") -> np.ndarray:
+        """log p(token | everything before it) for each token of ``text``."""
+        llm = self._llm
+        head = llm.tokenize(context.encode("utf-8"), add_bos=True, special=False) if context else [llm.token_bos()]
+        body = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        tokens = head + body
+        if len(tokens) > self.n_ctx:
+            raise JudgelabError(f"text of {len(tokens)} tokens does not fit the model context of {self.n_ctx}")
+        out: list[float] = []
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        step = 512
+        for start in range(0, len(tokens), step):
+            chunk = tokens[start:start + step]
+            llm._batch.set_batch(batch=chunk, n_past=start, logits_all=True)
+            llm._ctx.decode(llm._batch)
+            for i in range(len(chunk)):
+                j = start + i  # logits at position j predict token j + 1
+                if len(head) <= j + 1 < len(tokens):
+                    ptr = self._lib.llama_get_logits_ith(llm._ctx.ctx, i)
+                    logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
+                    top = logits.max()
+                    out.append(float(logits[tokens[j + 1]] - (top + math.log(np.exp(logits - top).sum()))))
+        llm.n_tokens = 0  # the generation cache no longer matches
+        return np.array(out)
+
+    def min_k(self, text: str, k: float = 0.2, context: str = "") -> float:
+        return min_k_prob(self.token_logprobs(text, context), k)

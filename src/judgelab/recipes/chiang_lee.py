@@ -1,0 +1,184 @@
+"""Recipe: Chiang & Lee (2023), "Can Large Language Models Be an Alternative to Human Evaluations?"
+
+* Story rating (§3): the four attributes with the appendix D.2.2 prompts, three samples per
+  story as three annotators → Table 1 (mean ± SD, Krippendorff's alpha, % full agreement per
+  writer), Welch's t-test between writers (§3.3), Kendall's tau against the teachers (Table 2)
+  and between teachers (Table 6).
+* Variance study (§3.3.2–3.3.3, Table 3): original / persona / explain instructions at T = 1,
+  and temperatures 1, 0.7, 0.3, 0 with the original instructions — one run, one table.
+* Adversarial samples (§4, Table 4): fluency of benign and attacked titles, meaning
+  preservation of each pair, and the sanity check of identical pairs, which should get 5.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.datasets.items import FieldMap, Item, read_records
+from judgelab.errors import JudgelabError
+from judgelab.ratings import combine
+from judgelab.recipes.chiang_lee_data import load_wp, wp_human_ratings, wp_items
+from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
+from judgelab.stats import welch_t
+from judgelab.store import Store
+
+__all__ = ["run_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
+
+TEMPERATURES = (1.0, 0.7, 0.3, 0.0)
+
+
+def _stories(path: Path, n_items: int | None, fields: FieldMap) -> tuple[list[Item], pd.DataFrame | None]:
+    if path.suffix.lower() == ".json":
+        try:
+            data = load_wp(path)
+        except JudgelabError:
+            data = None
+        if data is not None:
+            humans = wp_human_ratings(data)
+            items = wp_items(data, n_items)
+            keep = {i.item_id for i in items}
+            return items, humans[humans["item_id"].isin(keep)]
+    rows = read_records(path)
+    items = []
+    counts: dict[str, int] = {}
+    for n, row in enumerate(rows, 1):
+        for need in (fields.id, fields.text, fields.system):
+            if row.get(need) in (None, ""):
+                raise JudgelabError(f"{path}: story {n} has no field {need!r} (columns: {', '.join(row)})")
+        writer = str(row[fields.system])
+        if n_items is not None and counts.get(writer, 0) >= n_items:
+            continue
+        counts[writer] = counts.get(writer, 0) + 1
+        items.append(Item(str(row[fields.id]), str(row[fields.text]), writer, str(row[fields.id]), row.get(fields.context)))
+    return items, None
+
+
+def welch_by_writer(df: pd.DataFrame) -> pd.DataFrame:
+    """Welch's t between the two writers with the most stories, per rater group and criterion (item means)."""
+    writers = df["system"].value_counts().index.tolist()[:2]
+    if len(writers) < 2:
+        return pd.DataFrame()
+    a, b = sorted(writers)
+    group = df["rater"].where(~df["rater"].str.startswith("human:"), "human")
+    rows = []
+    ok = df[df["status"] == "ok"].assign(group=group)
+    for (g, criterion), grp in ok.groupby(["group", "criterion"]):
+        means = grp.groupby(["system", "item_id"])["score"].mean()
+        x = means.get(a, pd.Series(dtype=float)).to_numpy(float)
+        y = means.get(b, pd.Series(dtype=float)).to_numpy(float)
+        t, p = welch_t(x, y)
+        rows.append({"rater": g, "criterion": criterion, "writer_a": a, "writer_b": b, "mean_a": np.mean(x) if len(x) else np.nan,
+                     "mean_b": np.mean(y) if len(y) else np.nan, "t": t, "p": p})
+    return pd.DataFrame(rows)
+
+
+def variance_table(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """Table 3: one row per setup, mean ± SD per attribute and writer."""
+    rows = []
+    for rater, setup in labels.items():
+        sub = df[(df["rater"] == rater) & (df["status"] == "ok")]
+        row: dict[str, Any] = {"setup": setup}
+        for (criterion, writer), grp in sub.groupby(["criterion", "system"]):
+            row[f"{criterion} {writer}"] = f"{grp['score'].mean():.2f} ± {grp['score'].std(ddof=1):.2f}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def adversarial_items(path: Path | None, n_items: int | None) -> tuple[list[Item], list[Item]]:
+    """(fluency items, meaning items). Meaning items include the identical benign pairs (system 'identical')."""
+    from importlib import resources
+
+    source = path or Path(str(resources.files("judgelab.datasets") / "demo" / "adversarial-titles.jsonl"))
+    rows = read_records(source)[: n_items or None]
+    fluency, meaning = [], []
+    for n, row in enumerate(rows, 1):
+        for need in ("id", "benign", "adversarial"):
+            if not row.get(need):
+                raise JudgelabError(f"{source}: row {n} has no field {need!r}")
+        attack = str(row.get("attack") or "adversarial")
+        fluency.append(Item(f"{row['id']}", row["benign"], "benign"))
+        fluency.append(Item(f"{row['id']}", row["adversarial"], attack))
+        meaning.append(Item(f"{row['id']}", row["adversarial"], attack, context=row["benign"]))
+        meaning.append(Item(f"{row['id']}", row["benign"], "identical", context=row["benign"]))
+    # benign titles may repeat across attacks: keep each (system, id) once
+    unique = {(i.system, i.item_id): i for i in fluency}
+    return list(unique.values()), list({(i.system, i.item_id): i for i in meaning}.values())
+
+
+def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any]:
+    """Identical pairs should be rated 5 (Table 4, †). Flags a judge whose mean is below 5 - tolerance."""
+    ident = meaning[(meaning["system"] == "identical") & (meaning["status"] == "ok")]
+    if ident.empty:
+        return {"passed": False, "mean": float("nan"), "share_top": float("nan"), "message": "no identical pair was rated"}
+    mean = float(ident["score"].mean())
+    share = float((ident["score"] >= 5).mean())
+    passed = mean >= 5 - tolerance
+    msg = (f"sanity check passed: identical pairs rated {mean:.2f} on average ({share:.0%} rated 5)" if passed else
+           f"SANITY CHECK FAILED: identical pairs rated {mean:.2f} on average, only {share:.0%} rated 5 — "
+           f"the judge does not understand the meaning-preservation question")
+    return {"passed": passed, "mean": mean, "share_top": share, "message": msg}
+
+
+def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
+                   human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
+                   samples: int = 3, score: str | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
+                   defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+    from judgelab.ratings import import_long
+
+    from judgelab.models.spec import parse_judge
+
+    kind, _ = parse_judge(judge, defaults)
+    mode = score or ("logprob" if kind == "local" else "parsed")
+    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples")
+    items, humans = _stories(stories, n_items, fields)
+    if human is not None:
+        humans = import_long(human)
+    notes = []
+    with Store(out / "store.sqlite") as store:
+        rater = judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, defaults=defaults, progress=progress)
+        labels = {rater: "original, T = 1.0"}
+        if variance:
+            for variant in ("persona", "explain"):
+                labels[judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, variant=variant,
+                                 defaults=defaults, progress=progress)] = f"+ {variant}, T = 1.0"
+            for t in TEMPERATURES[1:]:
+                labels[judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, temperature=t,
+                                 rater=f"{rater}@T={t}", defaults=defaults, progress=progress)] = f"original, T = {t}"
+        adv_fluency, adv_meaning = adversarial_items(adversarial, n_items)
+        r_flu = judge_run(adv_fluency, "chiang-lee-adversarial", judge, store, samples=samples, score=score,
+                          criteria=["fluency"], defaults=defaults, progress=progress)
+        r_mean = judge_run(adv_meaning, "chiang-lee-adversarial", judge, store, samples=samples, score=score,
+                           criteria=["meaning"], defaults=defaults, progress=progress)
+        ratings = store.ratings()
+    story = ratings[ratings["rater"] == rater]
+    frames = [story] + ([humans] if humans is not None else [])
+    both = combine(frames)
+    output.table(story, "ratings", "judge ratings of the stories (tidy table)", show=False)
+    output.table(table1(both), "table1", "Table 1: mean, SD, Krippendorff's alpha (interval) and % full agreement of three annotators, per writer")
+    output.table(welch_by_writer(both), "welch", "Welch's t-test between writers (per-item means)")
+    if humans is not None:
+        output.table(kendall_vs_humans(both), "table2_kendall", "Table 2: Kendall's tau between mean teacher and mean judge ratings")
+        output.table(pairwise_kendall(humans), "table6_human_pairwise_kendall", "Table 6: mean pairwise Kendall's tau between teachers")
+    else:
+        notes.append("no human ratings given: Tables 2 and 6 were not computed")
+    if variance:
+        output.table(variance_table(ratings, labels), "table3_variance", "Table 3: instructions and sampling temperature")
+        if mode == "logprob":
+            notes.append("log-probability scores do not depend on the temperature; use --score parsed to study sampling")
+    adv = ratings[ratings["rater"].isin({r_flu, r_mean}) & (ratings["status"] == "ok")]
+    t4 = adv.groupby(["system", "criterion"])["score"].mean().unstack()
+    output.table(t4.reset_index(), "table4_adversarial", "Table 4: mean fluency and meaning preservation per attack")
+    mean_ = ratings[(ratings["rater"] == r_mean) & (ratings["criterion"] == "meaning")]
+    check = sanity_check(mean_)
+    notes.append(check["message"])
+    from judgelab.report.terminal import console
+
+    console.print(check["message"])
+    if mode == "logprob":
+        notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
+    output.finish(notes)
+    return {"rater": rater, "sanity": check, "table1": table1(both)}

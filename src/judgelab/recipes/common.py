@@ -1,0 +1,71 @@
+"""Shared plumbing of the paper recipes: one output folder with CSV tables, figures, the
+store and a README.md index; judges given as specs; every call through the runner."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+from judgelab.models import Sampling
+from judgelab.models.spec import build_judge, parse_judge
+from judgelab.prompts import Template, load_template
+from judgelab.report.terminal import console, print_table
+from judgelab.run import RunSpec
+from judgelab.store import Store, write_table
+
+__all__ = ["RecipeOutput", "judge_run"]
+
+
+@dataclass
+class RecipeOutput:
+    folder: Path
+    title: str
+    entries: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise JudgelabError(f"cannot create output folder {self.folder}: {exc.strerror}") from None
+
+    def table(self, df: pd.DataFrame, name: str, description: str, show: bool = True) -> pd.DataFrame:
+        write_table(df, self.folder / f"{name}.csv")
+        self.entries.append((f"{name}.csv", description))
+        if show and not df.empty:
+            print_table(df, title=description)
+        return df
+
+    def file(self, name: str, description: str) -> None:
+        self.entries.append((name, description))
+
+    def finish(self, notes: list[str] | None = None) -> Path:
+        lines = [f"# {self.title}", "", "| file | what |", "| --- | --- |"]
+        lines += [f"| `{n}` | {d} |" for n, d in self.entries]
+        lines += ["| `store.sqlite` | every model call and judgment (cache and resume point) |"]
+        if notes:
+            lines += ["", *[f"- {n}" for n in notes]]
+        (self.folder / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        console.print(f"outputs: {self.folder} (index: README.md)")
+        return self.folder
+
+
+def judge_run(items: list[Item], template: str | Template, judge: str, store: Store, *, samples: int = 3,
+              score: str | None = None, temperature: float = 1.0, top_p: float = 0.9, max_tokens: int = 256,
+              variant: str | None = None, rater: str | None = None, criteria: list[str] | None = None,
+              defaults: dict[str, Any] | None = None, progress: bool = True, seed: int | None = None) -> str:
+    """Run one judge over items with one template; returns the rater label of the ratings."""
+    from judgelab.workflow import execute
+
+    kind, _ = parse_judge(judge, defaults)
+    tpl = template if isinstance(template, Template) else load_template(template)
+    mode = score or ("logprob" if kind == "local" else "parsed")
+    backend = build_judge(judge, defaults)
+    spec = RunSpec(template=tpl.name, criteria=criteria, variant=variant, samples=1 if mode == "logprob" else samples,
+                   sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed), score=mode,
+                   rater=rater or f"{backend.model_id}@{tpl.name}" + (f"+{variant}" if variant else ""))
+    execute(items, spec, backend, store, progress, label=f"{spec.rater}", template=tpl)
+    return spec.rater

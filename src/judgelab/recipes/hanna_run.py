@@ -1,0 +1,152 @@
+"""Recipe: HANNA story evaluation with a judge (story-evaluation-hanna): the six criteria ×
+the four Eval-Prompts, three tries each.
+
+Outputs ICC(2,k) of the tries per criterion and Eval-Prompt (95% CI), the average rating per
+Eval-Prompt with a 95% CI, the ASG table (average rating per generation system and criterion
+with CI, systems ranked), explanation statistics for Eval-Prompts 2-4 (share of ratings
+without an explanation; YAKE keywords per criterion when installed), and — with human ratings —
+overall and system-level correlations and Williams tests through :mod:`judgelab.agree`.
+
+Stories: ``hanna_llm_stories.csv`` (Prompt, Human, Story, Model). Story-prompt ids are the
+order of first appearance of the human stories (ids 0-95, as in the HANNA score files); the
+human story of each prompt is rated too, as system ``Human``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.recipes.explanations import explanation_share, keywords, strip_rating
+from judgelab.recipes.hanna import CODES, load_stories
+from judgelab.stats import icc
+from judgelab.store import Store
+
+__all__ = ["run_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
+
+CRITERIA = [c.lower() for c in CODES.values()]
+
+
+def hanna_items(path: Path, n_prompts: int | None = None, include_human: bool = True) -> list[Item]:
+    df = load_stories(path)
+    prompt_id: dict[str, int] = {}
+    for human in df["Human"]:
+        prompt_id.setdefault(human, len(prompt_id))
+    items: list[Item] = []
+    seen_human: set[int] = set()
+    for row in df.itertuples(index=False):
+        pid = prompt_id[row.Human]
+        if n_prompts is not None and pid >= n_prompts:
+            continue
+        extra = {"human_story": row.Human}
+        items.append(Item(str(pid), str(row.Story), str(row.Model), str(pid), str(row.Prompt), extra))
+        if include_human and pid not in seen_human:
+            seen_human.add(pid)
+            items.append(Item(str(pid), str(row.Human), "Human", str(pid), str(row.Prompt), extra))
+    if not items:
+        raise JudgelabError(f"{path}: no stories")
+    return items
+
+
+def mean_ci(values) -> tuple[float, float, float]:
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return (np.nan, np.nan, np.nan)
+    half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else np.nan
+    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
+
+
+def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (rater, criterion), grp in ratings[ratings["status"] == "ok"].groupby(["rater", "criterion"]):
+        wide = grp.pivot_table(index=["system", "item_id"], columns="sample", values="score", aggfunc="first")
+        if wide.shape[1] < 2:
+            rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "low": np.nan, "high": np.nan,
+                         "note": "one try per story: ICC needs several"})
+            continue
+        v, lo, hi = icc(wide.to_numpy(float))["ICC(2,k)"]
+        rows.append({"rater": rater, "criterion": criterion, "icc2k": v, "low": lo, "high": hi, "note": ""})
+    return pd.DataFrame(rows)
+
+
+def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
+    ok = ratings[ratings["status"] == "ok"]
+    item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean().reset_index()
+    rows = []
+    for (rater, system), grp in item_means.groupby(["rater", "system"]):
+        row: dict[str, Any] = {"rater": rater, "system": system}
+        for criterion, g in grp.groupby("criterion"):
+            m, lo, hi = mean_ci(g["score"])
+            row[criterion] = m
+            row[f"{criterion}_ci"] = f"[{lo:.2f}, {hi:.2f}]"
+        row["overall"] = float(grp["score"].mean())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["rank"] = table.groupby("rater")["overall"].rank(ascending=False, method="min").astype(int)
+    return table.sort_values(["rater", "rank"]).reset_index(drop=True)
+
+
+def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
+              samples: int = 3, score: str | None = None, human: Path | None = None,
+              defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+    from judgelab.agree import judge_vs_human, williams_matrix
+    from judgelab.ratings import combine, read_ratings
+
+    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts")
+    items = hanna_items(stories, n_items)
+    raters = {}
+    with Store(out / "store.sqlite") as store:
+        for ep in eval_prompts:
+            if ep not in (1, 2, 3, 4):
+                raise JudgelabError(f"unknown Eval-Prompt {ep}: 1, 2, 3 or 4")
+            raters[ep] = judge_run(items, f"hanna-ep{ep}", judge, store, samples=samples, score=score,
+                                   max_tokens=256 if ep > 1 else 32, defaults=defaults, progress=progress)
+        ratings = store.ratings()
+    ratings = ratings[ratings["rater"].isin(raters.values())]
+    output.table(ratings, "ratings", "judge ratings (tidy table)", show=False)
+    output.table(icc_table(ratings), "icc2k", "ICC(2,k) of the tries per criterion and Eval-Prompt, 95% CI")
+    per_ep = []
+    for ep, rater in raters.items():
+        sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
+        m, lo, hi = mean_ci(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
+        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "low": lo, "high": hi,
+                       "failed": int((ratings[ratings["rater"] == rater]["status"] != "ok").sum())})
+    output.table(pd.DataFrame(per_ep), "average_rating", "average rating per Eval-Prompt, 95% CI")
+    output.table(asg_table(ratings), "asg", "ASG: average rating per system and criterion (95% CI), ranked")
+    expl_rows, kw_rows = [], []
+    notes = []
+    generated = ratings["score_parsed"].notna().any() or ratings["status"].ne("ok").any()
+    if not generated:
+        notes.append("log-probability scoring generates no text: the explanation analysis needs --score parsed")
+    for ep, rater in raters.items():
+        if ep == 1 or not generated:
+            continue
+        sub = ratings[ratings["rater"] == rater]
+        for criterion, grp in sub.groupby("criterion"):
+            expl_rows.append({"eval_prompt": ep, "criterion": criterion, "answers": len(grp),
+                              "without_explanation": 1 - explanation_share(grp["raw"])})
+            try:
+                for word, weight in keywords([strip_rating(t) for t in grp["raw"].fillna("")], top=10):
+                    kw_rows.append({"eval_prompt": ep, "criterion": criterion, "keyword": word, "yake_score": weight})
+            except JudgelabError as exc:
+                kw_rows = [{"note": str(exc)}]
+    if expl_rows:
+        output.table(pd.DataFrame(expl_rows), "explanations", "share of ratings without an explanation (Eval-Prompts 2-4)")
+        output.table(pd.DataFrame(kw_rows), "keywords", "YAKE 3-gram keywords per criterion", show=False)
+    if human is not None:
+        both = combine([ratings, read_ratings(human)])
+        output.table(judge_vs_human(both, ["kendall"], ["overall", "system"]), "correlations", "judge vs human correlations (Kendall)")
+        if len(raters) > 1:
+            output.table(williams_matrix(both), "williams", "Williams tests between Eval-Prompts (BH-adjusted)")
+    else:
+        notes.append("no human ratings given (--human): correlations and Williams tests were not computed")
+    output.finish(notes)
+    return {"raters": raters}
