@@ -489,13 +489,19 @@ def _run_cli(entry: Callable[..., object]) -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(130)
-    except Exception as exc:  # click usage errors and friends
+    except Exception as exc:  # click usage errors, then anything unexpected
+        import os
+
         import click
 
         if isinstance(exc, click.ClickException):
             typer.echo(f"judgelab: error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
-        raise
+        if os.environ.get("JUDGELAB_DEBUG"):
+            raise
+        typer.echo(f"judgelab: internal error: {type(exc).__name__}: {exc} (set JUDGELAB_DEBUG=1 for the traceback; "
+                   "finished judgments are kept in the store)", err=True)
+        sys.exit(1)
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 from scipy import stats as _st
@@ -51,20 +50,14 @@ class TokenScorer:
     """Per-token log-probabilities of a text (optionally after a context) under a GGUF model."""
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 4096, n_threads: int | None = None) -> None:
-        try:
-            import llama_cpp
-        except ImportError:  # pragma: no cover
-            raise JudgelabError("the contamination check needs llama-cpp-python") from None
-        from judgelab.models.local import _silence_llama_logs, default_model_path
+        import llama_cpp
 
-        _silence_llama_logs(llama_cpp)
-        path = Path(model_path) if model_path else default_model_path()
-        if not path.exists():
-            raise JudgelabError(f"GGUF model not found: {path}")
+        from judgelab.models.local import open_llama
+
+        self._llm, path = open_llama(model_path, n_ctx=n_ctx, n_batch=512, n_threads=n_threads or os.cpu_count() or 1)
         self._lib = llama_cpp
         self.model_id = path.stem
         self.n_ctx = n_ctx
-        self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=512, n_threads=n_threads or os.cpu_count() or 1, verbose=False)
         self._n_vocab = self._llm.n_vocab()
 
     def token_logprobs(self, text: str, context: str = "") -> np.ndarray:

@@ -1,8 +1,6 @@
 """End-to-end workflows behind the commands: build a judge, run, store, export, summarise."""
 from __future__ import annotations
 
-import json
-import random
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,21 +81,6 @@ def demo_items(n_items: int = 12) -> list[Item]:  # used by the benchmarks and t
     """The shipped demo paragraphs (written for judgelab)."""
     path = Path(str(resources.files("judgelab.datasets") / "demo" / "paragraphs.jsonl"))
     return load_items(path, limit=n_items)
-
-
-def demo_damaged(items: list[Item], seed: int = 0) -> list[Item]:
-    """Seeded damaged copies of the demo items: 20 typos, 10 deleted words, all sentences shuffled."""
-    from judgelab.perturb.rules import add_typos, delete_words, shuffle_sentences
-
-    rng = random.Random(seed)
-    out: list[Item] = []
-    for item in items:
-        for name, fn in (("typos", lambda t: add_typos(t, 20, rng)), ("word-deletion", lambda t: delete_words(t, 10, rng)),
-                         ("shuffled", lambda t: shuffle_sentences(t, None, rng))):
-            result = fn(item.text)
-            if result.changed:
-                out.append(Item(item.item_id, result.text, system=name, group=item.item_id))
-    return out
 
 
 def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), model_path: str | None = None,

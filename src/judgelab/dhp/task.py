@@ -11,11 +11,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, model_validator
 
 from judgelab.errors import JudgelabError
-from judgelab.prompts import Template
+from judgelab.prompts import Template, load_yaml_model
 
 __all__ = ["Perturbation", "DhpTask", "load_task", "available_tasks", "RULE_KINDS", "LLM_KINDS"]
 
@@ -85,10 +84,4 @@ def load_task(name_or_path: str) -> DhpTask:
         path = _tasks_dir() / f"{name_or_path}.yaml"
     if not path.exists():
         raise JudgelabError(f"unknown DHP task {name_or_path!r}; shipped: {', '.join(available_tasks())} (or a path to a .yaml file)")
-    try:
-        return DhpTask.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except yaml.YAMLError as exc:
-        raise JudgelabError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise JudgelabError(f"{path}: invalid task at {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return load_yaml_model(path, DhpTask, "task")

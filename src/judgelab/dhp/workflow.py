@@ -60,8 +60,8 @@ def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame, tas
         item_scores = grp.groupby(["system", "item_id"])["score"].mean().reset_index()
         item_scores["level"] = item_scores["system"].map(lambda s: "original" if s == "original" else levels.get(s, "?"))
         order = ["original", "character", "word", "sentence"]
-        groups = dict(item_scores.groupby("level")["score"])
-        per_judge[rater] = {lvl: groups[lvl].to_numpy(float) for lvl in order if lvl in groups}
+        groups = {lvl: g["score"].to_numpy(float) for lvl, g in item_scores.groupby("level")}
+        per_judge[rater] = {lvl: groups[lvl] for lvl in order if lvl in groups}
     response_styles(per_judge, out / "response_style.png", f"Score distributions, {task.name}: originals vs perturbed copies")
     if show:
         shown = table.drop(columns=[c for c in ("p_hmp_ew", "D_ew") if (table[c] == table[c.replace("_ew", "")]).all()])

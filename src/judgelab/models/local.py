@@ -74,6 +74,23 @@ def _silence_llama_logs(llama_cpp) -> None:
         llama_cpp.llama_log_set(_LOG_CALLBACK, None)
 
 
+def open_llama(model_path: str | os.PathLike[str] | None, **kwargs):
+    """Load a GGUF with llama.cpp (the shipped model when ``model_path`` is None): ``(Llama, path)``."""
+    try:
+        import llama_cpp
+    except ImportError:  # pragma: no cover
+        raise BackendError("the local judge needs llama-cpp-python (pip install llama-cpp-python)") from None
+    _silence_llama_logs(llama_cpp)
+    path = Path(model_path) if model_path else default_model_path()
+    if not path.exists():
+        raise BackendError(f"GGUF model not found: {path}")
+    kwargs.setdefault("n_threads", os.cpu_count() or 1)
+    try:
+        return llama_cpp.Llama(model_path=str(path), verbose=False, **kwargs), path
+    except (ValueError, RuntimeError) as exc:
+        raise BackendError(f"could not load GGUF model {path}: {exc}") from None
+
+
 class LocalBackend(Backend):
     kind = "local"
 
@@ -85,28 +102,10 @@ class LocalBackend(Backend):
         reuse_prefix: bool = True,
         seed: int = 0,
     ) -> None:
-        try:
-            import llama_cpp
-        except ImportError:  # pragma: no cover
-            raise BackendError("the local judge needs llama-cpp-python (pip install llama-cpp-python)") from None
-        _silence_llama_logs(llama_cpp)
-        path = Path(model_path) if model_path else default_model_path()
-        if not path.exists():
-            raise BackendError(f"GGUF model not found: {path}")
+        self._llm, path = open_llama(model_path, n_ctx=n_ctx, n_threads=n_threads or os.cpu_count() or 1, n_batch=BLOCK, seed=seed)
         self.model_path = path
         self.model_id = DEFAULT_MODEL if model_path is None else path.stem
         self.reuse_prefix = reuse_prefix
-        try:
-            self._llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads or os.cpu_count() or 1,
-                n_batch=BLOCK,
-                seed=seed,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise BackendError(f"could not load GGUF model {path}: {exc}") from None
         self.n_ctx = n_ctx
         self._n_vocab = self._llm.n_vocab()
         self._lock = threading.Lock()

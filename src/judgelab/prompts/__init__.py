@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates"]
+__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model"]
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
@@ -127,12 +127,16 @@ def load_template(name_or_path: str) -> Template:
         raise JudgelabError(
             f"unknown template {name_or_path!r}; shipped: {', '.join(available_templates())} (or give a path to a .yaml file)"
         )
+    return load_yaml_model(path, Template, "template")
+
+
+def load_yaml_model(path: Path, model: type[BaseModel], what: str):
+    """Validate a YAML data file against a pydantic model; errors are one line naming the place."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return Template.model_validate(data)
+        return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     except yaml.YAMLError as exc:
         raise JudgelabError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise JudgelabError(f"{path}: invalid template at {where}: {first['msg']}") from None
+        raise JudgelabError(f"{path}: invalid {what} at {where}: {first['msg']}") from None

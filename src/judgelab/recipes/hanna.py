@@ -200,6 +200,13 @@ def williams_table(scores: HannaScores, measure: str, level: str = "overall", me
     return table
 
 
+def _rater_columns(scores: HannaScores, code: str) -> list[str]:
+    cols = [f"Human {k} {code}" for k in (1, 2, 3)]
+    if not all(c in scores.data for c in cols):
+        raise JudgelabError(f"{scores.path}: no per-rater columns Human 1..3 {code}; this needs the file with individual raters")
+    return cols
+
+
 def human_baseline(scores: HannaScores, level: str = "overall", method: str = "kendall", leave_one_out: bool = False) -> pd.DataFrame:
     """Per criterion: each human rater vs the mean of the human ratings, averaged over the 3 raters.
 
@@ -211,9 +218,7 @@ def human_baseline(scores: HannaScores, level: str = "overall", method: str = "k
     rows = []
     for crit in CRITERIA:
         code = _CODE_OF[crit]
-        cols = [f"Human {k} {code}" for k in (1, 2, 3)]
-        if not all(c in scores.data for c in cols):
-            raise JudgelabError(f"{scores.path}: no per-rater columns Human 1..3 {code}; the human baseline needs them")
+        cols = _rater_columns(scores, code)
         values = []
         for k, col in enumerate(cols, start=1):
             ref = scores.generated(f"Human Avg {k} {code}") if leave_one_out else scores.generated(crit)
@@ -226,10 +231,7 @@ def human_icc(scores: HannaScores, include_human_stories: bool = True) -> pd.Dat
     """ICC(2,1) and ICC(2,k) with 95% CI of the three human raters, per criterion."""
     rows = []
     for crit in CRITERIA:
-        code = _CODE_OF[crit]
-        cols = [f"Human {k} {code}" for k in (1, 2, 3)]
-        if not all(c in scores.data for c in cols):
-            raise JudgelabError(f"{scores.path}: no per-rater columns Human 1..3 {code}")
+        cols = _rater_columns(scores, _CODE_OF[crit])
         get = (lambda c: scores.data[c]) if include_human_stories else scores.generated
         matrix = np.column_stack([get(c).ravel() for c in cols])
         res = icc(matrix)

@@ -9,6 +9,16 @@ import pandas as pd
 __all__ = ["heatmap", "bar_chart", "score_distributions", "scatter_identity"]
 
 
+def _save(fig, path: str | Path) -> Path:
+    path = Path(path)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
 def _plt():
     import matplotlib
 
@@ -34,11 +44,7 @@ def heatmap(table: pd.DataFrame, path: str | Path, title: str, fmt: str = "{:.2f
                 ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6 if len(table) > 30 else 8)
     fig.colorbar(im, ax=ax, shrink=0.6)
     ax.set_title(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def bar_chart(values: pd.DataFrame, path: str | Path, title: str, ylabel: str, threshold: float | None = None) -> Path:
@@ -55,11 +61,7 @@ def bar_chart(values: pd.DataFrame, path: str | Path, title: str, ylabel: str, t
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def score_distributions(groups: dict[str, np.ndarray], path: str | Path, title: str, bins: int = 20) -> Path:
@@ -77,11 +79,7 @@ def score_distributions(groups: dict[str, np.ndarray], path: str | Path, title: 
     ax.set_ylabel("count")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def scatter_identity(x, y, path: str | Path, title: str, xlabel: str, ylabel: str) -> Path:
@@ -98,11 +96,7 @@ def scatter_identity(x, y, path: str | Path, title: str, xlabel: str, ylabel: st
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def response_styles(per_judge: dict[str, dict[str, np.ndarray]], path: str | Path, title: str, bins: int = 20) -> Path:
@@ -122,8 +116,4 @@ def response_styles(per_judge: dict[str, dict[str, np.ndarray]], path: str | Pat
         ax.set_xlabel("score")
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
