@@ -459,6 +459,110 @@ def recipe_hanna(
               defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
 
 
+@recipe_app.command("nle")
+def recipe_nle(
+    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
+    data: Path = typer.Option(..., "--data", help="the dataset's CSV (e.g. ../shared/data/nle/e-snli.csv)"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    samples: int = typer.Option(3, "--samples"),
+    per_delta: int = typer.Option(100, "--per-delta", help="pairs per score gap"),
+    seed: int = typer.Option(0, "--seed"),
+    dynamic: bool = typer.Option(True, "--dynamic/--no-dynamic", help="also compare dynamic prompting (needs human scores)"),
+    retrieval: str = typer.Option("auto", "--retrieval", help="auto | sentence-transformers | tfidf"),
+    price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
+    price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
+    from judgelab.recipes.nle import run_nle
+
+    run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
+            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+
+
+@app.command()
+def scales(
+    judge_scores: Path = typer.Option(..., "--judge", help="tidy ratings of a judge (ratings.csv); samples are averaged"),
+    human: Path = typer.Option(..., "--human", help="tidy human ratings, or a CSV with id and one column per metric"),
+    binary: str = typer.Option("4", "--binary-edges", help="edge of the binary bins (a value on an edge goes up)"),
+    ternary: str = typer.Option("3,5", "--ternary-edges", help="edges of the ternary bins"),
+    figure_dir: Optional[Path] = typer.Option(None, "--figures", help="folder for scatter plots against y = x"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline, Pearson, Spearman."""
+    import pandas as pd
+
+    from judgelab.ratings import read_ratings
+    from judgelab.report.output import emit
+    from judgelab.stats import correlate
+    from judgelab.stats.scales import scale_report
+
+    def table(path: Path) -> pd.DataFrame:
+        try:
+            df = read_ratings(path)
+            df = df[df["status"] == "ok"]
+            return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
+        except JudgelabError:
+            from judgelab.datasets.items import read_records
+
+            raw = pd.DataFrame(read_records(path))
+            if "id" not in raw.columns:
+                raise JudgelabError(f"{path}: neither a tidy ratings file nor a table with an id column") from None
+            raw["id"] = raw["id"].astype(str)
+            return raw.set_index("id").apply(pd.to_numeric, errors="coerce").groupby(level=0).mean()
+
+    j, h = table(judge_scores), table(human)
+    common = [c for c in j.columns if c in h.columns]
+    if not common:
+        raise JudgelabError(f"no metric in common: judge has {', '.join(map(str, j.columns))}; humans have {', '.join(map(str, h.columns))}")
+    try:
+        edges = {"binary": [float(x) for x in binary.split(",")], "ternary": [float(x) for x in ternary.split(",")], "7-way": None}
+    except ValueError:
+        raise JudgelabError("bin edges are numbers separated by commas, e.g. --ternary-edges 3,5") from None
+    rows = []
+    for metric in common:
+        joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
+        for granularity, e in edges.items():
+            rows.append({"metric": metric, **scale_report(joined["h"], joined["j"], granularity, e)})
+        rows.append({"metric": metric, "granularity": "pearson", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "pearson").r})
+        rows.append({"metric": metric, "granularity": "spearman", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "spearman").r})
+        if figure_dir is not None:
+            from judgelab.report.figures import scatter_identity
+
+            figure_dir.mkdir(parents=True, exist_ok=True)
+            scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{metric}.png", f"{metric}: judge vs human", "judge", "human")
+    emit(pd.DataFrame(rows), fmt, title="agreement by granularity (f1 column holds r for pearson/spearman)" if fmt == "table" else None)
+
+
+@app.command()
+def pairwise(
+    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
+    data: Path = typer.Option(..., "--data"),
+    human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    per_delta: int = typer.Option(100, "--per-delta"), seed: int = typer.Option(0, "--seed"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
+    from judgelab.recipes.common import RecipeOutput
+    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study
+    from judgelab.store import Store
+
+    items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
+    output = RecipeOutput(out, f"pairwise comparison: {dataset}")
+    with Store(out / "store.sqlite") as store:
+        pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
+                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet)
+    output.finish()
+
+
 @recipe_app.command("user-study")
 def recipe_user_study(
     annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),

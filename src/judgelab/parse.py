@@ -21,6 +21,8 @@ from typing import Iterable, Mapping
 __all__ = [
     "ParseResult",
     "parse_judgment",
+    "parse_metric",
+    "parse_comparison",
     "parse_rating",
     "is_refusal",
     "expected_score",
@@ -200,3 +202,39 @@ def expected_score(
         return None, outside, {}
     probs = {k: v / inside for k, v in mass.items()}
     return sum(labels[k] * p for k, p in probs.items()), outside, probs
+
+
+def parse_metric(text: str | None, metric: str, scale: tuple[float, float] = (1, 7)) -> ParseResult:
+    """The rating of one named metric in an answer that rates several (NLE study, tables 10-12).
+
+    Finds the metric's name ("[Informativeness] 6", "Clarity: 5", "informativeness score of 4")
+    and takes the first number after it, with the scale restatements removed first.
+    """
+    lo, hi = float(scale[0]), float(scale[1])
+    if text is None or not text.strip():
+        return ParseResult(None, "empty")
+    cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
+    match = re.search(re.escape(metric) + r"[^\d\n]{0,40}?(?<![\w.])(" + _NUM + r")(?![\w])", cleaned, re.IGNORECASE)
+    if not match:
+        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
+    value = float(match.group(1))
+    if not lo <= value <= hi:
+        return ParseResult(None, "out_of_range", "metric name")
+    return ParseResult(value, "ok", "metric name")
+
+
+_COMPARISON = {"yes": 1.0, "no": -1.0, "neutral": 0.0}
+
+
+def parse_comparison(text: str | None) -> ParseResult:
+    """A Yes / No / Neutral answer to "is the first more … than the second?" (NLE study, table 13).
+
+    Score +1 = the first is better, -1 = the second is better, 0 = equal. The first of the
+    three words in the answer counts ("Yes, because …", "**No**").
+    """
+    if text is None or not text.strip():
+        return ParseResult(None, "empty")
+    match = re.search(r"\b(yes|no|neutral)\b", _normalise(text), re.IGNORECASE)
+    if not match:
+        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
+    return ParseResult(_COMPARISON[match.group(1).lower()], "ok", "comparison word")

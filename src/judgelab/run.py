@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, model_validator
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
-from judgelab.parse import expected_score, parse_judgment
+from judgelab.parse import expected_score, parse_comparison, parse_judgment, parse_metric
 from judgelab.prompts import Template, load_template
 from judgelab.store import Judgment, Store, request_key
 
@@ -123,14 +123,17 @@ class Runner:
         for item in items:
             if self.spec.query_mode == "conversation":
                 for s in range(self.samples):
-                    todo = [c for c in self.criteria if (self.rater, c, item.system, item.item_id, s) not in done]
+                    todo = [c for c in self.criteria
+                            if any((self.rater, o, item.system, item.item_id, s) not in done for o in self.template.outputs(c))]
                     self.stats.total += len(self.criteria)
                     self.stats.already_done += len(self.criteria) - len(todo)
                     if todo:
                         jobs.append(lambda item=item, s=s, todo=set(todo): self._conversation(item, s, todo))
                 continue
             for criterion in self.criteria:
-                todo = [s for s in range(self.samples) if (self.rater, criterion, item.system, item.item_id, s) not in done]
+                outputs = self.template.outputs(criterion)
+                todo = [s for s in range(self.samples)
+                        if any((self.rater, o, item.system, item.item_id, s) not in done for o in outputs)]
                 self.stats.total += self.samples
                 self.stats.already_done += self.samples - len(todo)
                 if todo:
@@ -254,6 +257,8 @@ class Runner:
     def _status(self, choice: Choice) -> str:
         if self.spec.score == "logprob":
             return "ok"
+        if self.template.answer == "comparison":
+            return parse_comparison(choice.text).status
         parsed = parse_judgment(choice.text, self.template.scale)
         self._parsed[id(choice)] = parsed  # reused by _judgment: each answer is parsed once
         return parsed.status
@@ -271,7 +276,7 @@ class Runner:
         try:
             for s in todo:
                 choice, response, attempts = await self._answer(messages, s, firsts[s], pending)
-                judgments.append(self._judgment(item, criterion, s, choice, response, attempts))
+                judgments.extend(self._judgments(item, criterion, s, choice, response, attempts))
         except BaseException:
             self._buffer_calls.extend(pending)  # a failing or cancelled job keeps the calls it paid for
             raise
@@ -287,21 +292,36 @@ class Runner:
             except BaseException:
                 self._buffer_calls.extend(pending)
                 raise
-            self._record([self._judgment(item, criterion, sample, choice, response, attempts)] if criterion in todo else [], pending)
+            self._record(self._judgments(item, criterion, sample, choice, response, attempts) if criterion in todo else [], pending)
             history = messages + (("assistant", choice.text),)
 
+    def _judgments(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
+                   attempts: list[dict[str, Any]]) -> list[Judgment]:
+        """The ratings one answer yields: one per metric of a multi-metric criterion, else one."""
+        metrics = self.template.criteria[criterion].metrics
+        if not metrics or self.spec.score == "logprob":
+            return [self._judgment(item, criterion, sample, choice, response, attempts)]
+        out = []
+        for metric in metrics:
+            parsed = parse_metric(choice.text, metric, self.template.scale)
+            out.append(self._judgment(item, metric, sample, choice, response, attempts, parsed))
+        return out
+
     def _judgment(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
-                  attempts: list[dict[str, Any]]) -> Judgment:
+                  attempts: list[dict[str, Any]], parsed: Any = None) -> Judgment:
         scale = self.template.scale
         int_scale = (int(scale[0]), int(scale[1]))
         lp_score = outside = None
+        if parsed is None and self.template.answer == "comparison" and self.spec.score != "logprob":
+            parsed = parse_comparison(choice.text)
         if self.spec.score == "logprob":
             if choice.tokens:
                 lp_score, outside, _ = expected_score(choice.tokens[0][2], int_scale)
             parsed_score, status = None, ("ok" if lp_score is not None else "no_label_mass")
             score = lp_score
         else:
-            parsed = self._parsed.pop(id(choice), None) or parse_judgment(choice.text, scale)
+            parsed = parsed or self._parsed.pop(id(choice), None) or parse_judgment(choice.text, scale)
+            self._parsed.pop(id(choice), None)
             parsed_score, status, score = parsed.score, parsed.status, parsed.score
             if parsed.score is not None and choice.tokens:
                 target = str(int(parsed.score)) if float(parsed.score).is_integer() else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import jinja2
 import yaml
@@ -29,6 +29,8 @@ class Criterion(BaseModel):
     question: str
     instruction: str | None = None
     requires: list[str] = []
+    #: Metrics rated together in one answer (each becomes its own rating); empty = the criterion itself.
+    metrics: list[str] = []
 
 
 class Variant(BaseModel):
@@ -45,6 +47,19 @@ class Template(BaseModel):
     criteria: dict[str, Criterion]
     variants: dict[str, Variant] = {}
     logprob_cue: str = "Answer:"
+    #: ``rating`` (a number on the scale) or ``comparison`` (Yes / No / Neutral → +1 / -1 / 0).
+    answer: Literal["rating", "comparison"] = "rating"
+    #: How one item with its human scores is written as an in-prompt example (dynamic prompting).
+    example_format: str | None = None
+
+    def render_example(self, fields: Mapping[str, Any]) -> str:
+        if not self.example_format:
+            raise JudgelabError(f"template {self.name!r} has no example_format for dynamic prompting")
+        return _render(self.example_format, fields)
+
+    def outputs(self, criterion: str) -> list[str]:
+        """The rating names one answer to ``criterion`` yields."""
+        return self.criteria[criterion].metrics or [criterion]
 
     @field_validator("criteria")
     @classmethod
@@ -84,7 +99,7 @@ class Template(BaseModel):
                     f"item {item.get('item_id', '?')!r}: criterion {criterion!r} of template {self.name!r} "
                     f"needs the field {field!r}"
                 )
-        context = dict(item)
+        context = {"examples": None, **item}  # optional: retrieved examples (dynamic prompting)
         parts: list[str] = []
         chosen = self.variants.get(variant) if variant else None
         if chosen and chosen.prepend:

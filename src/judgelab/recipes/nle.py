@@ -1,0 +1,237 @@
+"""Recipe: the NLE explanation-quality study (nle-quality-rating-scales), end to end.
+
+1. Rating (§3.2.2): informativeness and clarity (1-7) in one call with the dataset's prompt
+   (tables 10-12), three samples per item, averaged.
+2. Scales (§4, tables 3-5, figure 1): binary / ternary / 7-way weighted F1 and RMSE with the
+   majority baseline; Pearson and Spearman; scatter plots against y = x.
+3. Pairwise comparison (§5, figure 2, tables 7-9): pairs by human score gap Δ, asked in both
+   orders (table 13 prompt); F1 per Δ, position consistency, Bradley–Terry scores vs humans.
+4. Dynamic prompting (§6, table 6, figure 3): 50:50 split; each test item gets its nearest pool
+   item (with its human scores) as the example; vanilla vs dynamic on the test half.
+5. Cost and time (table 2): wall time, seconds per item, tokens, money with given prices.
+
+Without human scores only the judge-side parts run; the others say why they were skipped.
+"""
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.datasets.items import Item, read_records
+from judgelab.errors import JudgelabError
+from judgelab.pairwise import bradley_terry, f1_by_delta, position_consistency, sample_pairs
+from judgelab.prompts import load_template
+from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.retrieve import Retriever
+from judgelab.stats import correlate
+from judgelab.stats.scales import GRANULARITIES, scale_report
+from judgelab.store import Store
+
+__all__ = ["DATASETS", "load_nle_items", "run_nle", "pairwise_study", "load_human_scores"]
+
+METRICS = ("informativeness", "clarity")
+#: Source columns of the shared NLE inputs → template fields.
+DATASETS: dict[str, dict[str, str]] = {
+    "esnli": {"premise": "Sentence1", "hypothesis": "Sentence2", "relationship": "gold_label", "text": "Explanation_1"},
+    "liar": {"statement": "statement", "label": "label", "speaker": "speaker", "context": "context", "text": "justification"},
+    "latent-hatred": {"post": "post", "text": "implied statement"},
+}
+
+
+def load_nle_items(path: Path, dataset: str, limit: int | None = None) -> list[Item]:
+    if dataset not in DATASETS:
+        raise JudgelabError(f"unknown NLE dataset {dataset!r}: {', '.join(DATASETS)}")
+    mapping = DATASETS[dataset]
+    rows = read_records(path)
+    items = []
+    for n, row in enumerate(rows):
+        row = {k.lstrip("\ufeff"): v for k, v in row.items()}
+        missing = [src for src in mapping.values() if src not in row]
+        if missing:
+            raise JudgelabError(f"{path}: row {n + 1} has no column {missing[0]!r} for dataset {dataset!r}")
+        fields = {dst: str(row[src]).strip() for dst, src in mapping.items()}
+        if dataset == "latent-hatred":  # table 1: the explanation is built from the implied statement
+            fields["text"] = f"The post is implicitly hateful because it implies that {fields['text']}."
+        item_id = str(row.get("id", n))
+        text = fields.pop("text")
+        items.append(Item(item_id, text, "explanation", None, fields.get("context"), fields))
+        if limit is not None and len(items) >= limit:
+            break
+    return items
+
+
+def load_human_scores(path: Path | None) -> pd.DataFrame | None:
+    if path is None:
+        return None
+    rows = pd.DataFrame(read_records(path))
+    missing = [c for c in ("id", *METRICS) if c not in rows.columns]
+    if missing:
+        raise JudgelabError(f"{path}: human scores need columns id, informativeness, clarity (missing {missing[0]!r})")
+    rows["id"] = rows["id"].astype(str)
+    for metric in METRICS:
+        values = pd.to_numeric(rows[metric], errors="coerce")
+        if values.isna().any():
+            bad = rows.loc[values.isna(), "id"].iloc[0]
+            raise JudgelabError(f"{path}: item {bad!r} has no numeric {metric} score")
+        rows[metric] = values
+    return rows.groupby("id")[list(METRICS)].mean()  # several raters per item are averaged
+
+
+def _item_means(ratings: pd.DataFrame, rater: str) -> pd.DataFrame:
+    ok = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
+    return ok.groupby(["item_id", "criterion"])["score"].mean().unstack()
+
+
+def _scales(judge: pd.DataFrame, human: pd.DataFrame, label: str) -> pd.DataFrame:
+    rows = []
+    for metric in METRICS:
+        if metric not in judge:
+            continue
+        joined = pd.concat([human[metric].rename("h"), judge[metric].rename("j")], axis=1, join="inner").dropna()
+        for granularity in GRANULARITIES:
+            rows.append({"prompting": label, "metric": metric, **scale_report(joined["h"], joined["j"], granularity)})
+        for method in ("pearson", "spearman"):
+            c = correlate(joined["h"], joined["j"], method)
+            rows.append({"prompting": label, "metric": metric, "granularity": method, "n": c.n, "f1": c.r, "rmse": np.nan})
+    return pd.DataFrame(rows)
+
+
+def _pair_items(items: dict[str, Item], pairs, both_orders: bool = True, examples: dict[str, str] | None = None) -> list[Item]:
+    out = []
+    for p in pairs:
+        for a, b in ((p.first, p.second), (p.second, p.first)) if both_orders else ((p.first, p.second),):
+            fa = {**items[a].extra, "text": items[a].text}
+            fb = {**items[b].extra, "text": items[b].text}
+            extra = {"first": fa, "second": fb}
+            if examples is not None:
+                extra["examples"] = examples[a]
+            out.append(Item(f"{a}|{b}", f"{a} vs {b}", "pair", None, None, extra))
+    return out
+
+
+def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str, str], float]:
+    ok = ratings[(ratings["rater"] == rater) & (ratings["criterion"] == metric) & (ratings["status"] == "ok")]
+    means = ok.groupby("item_id")["score"].mean()
+    return {tuple(k.split("|", 1)): float(v) for k, v in means.items()}
+
+
+def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
+            n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
+            price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
+            defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+    from judgelab.report.figures import scatter_identity
+
+    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}")
+    items = load_nle_items(data, dataset, n_items)
+    by_id = {i.item_id: i for i in items}
+    humans = load_human_scores(human)
+    template = load_template(f"nle-{dataset}")
+    notes: list[str] = []
+    with Store(out / "store.sqlite") as store:
+        start = time.perf_counter()
+        calls_before = store.n_calls()
+        rater = judge_run(items, template, judge, store, samples=samples, score="parsed", max_tokens=160,
+                          defaults=defaults, progress=progress)
+        wall = time.perf_counter() - start
+        ratings = store.ratings(with_meta=True)
+        mine = ratings[ratings["rater"] == rater]
+        calls = store.n_calls() - calls_before
+        tokens_in = int(mine.drop_duplicates("attempts")["prompt_tokens"].sum())
+        tokens_out = int(mine.drop_duplicates("attempts")["completion_tokens"].sum())
+        cost = {"items": len(items), "samples": samples, "judgments": len(mine), "new_calls": calls,
+                "wall_s": wall, "s_per_item": wall / max(1, len(items)), "tokens_in": tokens_in, "tokens_out": tokens_out,
+                "parse_failures": int((mine["status"] != "ok").sum())}
+        if price_in is not None and price_out is not None:
+            cost["cost_usd"] = (tokens_in * price_in + tokens_out * price_out) / 1e6
+        output.table(pd.DataFrame([cost]), "cost", "cost and time of the rating run (table 2, judge side)")
+        output.table(mine.drop(columns=["attempts", "meta"]), "ratings", "judge ratings (tidy table)", show=False)
+        judge_scores = _item_means(ratings, rater)
+        output.table(judge_scores.reset_index(), "judge_scores", "judge scores per item (mean of samples)", show=False)
+        if humans is None:
+            notes.append("no human scores (--human): scales, pairwise comparison and dynamic prompting need them and were skipped")
+            output.finish(notes)
+            return {"rater": rater}
+        output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
+        for metric in METRICS:
+            joined = pd.concat([humans[metric], judge_scores.get(metric)], axis=1, join="inner").dropna()
+            if len(joined):
+                scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / f"scatter_{metric}.png",
+                                 f"{metric}: judge vs human", "judge", "human")
+                output.file(f"scatter_{metric}.png", f"judge vs human {metric} with the y = x line (figure 1)")
+        pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, defaults, progress)
+        if dynamic:
+            _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
+                     output, notes, defaults, progress)
+    output.finish(notes)
+    return {"rater": rater}
+
+
+def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, judge: str, store: Store, rater: str,
+                   per_delta: int, seed: int, output: RecipeOutput, defaults=None, progress: bool = True) -> None:
+    """Pairs by Δ, asked in both orders: F1 per Δ, position consistency, Bradley–Terry vs humans."""
+    pair_rows, summary_rows = [], []
+    pair_template = load_template(f"nle-{dataset}-pairwise")
+    for metric in METRICS:
+        pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
+        pitems = _pair_items(by_id, pairs)
+        prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
+                           max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", defaults=defaults, progress=progress)
+        verdicts = _verdicts(store.ratings(), prater, metric)
+        pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, prompting="vanilla"))
+        bt = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
+        bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
+        summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
+                             "bradley_terry_spearman": bt_r.r, "bt_items": bt_r.n})
+    output.table(pd.concat(pair_rows), "pairwise_f1", "pairwise comparison: F1 per score gap Δ (figure 2)")
+    output.table(pd.DataFrame(summary_rows), "pairwise_summary", "position consistency and Bradley–Terry scores vs humans")
+
+
+def _dynamic(by_id, humans, template, pair_template, judge, store, rater, samples, per_delta, seed, retrieval,
+             output, notes, defaults, progress) -> None:
+    ids = sorted(i for i in humans.index if i in by_id)
+    rng = random.Random(seed)
+    shuffled = ids[:]
+    rng.shuffle(shuffled)
+    pool, test = shuffled[: len(ids) // 2], shuffled[len(ids) // 2:]
+    if not pool or not test:
+        notes.append("too few items with human scores for the 50:50 split of dynamic prompting")
+        return
+    retriever = Retriever(retrieval).fit([by_id[i].text for i in pool])
+    if retriever.note:
+        notes.append(retriever.note)
+    nearest = retriever.nearest([by_id[i].text for i in test])
+    examples = {}
+    for t, k in zip(test, nearest):
+        p = pool[k]
+        examples[t] = template.render_example({**by_id[p].extra, "text": by_id[p].text,
+                                               "informativeness": _fmt(humans.loc[p, "informativeness"]),
+                                               "clarity": _fmt(humans.loc[p, "clarity"])})
+    neighbours = pd.DataFrame({"test_item": test, "example_item": [pool[k] for k in nearest]})
+    output.table(neighbours, "dynamic_examples", "dynamic prompting: the example chosen for each test item", show=False)
+    test_items = [Item(i, by_id[i].text, "explanation", None, by_id[i].context, {**by_id[i].extra, "examples": examples[i]}) for i in test]
+    drater = judge_run(test_items, template, judge, store, samples=samples, score="parsed", max_tokens=160,
+                       rater=f"{rater}+dynamic", defaults=defaults, progress=progress)
+    ratings = store.ratings()
+    vanilla = _item_means(ratings, rater).loc[lambda d: d.index.isin(test)]
+    dyn = _item_means(ratings, drater)
+    h = humans.loc[test]
+    table = pd.concat([_scales(vanilla, h, "vanilla"), _scales(dyn, h, "dynamic")])
+    output.table(table[table["granularity"] == "7-way"], "dynamic_scales", "vanilla vs dynamic prompting, 7-way (table 6), test half")
+    rows = []
+    for metric in METRICS:
+        pairs = sample_pairs({i: humans.loc[i, metric] for i in test}, per_delta, seed)
+        for label, exs in (("vanilla", None), ("dynamic", examples)):
+            pitems = _pair_items(by_id, pairs, both_orders=False, examples=exs)
+            prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric], max_tokens=96,
+                               temperature=0.0, rater=f"{rater}|pairwise-test-{label}", defaults=defaults, progress=progress)
+            rows.append(f1_by_delta(pairs, _verdicts(store.ratings(), prater, metric)).assign(metric=metric, prompting=label))
+    output.table(pd.concat(rows), "dynamic_pairwise_f1", "vanilla vs dynamic prompting: pairwise F1 per Δ (figure 3), test half")
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"

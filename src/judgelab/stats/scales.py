@@ -1,0 +1,79 @@
+"""Agreement at several granularities (NLE quality study, section 4.2, tables 3-5).
+
+Scores on a 1-7 scale (human and judge scores may be averages, so not integers) are
+turned into classes and compared with the weighted F1-score and the RMSE of the class
+indices, next to the majority-class baseline (every item labelled with the most frequent
+human class).
+
+Bins. The paper: binary "between 1 and 4 as low ... between 4 and 7, including 4, as high";
+ternary "low (1 to 3), moderate (3 to 5), high (5 to 7)". We read both the same way: a bin
+edge belongs to the upper class — class = number of edges ≤ score. Binary edges [4]: 3.99
+is low, 4 is high. Ternary edges [3, 5]: 2.99 low, 3 moderate, 4.99 moderate, 5 high. The
+7-way granularity rounds to the nearest integer, halves up (3.5 → 4), clipped to 1..7.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["GRANULARITIES", "to_classes", "weighted_f1", "rmse", "majority_baseline", "scale_report"]
+
+GRANULARITIES: dict[str, list[float] | None] = {"binary": [4.0], "ternary": [3.0, 5.0], "7-way": None}
+
+
+def to_classes(scores, edges: Sequence[float] | None, scale: tuple[int, int] = (1, 7)) -> np.ndarray:
+    """Class index per score: the number of edges ≤ score; ``edges=None`` rounds half up to integers."""
+    s = np.asarray(scores, dtype=float)
+    if edges is None:
+        return np.clip(np.floor(s + 0.5), scale[0], scale[1]).astype(int)
+    return np.searchsorted(np.asarray(sorted(edges), dtype=float), s, side="right").astype(int)
+
+
+def weighted_f1(truth, pred) -> float:
+    """F1 per class present in ``truth``, averaged with weights = support (scikit-learn's ``average="weighted"``)."""
+    t = np.asarray(truth)
+    p = np.asarray(pred)
+    labels = np.union1d(t, p)
+    total = 0.0
+    for c in labels:
+        support = np.sum(t == c)
+        if support == 0:
+            continue
+        tp = np.sum((t == c) & (p == c))
+        precision = tp / np.sum(p == c) if np.sum(p == c) else 0.0
+        recall = tp / support
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        total += support * f1
+    return float(total / t.size) if t.size else float("nan")
+
+
+def rmse(truth, pred) -> float:
+    t = np.asarray(truth, dtype=float)
+    p = np.asarray(pred, dtype=float)
+    return float(math.sqrt(np.mean((t - p) ** 2))) if t.size else float("nan")
+
+
+def majority_baseline(truth) -> np.ndarray:
+    """Every item gets the most frequent class (the smallest class on ties)."""
+    t = np.asarray(truth)
+    values, counts = np.unique(t, return_counts=True)
+    return np.full(t.shape, values[np.argmax(counts)])
+
+
+def scale_report(human, judge, granularity: str = "binary", edges: Sequence[float] | None = "default") -> dict[str, float]:
+    """Weighted F1 and RMSE of the judge and of the majority baseline at one granularity."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}: {', '.join(GRANULARITIES)}")
+    h = np.asarray(human, dtype=float)
+    j = np.asarray(judge, dtype=float)
+    keep = ~(np.isnan(h) | np.isnan(j))
+    h, j = h[keep], j[keep]
+    bins = GRANULARITIES[granularity] if edges == "default" else edges
+    th, tj = to_classes(h, bins), to_classes(j, bins)
+    base = majority_baseline(th)
+    f1, err = weighted_f1(th, tj), rmse(th, tj)
+    f1_b, err_b = weighted_f1(th, base), rmse(th, base)
+    return {"granularity": granularity, "n": int(h.size), "f1": f1, "rmse": err, "baseline_f1": f1_b,
+            "baseline_rmse": err_b, "f1_gain": f1 - f1_b, "rmse_change": err - err_b}
