@@ -149,14 +149,21 @@ def test_nle_recipe_with_human_scores_runs_every_part(tmp_path):
               "reply": f"[Informativeness] {int(rows[str(i)]['informativeness'])} [Clarity] {int(rows[str(i)]['clarity'])}"} for i in range(12)]
     script.write_text(json.dumps({"rules": rules, "default": "Yes"}))
     out = tmp_path / "nle"
+    comparisons = tmp_path / "comparisons.csv"
+    pd.DataFrame([{"first": a, "second": b, "metric": m, "verdict": "Yes" if rows[a][m] > rows[b][m] else ("No" if rows[a][m] < rows[b][m] else "Neutral")}
+                  for a in rows for b in rows if a != b for m in ("informativeness", "clarity")]).to_csv(comparisons, index=False)
     r = judgelab_cmd("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--judge",
-                     f"scripted-test-double:{script}", "--samples", "1", "--per-delta", "3", "--quiet", "--out", str(out))
+                     f"scripted-test-double:{script}", "--samples", "1", "--per-delta", "3", "--quiet", "--out", str(out),
+                     "--human-comparisons", str(comparisons))
     assert r.returncode == 0, r.stderr
     scales = pd.read_csv(out / "scales.csv")
     assert (scales.loc[scales["granularity"].isin(["binary", "ternary", "7-way"]), "f1"] == 1.0).all()  # a judge that copies the humans
     for name in ("pairwise_f1.csv", "pairwise_summary.csv", "dynamic_scales.csv", "dynamic_pairwise_f1.csv", "cost.csv",
                  "scatter_informativeness.png", "README.md"):
         assert (out / name).exists(), name
+    f1 = pd.read_csv(out / "pairwise_f1.csv")
+    assert set(f1["rater"]) == {"judge", "human comparisons"}
+    assert (f1.loc[f1["rater"] == "human comparisons", "f1"] == 1.0).all()  # consistent with the scores by construction
     summary = pd.read_csv(out / "pairwise_summary.csv")
     assert (summary["position_consistency"] == 0.0).all()  # "Yes" to both orders: fully position-biased
 

@@ -464,6 +464,7 @@ def recipe_nle(
     dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
     data: Path = typer.Option(..., "--data", help="the dataset's CSV (e.g. ../shared/data/nle/e-snli.csv)"),
     human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
+    human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
     samples: int = typer.Option(3, "--samples"),
@@ -481,7 +482,8 @@ def recipe_nle(
     from judgelab.recipes.nle import run_nle
 
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
-            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet,
+            human_comparisons=human_comparisons)
 
 
 @app.command()
@@ -543,6 +545,7 @@ def pairwise(
     dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
     data: Path = typer.Option(..., "--data"),
     human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
+    human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
     per_delta: int = typer.Option(100, "--per-delta"), seed: int = typer.Option(0, "--seed"),
@@ -559,7 +562,7 @@ def pairwise(
     output = RecipeOutput(out, f"pairwise comparison: {dataset}")
     with Store(out / "store.sqlite") as store:
         pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
-                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet)
+                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet, human_comparisons)
     output.finish()
 
 

@@ -123,7 +123,7 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None) -> dict[str, Any]:
     from judgelab.report.figures import scatter_identity
 
     output = RecipeOutput(out, f"NLE quality study recipe: {dataset}")
@@ -163,7 +163,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
                 scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / f"scatter_{metric}.png",
                                  f"{metric}: judge vs human", "judge", "human")
                 output.file(f"scatter_{metric}.png", f"judge vs human {metric} with the y = x line (figure 1)")
-        pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, defaults, progress)
+        pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, defaults, progress, human_comparisons)
         if dynamic:
             _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
                      output, notes, defaults, progress)
@@ -171,9 +171,34 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
     return {"rater": rater}
 
 
+def load_human_comparisons(path: Path) -> dict[str, dict[tuple[str, str], float]]:
+    """A second set of human comparisons: columns first, second, metric, verdict (Yes/No/Neutral or 1/-1/0)."""
+    from judgelab.parse import parse_comparison
+
+    rows = read_records(path)
+    out: dict[str, dict[tuple[str, str], float]] = {m: {} for m in METRICS}
+    for n, row in enumerate(rows, 1):
+        missing = [c for c in ("first", "second", "metric", "verdict") if c not in row]
+        if missing:
+            raise JudgelabError(f"{path}: row {n} has no column {missing[0]!r} (first, second, metric, verdict)")
+        if row["metric"] not in out:
+            raise JudgelabError(f"{path}: row {n}: unknown metric {row['metric']!r}; use informativeness or clarity")
+        raw = str(row["verdict"]).strip()
+        value = {"1": 1.0, "-1": -1.0, "0": 0.0, "1.0": 1.0, "-1.0": -1.0, "0.0": 0.0}.get(raw)
+        if value is None:
+            value = parse_comparison(raw).score
+        if value is None:
+            raise JudgelabError(f"{path}: row {n}: verdict {raw!r} is not Yes, No, Neutral, 1, -1 or 0")
+        out[row["metric"]][(str(row["first"]), str(row["second"]))] = value
+    return out
+
+
 def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, judge: str, store: Store, rater: str,
-                   per_delta: int, seed: int, output: RecipeOutput, defaults=None, progress: bool = True) -> None:
-    """Pairs by Δ, asked in both orders: F1 per Δ, position consistency, Bradley–Terry vs humans."""
+                   per_delta: int, seed: int, output: RecipeOutput, defaults=None, progress: bool = True,
+                   human_comparisons: Path | None = None) -> None:
+    """Pairs by Δ, asked in both orders: F1 per Δ (judge, and humans when a second set of human
+    comparisons is given), position consistency, Bradley–Terry vs humans."""
+    second = load_human_comparisons(human_comparisons) if human_comparisons else None
     pair_rows, summary_rows = [], []
     pair_template = load_template(f"nle-{dataset}-pairwise")
     for metric in METRICS:
@@ -182,7 +207,9 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
                            max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", defaults=defaults, progress=progress)
         verdicts = _verdicts(store.ratings(), prater, metric)
-        pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, prompting="vanilla"))
+        pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
+        if second is not None:
+            pair_rows.append(f1_by_delta(pairs, second[metric]).assign(metric=metric, rater="human comparisons"))
         bt = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
         bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
         summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
