@@ -118,6 +118,7 @@ def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
     asg = pd.read_csv(tmp_path / "hn" / "asg.csv")
     assert set(asg["system"]) == {"m1", "m2", "Human"}
     assert (tmp_path / "hn" / "README.md").exists() and (tmp_path / "hn" / "explanations.csv").exists()
+    assert (tmp_path / "hn" / "explanation_map.png").exists()
 
 
 USER_STUDY = SHARED_DATA / "hanna" / "user_study.csv"

@@ -19,7 +19,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.stats import gwet_ac1
 
-__all__ = ["error_annotations", "keywords", "explanation_share", "strip_rating"]
+__all__ = ["error_annotations", "keywords", "explanation_share", "strip_rating", "explanation_map"]
 
 _ERROR_COL = re.compile(r"^Answer\.a-\d+-(?P<name>[a-z]+)\.1$")
 
@@ -80,3 +80,42 @@ def keywords(texts: list[str], top: int = 30, ngram: int = 3) -> list[tuple[str,
         return []
     extractor = yake.KeywordExtractor(lan="en", n=ngram, top=top)
     return [(k, float(s)) for k, s in extractor.extract_keywords(text)]
+
+
+def explanation_map(texts: list[str], labels: list[str], path: str | Path, seed: int = 0) -> str:
+    """2-D map of explanation embeddings coloured by criterion (HANNA paper, UMAP figure).
+
+    Embeddings: sentence-transformers when the ``explain`` extra and a model are available,
+    else TF-IDF vectors. Projection: UMAP (``umap-learn``) when installed, else PCA. Returns a
+    note saying which were used; an empty input writes nothing.
+    """
+    from judgelab.report.figures import _plt, _save
+    from judgelab.retrieve import Retriever
+
+    keep = [(t, l) for t, l in zip(texts, labels) if t and t.strip()]
+    if len(keep) < 3:
+        return "fewer than three explanations: no map"
+    texts, labels = [t for t, _ in keep], [l for _, l in keep]
+    retriever = Retriever("auto")
+    vectors = retriever._embed(texts, fit=True)
+    notes = [retriever.note] if retriever.note else []
+    try:
+        import umap  # type: ignore[import-not-found]
+
+        coords = umap.UMAP(n_components=2, random_state=seed).fit_transform(vectors)
+        method = "UMAP"
+    except ImportError:
+        centred = vectors - vectors.mean(axis=0)
+        _, _, vt = np.linalg.svd(centred, full_matrices=False)
+        coords = centred @ vt[:2].T if vt.shape[0] >= 2 else np.column_stack([centred @ vt[:1].T, np.zeros(len(texts))])
+        method = "PCA"
+        notes.append("umap-learn not installed: PCA projection (pip install 'judgelab[explain]' for UMAP)")
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 5))
+    for label in sorted(set(labels)):
+        idx = [i for i, l in enumerate(labels) if l == label]
+        ax.scatter(coords[idx, 0], coords[idx, 1], s=14, alpha=0.7, label=label)
+    ax.set_title(f"Explanations by criterion ({method})")
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    return "; ".join(notes)

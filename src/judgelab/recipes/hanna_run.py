@@ -22,7 +22,7 @@ import pandas as pd
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.recipes.common import RecipeOutput, judge_run
-from judgelab.recipes.explanations import explanation_share, keywords, strip_rating
+from judgelab.recipes.explanations import explanation_map, explanation_share, keywords, strip_rating
 from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
 from judgelab.store import Store
@@ -140,6 +140,13 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
                 kw_rows = [{"note": str(exc)}]
     if expl_rows:
         output.table(pd.DataFrame(expl_rows), "explanations", "share of ratings without an explanation (Eval-Prompts 2-4)")
+        with_text = ratings[ratings["rater"].isin([r for ep, r in raters.items() if ep > 1])]
+        note = explanation_map([strip_rating(t) for t in with_text["raw"].fillna("")], list(with_text["criterion"]),
+                               out / "explanation_map.png")
+        if (out / "explanation_map.png").exists():
+            output.file("explanation_map.png", "2-D map of explanation embeddings coloured by criterion")
+        if note:
+            notes.append(note)
         output.table(pd.DataFrame(kw_rows), "keywords", "YAKE 3-gram keywords per criterion", show=False)
     if human is not None:
         both = combine([ratings, read_ratings(human)])
