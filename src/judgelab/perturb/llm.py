@@ -44,10 +44,11 @@ class LlmPerturbation:
 
 
 def clean_generation(output: str, unit: str) -> str:
-    """Strip what models wrap around the revised text."""
+    """Strip what models wrap around the revised text: a leading label, quotes, and everything
+    after the first blank line (commentary, or a base model continuing the prompt)."""
     text = output.strip()
     text = re.sub(rf"^(?:\*\*)?revised\s+{re.escape(unit)}\s*:?(?:\*\*)?\s*", "", text, flags=re.IGNORECASE)
-    text = re.split(r"\n\s*\n(?:note|explanation|changes|adjustment|i (?:have|replaced|changed))\b", text, flags=re.IGNORECASE)[0]
+    text = re.split(r"\n\s*\n", text, maxsplit=1)[0]  # the revised unit is one paragraph; models run on after it
     return text.strip().strip('"“”').strip()
 
 
