@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, model_validator
 
 from judgelab.errors import JudgelabError
-from judgelab.prompts import Template, load_yaml_model
+from judgelab.prompts import Template, load_yaml_model, resolve_data_file
 
 __all__ = ["Perturbation", "DhpTask", "load_task", "available_tasks", "RULE_KINDS", "LLM_KINDS"]
 
@@ -79,9 +79,5 @@ def available_tasks() -> list[str]:
 @lru_cache(maxsize=32)
 def load_task(name_or_path: str) -> DhpTask:
     """A shipped task by name (summarization, story-completion, question-answering, translation) or a YAML path."""
-    path = Path(name_or_path)
-    if not (path.suffix in {".yaml", ".yml"} and path.exists()):
-        path = _tasks_dir() / f"{name_or_path}.yaml"
-    if not path.exists():
-        raise JudgelabError(f"unknown DHP task {name_or_path!r}; shipped: {', '.join(available_tasks())} (or a path to a .yaml file)")
+    path = resolve_data_file(name_or_path, _tasks_dir(), "DHP task", available_tasks())
     return load_yaml_model(path, DhpTask, "task")

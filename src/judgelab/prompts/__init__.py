@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model"]
+__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file"]
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
@@ -135,14 +135,19 @@ def available_templates() -> list[str]:
 @lru_cache(maxsize=64)
 def load_template(name_or_path: str) -> Template:
     """Load a shipped template by name, or a user's YAML template by path."""
-    path = Path(name_or_path)
-    if not (path.suffix in {".yaml", ".yml"} and path.exists()):
-        path = _shipped_dir() / f"{name_or_path}.yaml"
-    if not path.exists():
-        raise JudgelabError(
-            f"unknown template {name_or_path!r}; shipped: {', '.join(available_templates())} (or give a path to a .yaml file)"
-        )
+    path = resolve_data_file(name_or_path, _shipped_dir(), "template", available_templates())
     return load_yaml_model(path, Template, "template")
+
+
+def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[str]) -> Path:
+    """A user's ``.yaml`` path, or a shipped file by name; unknown names are one clear error."""
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"} and path.exists():
+        return path
+    path = folder / f"{name_or_path}.yaml"
+    if not path.exists():
+        raise JudgelabError(f"unknown {what} {name_or_path!r}; shipped: {', '.join(shipped)} (or give a path to a .yaml file)")
+    return path
 
 
 def load_yaml_model(path: Path, model: type[BaseModel], what: str):

@@ -64,21 +64,27 @@ def bar_chart(values: pd.DataFrame, path: str | Path, title: str, ylabel: str, t
     return _save(fig, path)
 
 
+def _histograms(ax, groups: dict[str, np.ndarray], bins: int, density: bool = False) -> None:
+    """Overlaid histograms of several score groups on shared bins."""
+    finite = [np.asarray(v, float)[~np.isnan(np.asarray(v, float))] for v in groups.values()]
+    finite = [v for v in finite if v.size]
+    lo = min((v.min() for v in finite), default=0.0)
+    hi = max((v.max() for v in finite), default=1.0)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    for name, v in groups.items():
+        v = np.asarray(v, float)
+        ax.hist(v[~np.isnan(v)], bins=edges, alpha=0.45, density=density, label=name)
+    ax.set_xlabel("score")
+    ax.legend(fontsize=7)
+
+
 def score_distributions(groups: dict[str, np.ndarray], path: str | Path, title: str, bins: int = 20) -> Path:
     """Overlaid histograms of score distributions (e.g. originals vs perturbed copies)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
-    finite = [v[~np.isnan(v)] for v in groups.values() if len(v)]
-    lo = min((v.min() for v in finite if v.size), default=0)
-    hi = max((v.max() for v in finite if v.size), default=1)
-    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
-    for name, v in groups.items():
-        v = np.asarray(v, float)
-        ax.hist(v[~np.isnan(v)], bins=edges, alpha=0.5, label=name)
-    ax.set_xlabel("score")
+    _histograms(ax, groups, bins)
     ax.set_ylabel("count")
     ax.set_title(title)
-    ax.legend(fontsize=8)
     return _save(fig, path)
 
 
@@ -105,15 +111,7 @@ def response_styles(per_judge: dict[str, dict[str, np.ndarray]], path: str | Pat
     n = max(1, len(per_judge))
     fig, axes = plt.subplots(1, n, figsize=(5 * n, 3.8), squeeze=False)
     for ax, (judge, groups) in zip(axes[0], per_judge.items()):
-        finite = [v[~np.isnan(v)] for v in groups.values() if len(v)]
-        lo = min((v.min() for v in finite if v.size), default=1)
-        hi = max((v.max() for v in finite if v.size), default=5)
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
-        for name, v in groups.items():
-            v = np.asarray(v, float)
-            ax.hist(v[~np.isnan(v)], bins=edges, alpha=0.45, density=True, label=name)
+        _histograms(ax, groups, bins, density=True)
         ax.set_title(judge, fontsize=9)
-        ax.set_xlabel("score")
-        ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
     return _save(fig, path)
