@@ -118,3 +118,20 @@ def test_capability_errors_are_loud():
         run(judge, Store(":memory:"), RunSpec(score="logprob"))
     with pytest.raises(CapabilityError, match="seed"):
         run(judge, Store(":memory:"), RunSpec(samples=1, sampling=Sampling(seed=3)))
+
+
+def test_export_from_the_store_without_a_model(tmp_path):
+    import pandas as pd
+
+    from conftest import judgelab_cmd
+
+    with Store(tmp_path / "s.sqlite") as store:
+        run(ScriptedTestJudge({"default": "4"}), store, RunSpec(samples=2), ITEMS)
+        expected = store.ratings()
+    for name in ("r.parquet", "r.csv", "r.jsonl"):
+        result = judgelab_cmd("export", str(tmp_path / "s.sqlite"), "--to", str(tmp_path / name))
+        assert result.returncode == 0, result.stderr
+    back = pd.read_parquet(tmp_path / "r.parquet")
+    assert back[["item_id", "criterion", "sample", "score"]].equals(expected[["item_id", "criterion", "sample", "score"]])
+    bad = judgelab_cmd("export", str(tmp_path / "s.sqlite"), "--to", str(tmp_path / "r.xlsx"))
+    assert bad.returncode == 2 and "unknown output format" in bad.stderr
