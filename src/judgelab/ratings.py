@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from judgelab.datasets.items import read_records
@@ -119,12 +118,3 @@ def item_means(df: pd.DataFrame) -> pd.DataFrame:
     ok = df[df["status"] == "ok"]
     return (ok.groupby(["rater", "criterion", "system", "item_id"], dropna=False)
               .agg(score=("score", "mean"), group=("group", "first")).reset_index())
-
-
-def failure_rate(df: pd.DataFrame) -> pd.Series:
-    """Share of judgments that produced no score, per (rater, criterion)."""
-    return (df["status"] != "ok").groupby([df["rater"], df["criterion"]]).mean()
-
-
-def matrix(df: pd.DataFrame, index: str, columns: str) -> np.ndarray:
-    return df.pivot_table(index=index, columns=columns, values="score", aggfunc="first", dropna=False).to_numpy(float)

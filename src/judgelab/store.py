@@ -157,9 +157,6 @@ class Store:
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {tuple(r) for r in rows}  # type: ignore[misc]
 
-    def put_judgments(self, judgments: Iterable[Judgment]) -> None:
-        self.put(judgments=judgments)
-
     def _row(self, j: Judgment) -> tuple[Any, ...]:
         self._seq += 1
         return (

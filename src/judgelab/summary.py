@@ -54,10 +54,8 @@ def compare_systems(ratings: pd.DataFrame, system_a: str, system_b: str) -> pd.D
     rows = []
     for (rater, criterion), grp in ratings.groupby(["rater", "criterion"], sort=True):
         item_means = grp.groupby(["system", "item_id"])["score"].mean()
-        a = item_means.get(system_a, pd.Series(dtype=float))
-        b = item_means.get(system_b, pd.Series(dtype=float))
-        if isinstance(a, float) or isinstance(b, float):  # pragma: no cover - single value
-            a, b = pd.Series([a]), pd.Series([b])
+        a = item_means[item_means.index.get_level_values("system") == system_a]
+        b = item_means[item_means.index.get_level_values("system") == system_b]
         t, p = welch_t(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
         rows.append({"rater": rater, "criterion": criterion, "system_a": system_a, "system_b": system_b,
                      "mean_a": float(np.nanmean(a)) if len(a) else float("nan"),

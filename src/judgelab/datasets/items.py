@@ -5,7 +5,7 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judgelab.errors import JudgelabError
 
@@ -121,14 +121,3 @@ def load_items(path: str | Path, fields: FieldMap = FieldMap(), limit: int | Non
         if limit is not None and len(items) >= limit:
             break
     return items
-
-
-def items_from_dicts(rows: Iterable[dict[str, Any]]) -> list[Item]:
-    """Items from Python dicts with keys ``item_id``/``id``, ``text`` and optional others."""
-    out = []
-    for row in rows:
-        row = dict(row)
-        item_id = row.pop("item_id", None) or row.pop("id", None)
-        out.append(Item(item_id=str(item_id), text=row.pop("text"), system=str(row.pop("system", "default")),
-                        group=row.pop("group", None), context=row.pop("context", None), extra=row))
-    return out

@@ -199,7 +199,6 @@ class LocalBackend(Backend):
         s = request.sampling
         if not self.reuse_prefix:
             self._llm.reset()
-        before = self._llm.n_tokens
         out = self._llm.create_completion(
             prompt,
             max_tokens=s.max_tokens,
@@ -209,7 +208,6 @@ class LocalBackend(Backend):
         )
         usage = out.get("usage", {})
         self.tokens_evaluated += usage.get("prompt_tokens", 0)
-        del before
         choice = out["choices"][0]
         return JudgeResponse(
             [Choice(choice["text"], None, choice.get("finish_reason"))],
