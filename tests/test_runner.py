@@ -135,3 +135,17 @@ def test_export_from_the_store_without_a_model(tmp_path):
     assert back[["item_id", "criterion", "sample", "score"]].equals(expected[["item_id", "criterion", "sample", "score"]])
     bad = judgelab_cmd("export", str(tmp_path / "s.sqlite"), "--to", str(tmp_path / "r.xlsx"))
     assert bad.returncode == 2 and "unknown output format" in bad.stderr
+
+
+def test_journal_keeps_answers_written_before_a_kill(tmp_path):
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    store.journal_call("k1", {"q": 1}, {"choices": [{"text": "4"}]})
+    store.journal_call("k2", {"q": 2}, {"choices": [{"text": "5"}]})
+    with open(str(path) + ".journal", "a") as f:
+        f.write('{"key": "k3", "request": {"q"')  # a line torn by the kill
+    # the process dies here: no close(), no database write of k1/k2
+    with Store(path) as reopened:
+        assert reopened.call_keys() == {"k1", "k2"}
+        assert reopened.get_call("k2") == {"choices": [{"text": "5"}]}
+    assert not (tmp_path / "s.sqlite.journal").exists()

@@ -224,10 +224,12 @@ class Runner:
         response = await self.backend.complete(request)
         if len(response.choices) != n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
+        payload = response.to_json()
         if pending is None:
-            self.store.put_call(key, description, response.to_json())
+            self.store.put_call(key, description, payload)
         else:
-            pending.append((key, description, response.to_json()))
+            self.store.journal_call(key, description, payload)  # kept even if killed before the group commit
+            pending.append((key, description, payload))
         self._known_calls.add(key)
         self.stats.calls_made += 1
         self.stats.prompt_tokens += response.prompt_tokens

@@ -10,10 +10,13 @@ Two tables:
   the parsed and log-probability scores, the status, the raw output and every
   attempt. The primary key makes each judgment recorded exactly once.
 
-The database runs in WAL mode; every write is one transaction, so a ``kill -9`` at
-any moment leaves either the whole row or nothing. The runner groups writes (at most
-64 records or 50 ms late), so a kill loses at most the answers of the last 50 ms,
-which are asked again on resume, like the calls that were in flight.
+The database runs in WAL mode; every write is one transaction, so a ``kill -9`` at any
+moment leaves either the whole row or nothing. The runner groups database writes (at most
+64 records or 50 ms late) for speed; so that no answered call is lost in that window, each
+answer is first appended to a journal file beside the database (``<store>.journal``, one
+``write`` to the operating system, which survives the death of the process). Opening a
+store replays the journal into ``calls`` (a torn last line is ignored) and clears it. A
+resumed run therefore repeats only the calls that were still in flight when it was killed.
 """
 from __future__ import annotations
 
@@ -116,8 +119,40 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise JudgelabError(f"{self.path}: not a judgelab store ({exc})") from None
         self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
+        self._journal_path = None if self.path == ":memory:" else Path(self.path + ".journal")
+        self._journal = None
+        self._replay_journal()
+
+    # -- journal of answered calls (survives a kill between group commits) ------------
+    def _replay_journal(self) -> None:
+        if self._journal_path is None or not self._journal_path.exists():
+            return
+        rows = []
+        for line in self._journal_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+                rows.append((entry["key"], entry["request"], entry["response"]))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a line torn by the kill
+        if rows:
+            self.put(calls=[(k, q, r) for k, q, r in rows])
+        self._journal_path.unlink()
+
+    def journal_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """Append an answered call to the journal at once (cheap; the database write may follow later)."""
+        if self._journal_path is None:
+            return
+        if self._journal is None:
+            self._journal = open(self._journal_path, "a", encoding="utf-8")
+        self._journal.write(json.dumps({"key": key, "request": request, "response": response}, ensure_ascii=False) + "\n")
+        self._journal.flush()
 
     def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+            if self._journal_path is not None and self._journal_path.exists():
+                self._replay_journal()  # everything journaled is in the database before the journal goes
         self._db.close()
 
     def __enter__(self) -> "Store":
