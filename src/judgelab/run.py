@@ -19,6 +19,7 @@ the expectation at the rating token is stored beside the parsed score.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
@@ -30,7 +31,7 @@ from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
 from judgelab.parse import expected_score, parse_comparison, parse_judgment, parse_metric
 from judgelab.prompts import Template, load_template
-from judgelab.store import Judgment, Store, request_key
+from judgelab.store import Judgment, Store, keyed_json
 
 __all__ = ["RunSpec", "RunStats", "Runner", "run_sync"]
 
@@ -204,7 +205,7 @@ class Runner:
             "slot": slot,
             "attempt": attempt,
         }
-        key = request_key(description)
+        key, request_json = keyed_json(description)
         cached = self.store.get_call(key) if key in self._known_calls else None
         if cached is not None:
             self.stats.cache_hits += 1
@@ -224,12 +225,12 @@ class Runner:
         response = await self.backend.complete(request)
         if len(response.choices) != n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
-        payload = response.to_json()
+        payload = json.dumps(response.to_json(), ensure_ascii=False)
         if pending is None:
-            self.store.put_call(key, description, payload)
+            self.store.put_call(key, request_json, payload)
         else:
-            self.store.journal_call(key, description, payload)  # kept even if killed before the group commit
-            pending.append((key, description, payload))
+            self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
+            pending.append((key, request_json, payload))
         self._known_calls.add(key)
         self.stats.calls_made += 1
         self.stats.prompt_tokens += response.prompt_tokens

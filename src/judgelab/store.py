@@ -32,7 +32,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Judgment", "Store", "request_key", "RATING_COLUMNS", "write_table"]
+__all__ = ["Judgment", "Store", "request_key", "keyed_json", "RATING_COLUMNS", "write_table"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -73,8 +73,17 @@ RATING_COLUMNS = [
 
 def request_key(payload: dict[str, Any]) -> str:
     """SHA-256 over the canonical JSON of a request description."""
+    return keyed_json(payload)[0]
+
+
+def keyed_json(payload: dict[str, Any]) -> tuple[str, str]:
+    """(SHA-256 key, canonical JSON) of a request description; the JSON is what the ledger stores."""
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest(), blob
+
+
+def _as_json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass
@@ -138,13 +147,16 @@ class Store:
             self.put(calls=[(k, q, r) for k, q, r in rows])
         self._journal_path.unlink()
 
-    def journal_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        """Append an answered call to the journal at once (cheap; the database write may follow later)."""
+    def journal_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
+        """Append an answered call to the journal at once (cheap; the database write may follow later).
+
+        ``request`` and ``response`` may be given as JSON text already, so nothing is serialised twice.
+        """
         if self._journal_path is None:
             return
         if self._journal is None:
             self._journal = open(self._journal_path, "a", encoding="utf-8")
-        self._journal.write(json.dumps({"key": key, "request": request, "response": response}, ensure_ascii=False) + "\n")
+        self._journal.write(f'{{"key":"{key}","request":{_as_json(request)},"response":{_as_json(response)}}}\n')
         self._journal.flush()
 
     def close(self) -> None:
@@ -172,10 +184,10 @@ class Store:
     def put_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         self.put(calls=[(key, request, response)])
 
-    def put(self, calls: Iterable[tuple[str, dict[str, Any], dict[str, Any]]] = (), judgments: Iterable[Judgment] = ()) -> None:
-        """Write calls and judgments in one transaction (all or nothing)."""
+    def put(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = ()) -> None:
+        """Write calls (request and response as dicts or JSON text) and judgments in one transaction."""
         now = time.time()
-        call_rows = [(k, json.dumps(q, ensure_ascii=False), json.dumps(r, ensure_ascii=False), now) for k, q, r in calls]
+        call_rows = [(k, _as_json(q), _as_json(r), now) for k, q, r in calls]
         judgment_rows = [self._row(j) for j in judgments]
         with self._db:
             self._db.execute("BEGIN")
