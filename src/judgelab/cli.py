@@ -165,6 +165,7 @@ def agree(
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
     williams_level: str = typer.Option("overall", "--williams-level", help="overall | system"),
+    kendall_variant: str = typer.Option("b", "--kendall-variant", help="b (tau-b, default) | c (Stuart's tau-c)"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables"),
 ) -> None:
@@ -190,11 +191,13 @@ def agree(
     for m in method_list:
         if m not in {"kendall", "pearson", "spearman"}:
             raise JudgelabError(f"unknown method {m!r}: kendall, pearson or spearman")
+    if kendall_variant not in {"b", "c"}:
+        raise JudgelabError("--kendall-variant is b or c")
     tables = {
-        "correlations": judge_vs_human(df, method_list, level_list),
-        "human_baseline": human_baseline(df, method_list, level_list),
+        "correlations": judge_vs_human(df, method_list, level_list, variant=kendall_variant),
+        "human_baseline": human_baseline(df, method_list, level_list, variant=kendall_variant),
         "self_consistency": self_consistency(df),
-        "williams": williams_matrix(df, williams_level, method_list[0]),
+        "williams": williams_matrix(df, williams_level, method_list[0], variant=kendall_variant),
     }
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -423,6 +426,9 @@ def recipe_chiang_lee(
     adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
     variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
     samples: int = typer.Option(3, "--samples"),
+    id_field: str = typer.Option("id", "--id-field", help="story id column (row number when absent)"),
+    story_field: str = typer.Option("story", "--story-field"), prompt_field: str = typer.Option("prompt", "--prompt-field"),
+    writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
     score: Optional[str] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out"),
@@ -431,7 +437,10 @@ def recipe_chiang_lee(
     """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
     from judgelab.recipes.chiang_lee import run_chiang_lee
 
+    from judgelab.datasets.items import FieldMap
+
     run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
+                   FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field),
                    defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
 
 

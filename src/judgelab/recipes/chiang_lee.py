@@ -46,14 +46,15 @@ def _stories(path: Path, n_items: int | None, fields: FieldMap) -> tuple[list[It
     items = []
     counts: dict[str, int] = {}
     for n, row in enumerate(rows, 1):
-        for need in (fields.id, fields.text, fields.system):
+        for need in (fields.text, fields.system):
             if row.get(need) in (None, ""):
-                raise JudgelabError(f"{path}: story {n} has no field {need!r} (columns: {', '.join(row)})")
+                raise JudgelabError(f"{path}: story {n} has no field {need!r} (columns: {', '.join(map(str, row))})")
         writer = str(row[fields.system])
         if n_items is not None and counts.get(writer, 0) >= n_items:
             continue
         counts[writer] = counts.get(writer, 0) + 1
-        items.append(Item(str(row[fields.id]), str(row[fields.text]), writer, str(row[fields.id]), row.get(fields.context)))
+        story_id = str(row[fields.id]) if row.get(fields.id) not in (None, "") else str(n)
+        items.append(Item(story_id, str(row[fields.text]), writer, story_id, row.get(fields.context)))
     return items, None
 
 
