@@ -63,3 +63,12 @@ def test_demo_runs_offline(tmp_path):
 def test_missing_gguf_is_one_line(tmp_path):
     result = judgelab_cmd("demo", "--model-path", str(tmp_path / "missing.gguf"), "--quiet", "--out", str(tmp_path / "d"))
     assert result.returncode == 2 and "GGUF model not found" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_model_is_assembled_into_an_empty_cache(tmp_path):
+    from judgelab.models.local import default_model_path
+
+    path = default_model_path(tmp_path / "cache")
+    assert path.exists() and path.stat().st_size > 200_000_000
+    assert not list((tmp_path / "cache").glob("*.partial"))  # assembled atomically
+    assert default_model_path(tmp_path / "cache") == path  # second call reuses it

@@ -149,3 +149,20 @@ def test_journal_keeps_answers_written_before_a_kill(tmp_path):
         assert reopened.call_keys() == {"k1", "k2"}
         assert reopened.get_call("k2") == {"choices": [{"text": "5"}]}
     assert not (tmp_path / "s.sqlite.journal").exists()
+
+
+def test_a_server_that_ignores_n_is_sampled_one_by_one():
+    class IgnoresN(ScriptedTestJudge):
+        async def _complete(self, request):
+            response = await super()._complete(request)
+            response.choices = response.choices[:1]
+            return response
+
+    judge = IgnoresN({"default": "I rate it 4."})
+    store = Store(":memory:")
+    runner = Runner(judge, store, RunSpec(samples=3))
+    asyncio.run(runner.run(ITEMS[:1]))
+    ratings = store.ratings()
+    assert len(ratings) == 4 * 3 and set(ratings["score"]) == {4.0}
+    assert runner.n_ignored and "one by one" in runner.warnings[0]
+    assert sum(c.n == 3 for c in judge.calls) == 1  # asked once with n, then never again

@@ -99,6 +99,8 @@ class Runner:
         self.stats = RunStats()
         self._on_progress = on_progress or (lambda done, failed: None)
         self._known_calls: set[str] = set()
+        self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
+        self.warnings: list[str] = []
         self._parsed: dict[int, Any] = {}
         self._buffer_calls: list = []
         self._buffer_judgments: list[Judgment] = []
@@ -223,7 +225,7 @@ class Runner:
             key=key,
         )
         response = await self.backend.complete(request)
-        if len(response.choices) != n:
+        if not response.choices or len(response.choices) > n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
         payload = json.dumps(response.to_json(), ensure_ascii=False)
         if pending is None:
@@ -257,6 +259,12 @@ class Runner:
             response, key = await self._call(messages, 1, sample, attempt, pending=pending)
             choice = response.choices[0]
 
+    def _warn(self, message: str) -> None:
+        import sys
+
+        self.warnings.append(message)
+        print(f"judgelab: warning: {message}", file=sys.stderr)
+
     def _status(self, choice: Choice) -> str:
         if self.spec.score == "logprob":
             return "ok"
@@ -271,10 +279,15 @@ class Runner:
         k = self.samples
         pending: list = []
         firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in todo}
-        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k:  # noqa: SIM102
+        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k and not self.n_ignored:
             response, key = await self._call(messages, k, f"n{k}", pending=pending)  # one call for all k samples
+            if len(response.choices) < k and not self.n_ignored:
+                self.n_ignored = True
+                self._warn(f"the judge answered {len(response.choices)} of n={k} samples in one request: "
+                           "asking for the other samples one by one from now on (--no-n skips the n request)")
             for s in todo:
-                firsts[s] = (response.choices[s], response, key)
+                if s < len(response.choices):
+                    firsts[s] = (response.choices[s], response, key)
         judgments = []
         try:
             for s in todo:
