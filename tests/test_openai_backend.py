@@ -1,0 +1,47 @@
+"""Retry timing and request shapes of the OpenAI-compatible backend."""
+import asyncio
+import random
+
+import pytest
+
+from judgelab.errors import BackendError
+from judgelab.models.base import JudgeRequest, Sampling
+from judgelab.models.openai_backend import OpenAIBackend, retry_delay
+
+
+def test_retry_after_is_honoured_and_capped():
+    rng = random.Random(0)
+    assert retry_delay(0, 0.5, 30, "2", rng) == 2.0
+    assert retry_delay(3, 0.5, 30, "120", rng) == 30.0  # capped
+    assert retry_delay(0, 0.5, 30, "not-a-number", rng) <= 0.5  # falls back to backoff
+
+
+def test_full_jitter_exponential_backoff_bounds():
+    rng = random.Random(1)
+    for attempt in range(6):
+        delays = [retry_delay(attempt, 0.5, 10, None, rng) for _ in range(200)]
+        assert 0 <= min(delays) and max(delays) <= min(10, 0.5 * 2**attempt)
+        assert max(delays) > 0.5 * min(10, 0.5 * 2**attempt)  # jitter spreads over the whole range
+
+
+def test_completion_style_and_n_against_the_stub(stub_factory):
+    stub = stub_factory()
+    backend = OpenAIBackend("stub", base_url=stub.base_url, style="completion", max_retries=0)
+    request = JudgeRequest(messages=(("user", "Rate this."),), sampling=Sampling(temperature=1.0), n=3, key="abc")
+
+    async def go():
+        try:
+            return await backend.complete(request)
+        finally:
+            await backend.aclose()
+
+    response = asyncio.run(go())
+    assert len(response.choices) == 3 and response.prompt_tokens > 0 and response.completion_tokens > 0
+    assert stub.answered() == ["abc"]  # the ledger key travels as a header
+
+
+def test_missing_key_for_openai_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(BackendError, match="no API key"):
+        OpenAIBackend("gpt-4o-mini")
