@@ -79,10 +79,16 @@ def _check_criteria(df: pd.DataFrame, criteria: list[str] | None) -> list[str]:
     return criteria
 
 
+def _failure_rates(df: pd.DataFrame) -> pd.Series:
+    """Share of judgments without a score, per (rater, criterion): printed beside every statistic."""
+    return (df["status"] != "ok").groupby([df["rater"], df["criterion"]]).mean()
+
+
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
                    variant: str = "b") -> pd.DataFrame:
     """One row per (rater, criterion, level, method) for every non-human rater."""
     means = item_means(df)
+    failures = _failure_rates(df)
     humans = means[means["rater"].map(is_human)]
     if humans.empty:
         raise JudgelabError("no human ratings (raters named human:<id>) to compare with")
@@ -97,7 +103,8 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
                     c = level_correlation(joined, level, method, variant)
                     reason = "no items rated by both this rater and the humans" if joined.empty else c.reason
                     rows.append({"rater": rater, "criterion": criterion, "level": level, "method": method,
-                                 "r": c.r, "p": c.p, "n": c.n, "note": reason})
+                                 "r": c.r, "p": c.p, "n": c.n, "failure_rate": float(failures.get((rater, criterion), 0.0)),
+                                 "note": reason})
     return pd.DataFrame(rows)
 
 
@@ -133,6 +140,7 @@ def _nanmean(values) -> float:
 def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.DataFrame:
     """Per rater (all humans together as one group) and criterion: alpha (ordinal), ICC(2,k) and its 95% CI."""
     ok = df[df["status"] == "ok"]
+    failures = _failure_rates(df)
     rows = []
     for criterion in _check_criteria(df, criteria):
         sub = ok[ok["criterion"] == criterion]
@@ -153,7 +161,8 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
             res = icc(wide.to_numpy(float))["ICC(2,k)"]
             rows.append({"rater": name, "criterion": criterion, "raters_are": kind, "k": wide.shape[1], "items": len(wide),
                          "alpha": krippendorff_alpha(wide.to_numpy(float).T, "ordinal"),
-                         "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2], "note": ""})
+                         "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2],
+                         "failure_rate": float(failures.get((name, criterion), 0.0)), "note": ""})
     return pd.DataFrame(rows)
 
 

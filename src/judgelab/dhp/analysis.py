@@ -118,6 +118,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         "D_min_ew": float(min(r["D_ew"] for r in perturbations)),
         "combination": "asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
         "expert_weights": bool(votes),
+        "failure_rate": float((ratings["status"] != "ok").mean()) if "status" in ratings else 0.0,
     }
 
 
@@ -144,4 +145,4 @@ def perturbation_table(reports: dict[str, dict[str, Any]], metrics: list[str]) -
 
 def summary_table(reports: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{"judge": r, "D_avg": rep["D_avg"], "D_min": rep["D_min"], "D_avg_ew": rep["D_avg_ew"],
-                          "D_min_ew": rep["D_min_ew"]} for r, rep in reports.items()])
+                          "D_min_ew": rep["D_min_ew"], "failure_rate": rep.get("failure_rate", 0.0)} for r, rep in reports.items()])
