@@ -195,3 +195,17 @@ def test_dhp_with_two_judges_against_an_openai_compatible_endpoint(tmp_path, stu
                          "--perturbed", str(out / "perturbed.jsonl"), "--quiet", "--out", str(tmp_path / "again"))
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again" / "ratings.csv").exists()
+
+
+def test_votes_in_wide_and_long_csv_agree(tmp_path):
+    from judgelab.dhp.analysis import load_votes
+
+    task = load_task("summarization")
+    (tmp_path / "wide.csv").write_text("perturbation,coherence,consistency,fluency,relevance\ntypos,3,0,7,0\n")
+    (tmp_path / "long.csv").write_text("perturbation,metric,votes\ntypos,coherence,3\ntypos,fluency,7\n")
+    wide = load_votes(tmp_path / "wide.csv", task)
+    long = load_votes(tmp_path / "long.csv", task)
+    assert {k: v for k, v in wide["typos"].items() if v} == long["typos"] == {"coherence": 3.0, "fluency": 7.0}
+    (tmp_path / "bad.csv").write_text("x,y\n1,2\n")
+    with pytest.raises(JudgelabError, match="expected columns"):
+        load_votes(tmp_path / "bad.csv", task)

@@ -32,7 +32,8 @@ __all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table"]
 
 
 def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
-    """Expert votes: JSON ``{perturbation: {metric: votes}}`` or CSV ``perturbation,metric,votes``.
+    """Expert votes: JSON ``{perturbation: {metric: votes}}``, a long CSV ``perturbation,metric,votes``
+    or a wide CSV ``perturbation,<metric>,<metric>…`` (one row per perturbation).
 
     A key may name a perturbation (``typos/minor``) or its family (``typos``: both degrees).
     """
@@ -43,11 +44,17 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
         if path.suffix.lower() == ".csv":
             with path.open(newline="", encoding="utf-8") as f:
                 rows = list(csv.DictReader(f))
-            if rows and not {"perturbation", "metric", "votes"} <= set(rows[0]):
-                raise JudgelabError(f"{path}: expected columns perturbation, metric, votes")
+            columns = set(rows[0]) if rows else set()
             data: dict[str, dict[str, float]] = {}
-            for row in rows:
-                data.setdefault(row["perturbation"], {})[row["metric"]] = float(row["votes"])
+            if {"perturbation", "metric", "votes"} <= columns:
+                for row in rows:
+                    data.setdefault(row["perturbation"], {})[row["metric"]] = float(row["votes"])
+            elif "perturbation" in columns:
+                metrics = [c for c in rows[0] if c != "perturbation"]
+                for row in rows:
+                    data[row["perturbation"]] = {m: float(row[m] or 0) for m in metrics}
+            else:
+                raise JudgelabError(f"{path}: expected columns perturbation, metric, votes (or perturbation and one column per metric)")
         else:
             data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, ValueError) as exc:
