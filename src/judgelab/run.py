@@ -96,6 +96,9 @@ class Runner:
             f"{backend.model_id}@{self.template.name}" + (f"+{spec.variant}" if spec.variant else "")
         )
         self.samples = 1 if spec.score == "logprob" else spec.samples
+        #: Ratings one sample of one item yields over all criteria (multi-metric criteria yield several).
+        self.outputs_per_sample = sum(
+            1 if spec.score == "logprob" else len(self.template.outputs(c)) for c in self.criteria)
         self.stats = RunStats()
         self._on_progress = on_progress or (lambda done, failed: None)
         self._known_calls: set[str] = set()
@@ -128,8 +131,8 @@ class Runner:
                 for s in range(self.samples):
                     todo = [c for c in self.criteria
                             if any((self.rater, o, item.system, item.item_id, s) not in done for o in self.template.outputs(c))]
-                    self.stats.total += len(self.criteria)
-                    self.stats.already_done += len(self.criteria) - len(todo)
+                    self.stats.total += self.outputs_per_sample
+                    self.stats.already_done += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo)
                     if todo:
                         jobs.append(lambda item=item, s=s, todo=set(todo): self._conversation(item, s, todo))
                 continue
@@ -137,8 +140,8 @@ class Runner:
                 outputs = self.template.outputs(criterion)
                 todo = [s for s in range(self.samples)
                         if any((self.rater, o, item.system, item.item_id, s) not in done for o in outputs)]
-                self.stats.total += self.samples
-                self.stats.already_done += self.samples - len(todo)
+                self.stats.total += self.samples * len(outputs)
+                self.stats.already_done += (self.samples - len(todo)) * len(outputs)
                 if todo:
                     prompt = self._prompts[(item.system, item.item_id, criterion)]
                     independent.append((prompt, lambda item=item, c=criterion, todo=todo: self._independent(item, c, todo)))

@@ -32,7 +32,7 @@ def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: b
     import asyncio
 
     runner = Runner(backend, store, spec, template=template)
-    total = len(items) * len(runner.criteria) * runner.samples
+    total = len(items) * runner.outputs_per_sample * runner.samples
 
     async def main() -> RunStats:
         with progress_bar(total, label, enabled=progress) as advance:
