@@ -1,0 +1,3 @@
+from judgelab.cli import main
+
+main()

@@ -1,0 +1,238 @@
+"""The papers' studies (recipe …), scales, pairwise comparison and the contamination check."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judgelab.cli.common import (
+    app,
+    BaseUrlOpt,
+    ApiKeyOpt,
+    ModelPathOpt,
+    ConcurrencyOpt,
+    FormatOpt,
+    JudgeSpecOpt,
+    ScoreOpt,
+    split_list,
+)
+from judgelab.errors import JudgelabError
+
+
+@app.command()
+def contamination(
+    texts: Path = typer.Option(..., "--texts", help="JSONL/CSV with id and text (and optionally a 0/1 member label)"),
+    k: float = typer.Option(0.2, "--k", help="share of least likely tokens averaged (Min-K%)"),
+    label_field: Optional[str] = typer.Option(None, "--label-field", help="column with 1 = member, 0 = non-member"),
+    model_path: Optional[Path] = ModelPathOpt,
+    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    out: Optional[Path] = typer.Option(None, "--out", help="write the per-text scores as CSV"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
+    import pandas as pd
+
+    from judgelab.contamination import TokenScorer, roc_auc
+    from judgelab.datasets.items import FieldMap, load_items
+    from judgelab.report.output import emit
+    from judgelab.store import write_table
+
+    items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
+    if label_field is not None:
+        bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
+        if bad:
+            raise JudgelabError(f"{texts}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+    scorer = TokenScorer(model_path)
+    rows = []
+    for item in items:
+        lp = scorer.token_logprobs(item.text)
+        from judgelab.contamination import min_k_prob
+
+        row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k), "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
+        if label_field is not None:
+            row["member"] = int(float(item.extra[label_field]))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if out is not None:
+        write_table(table, out)
+    emit(table, fmt, title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
+    if label_field is not None:
+        auc = roc_auc(table["min_k_prob"], table["member"])
+        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}" if fmt != "json" else f'{{"roc_auc": {auc}}}')
+
+
+recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
+app.add_typer(recipe_app, name="recipe")
+
+
+@recipe_app.command("chiang-lee")
+def recipe_chiang_lee(
+    stories: Path = typer.Option(..., "--stories", help="wp_a.json, or JSONL/CSV with id, story, prompt, writer"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories per writer (and adversarial titles)"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human ratings (long layout) when the stories file has none"),
+    adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
+    variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
+    samples: int = typer.Option(3, "--samples"),
+    id_field: str = typer.Option("id", "--id-field", help="story id column (row number when absent)"),
+    story_field: str = typer.Option("story", "--story-field"), prompt_field: str = typer.Option("prompt", "--prompt-field"),
+    writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
+    score: Optional[str] = ScoreOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
+    from judgelab.recipes.chiang_lee import run_chiang_lee
+
+    from judgelab.datasets.items import FieldMap
+
+    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
+                   FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field),
+                   defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+
+
+@recipe_app.command("hanna")
+def recipe_hanna(
+    stories: Path = typer.Option(..., "--stories", help="hanna_llm_stories.csv (Prompt, Human, Story, Model)"),
+    judge: str = JudgeSpecOpt,
+    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts (each with all its stories)"),
+    eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
+    samples: int = typer.Option(3, "--samples", help="tries per story"),
+    score: Optional[str] = ScoreOpt,
+    human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
+    from judgelab.recipes.hanna_run import run_hanna
+
+    try:
+        eps = tuple(int(x) for x in (split_list(eval_prompts) or []))
+    except ValueError:
+        raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human,
+              defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+
+
+@recipe_app.command("nle")
+def recipe_nle(
+    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
+    data: Path = typer.Option(..., "--data", help="the dataset's CSV (e.g. ../shared/data/nle/e-snli.csv)"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
+    human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    samples: int = typer.Option(3, "--samples"),
+    per_delta: int = typer.Option(100, "--per-delta", help="pairs per score gap"),
+    seed: int = typer.Option(0, "--seed"),
+    dynamic: bool = typer.Option(True, "--dynamic/--no-dynamic", help="also compare dynamic prompting (needs human scores)"),
+    retrieval: str = typer.Option("auto", "--retrieval", help="auto | sentence-transformers | tfidf"),
+    price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
+    price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
+    from judgelab.recipes.nle import run_nle
+
+    run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
+            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet,
+            human_comparisons=human_comparisons)
+
+
+@app.command()
+def scales(
+    judge_scores: Path = typer.Option(..., "--judge", help="tidy ratings of a judge (ratings.csv); samples are averaged"),
+    human: Path = typer.Option(..., "--human", help="tidy human ratings, or a CSV with id and one column per metric"),
+    binary: str = typer.Option("4", "--binary-edges", help="edge of the binary bins (a value on an edge goes up)"),
+    ternary: str = typer.Option("3,5", "--ternary-edges", help="edges of the ternary bins"),
+    figure_dir: Optional[Path] = typer.Option(None, "--figures", help="folder for scatter plots against y = x"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline, Pearson, Spearman."""
+    import pandas as pd
+
+    from judgelab.ratings import read_ratings
+    from judgelab.report.output import emit
+    from judgelab.stats import correlate
+    from judgelab.stats.scales import scale_report
+
+    def table(path: Path) -> pd.DataFrame:
+        try:
+            df = read_ratings(path)
+            df = df[df["status"] == "ok"]
+            return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
+        except JudgelabError:
+            from judgelab.datasets.items import read_records
+
+            raw = pd.DataFrame(read_records(path))
+            if "id" not in raw.columns:
+                raise JudgelabError(f"{path}: neither a tidy ratings file nor a table with an id column") from None
+            raw["id"] = raw["id"].astype(str)
+            return raw.set_index("id").apply(pd.to_numeric, errors="coerce").groupby(level=0).mean()
+
+    j, h = table(judge_scores), table(human)
+    common = [c for c in j.columns if c in h.columns]
+    if not common:
+        raise JudgelabError(f"no metric in common: judge has {', '.join(map(str, j.columns))}; humans have {', '.join(map(str, h.columns))}")
+    try:
+        edges = {"binary": [float(x) for x in binary.split(",")], "ternary": [float(x) for x in ternary.split(",")], "7-way": None}
+    except ValueError:
+        raise JudgelabError("bin edges are numbers separated by commas, e.g. --ternary-edges 3,5") from None
+    rows = []
+    for metric in common:
+        joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
+        for granularity, e in edges.items():
+            rows.append({"metric": metric, **scale_report(joined["h"], joined["j"], granularity, e)})
+        rows.append({"metric": metric, "granularity": "pearson", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "pearson").r})
+        rows.append({"metric": metric, "granularity": "spearman", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "spearman").r})
+        if figure_dir is not None:
+            from judgelab.report.figures import scatter_identity
+
+            figure_dir.mkdir(parents=True, exist_ok=True)
+            scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{metric}.png", f"{metric}: judge vs human", "judge", "human")
+    emit(pd.DataFrame(rows), fmt, title="agreement by granularity (f1 column holds r for pearson/spearman)" if fmt == "table" else None)
+
+
+@app.command()
+def pairwise(
+    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
+    data: Path = typer.Option(..., "--data"),
+    human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
+    human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
+    judge: str = JudgeSpecOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    per_delta: int = typer.Option(100, "--per-delta"), seed: int = typer.Option(0, "--seed"),
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out"),
+    quiet: bool = typer.Option(False, "--quiet"),
+) -> None:
+    """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
+    from judgelab.recipes.common import RecipeOutput
+    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study
+    from judgelab.store import Store
+
+    items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
+    output = RecipeOutput(out, f"pairwise comparison: {dataset}")
+    with Store(out / "store.sqlite") as store:
+        pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
+                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet, human_comparisons)
+    output.finish()
+
+
+@recipe_app.command("user-study")
+def recipe_user_study(
+    annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),
+    fmt: str = FormatOpt,
+) -> None:
+    """Per-category error rates and Gwet's AC1 of explanation annotations."""
+    from judgelab.recipes.explanations import error_annotations
+    from judgelab.report.output import emit
+
+    emit(error_annotations(annotations), fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
+
