@@ -33,7 +33,7 @@ from judgelab.parse import expected_score, parse_comparison, parse_judgment, par
 from judgelab.prompts import Template, load_template
 from judgelab.store import Judgment, Store, keyed_json
 
-__all__ = ["RunSpec", "RunStats", "Runner", "run_sync"]
+__all__ = ["RunSpec", "RunStats", "Runner", "run_sync", "run_to_end"]
 
 Messages = tuple[tuple[str, str], ...]
 
@@ -402,15 +402,19 @@ class Runner:
                     self._flush()
 
 
-def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
-             on_progress: Callable[[int, int], None] | None = None) -> RunStats:
-    """Run a spec to completion from synchronous code."""
-    runner = Runner(backend, store, spec, on_progress)
+def run_to_end(runner: Runner, items: list[Item]) -> RunStats:
+    """Run a runner to completion from synchronous code; its backend is closed afterwards."""
 
     async def main() -> RunStats:
         try:
             return await runner.run(items)
         finally:
-            await backend.aclose()
+            await runner.backend.aclose()
 
     return asyncio.run(main())
+
+
+def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
+             on_progress: Callable[[int, int], None] | None = None) -> RunStats:
+    """Run a spec to completion from synchronous code."""
+    return run_to_end(Runner(backend, store, spec, on_progress), items)

@@ -212,9 +212,12 @@ class Store:
             j.completion_tokens, j.latency_s, json.dumps(j.meta, ensure_ascii=False, sort_keys=True), self._seq,
         )
 
-    def ratings(self, with_meta: bool = False) -> pd.DataFrame:
-        """The tidy ratings table, sorted deterministically (independent of finishing order)."""
-        df = pd.read_sql_query("SELECT * FROM judgments", self._db)
+    def ratings(self, with_meta: bool = False, rater: str | None = None) -> pd.DataFrame:
+        """The tidy ratings table (of one rater if given), sorted deterministically (independent of finishing order)."""
+        if rater is None:
+            df = pd.read_sql_query("SELECT * FROM judgments", self._db)
+        else:
+            df = pd.read_sql_query("SELECT * FROM judgments WHERE rater = ?", self._db, params=(rater,))
         df = df.rename(columns={"grp": "group"})
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
         cols = RATING_COLUMNS + (["attempts", "prompt_tokens", "completion_tokens", "latency_s", "meta"] if with_meta else [])

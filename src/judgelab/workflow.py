@@ -11,7 +11,7 @@ from judgelab.datasets.items import Item, load_items
 from judgelab.errors import JudgelabError
 from judgelab.models import make_judge
 from judgelab.report.terminal import console, print_table, progress_bar
-from judgelab.run import RunSpec, RunStats, Runner
+from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
 
@@ -29,20 +29,11 @@ def _prepare_out(out: Path) -> Path:
 def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",
             template=None) -> RunStats:
     """Run one spec with a progress bar; the backend is closed afterwards."""
-    import asyncio
-
     runner = Runner(backend, store, spec, template=template)
     total = len(items) * runner.outputs_per_sample * runner.samples
-
-    async def main() -> RunStats:
-        with progress_bar(total, label, enabled=progress) as advance:
-            runner._on_progress = advance
-            try:
-                return await runner.run(items)
-            finally:
-                await backend.aclose()
-
-    return asyncio.run(main())
+    with progress_bar(total, label, enabled=progress) as advance:
+        runner._on_progress = advance
+        return run_to_end(runner, items)
 
 
 def rate_items(items: list[Item], spec: RunSpec, judge: str, judge_kwargs: dict[str, Any], out: Path,

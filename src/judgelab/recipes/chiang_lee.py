@@ -159,7 +159,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     frames = [story] + ([humans] if humans is not None else [])
     both = combine(frames)
     output.table(story, "ratings", "judge ratings of the stories (tidy table)", show=False)
-    output.table(table1(both), "table1", "Table 1: mean, SD, Krippendorff's alpha (interval) and % full agreement of three annotators, per writer")
+    t1 = output.table(table1(both), "table1", "Table 1: mean, SD, Krippendorff's alpha (interval) and % full agreement of three annotators, per writer")
     output.table(welch_by_writer(both), "welch", "Welch's t-test between writers (per-item means)")
     if humans is not None:
         output.table(kendall_vs_humans(both), "table2_kendall", "Table 2: Kendall's tau between mean teacher and mean judge ratings")
@@ -182,4 +182,4 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
     output.finish(notes)
-    return {"rater": rater, "sanity": check, "table1": table1(both)}
+    return {"rater": rater, "sanity": check, "table1": t1}

@@ -206,7 +206,7 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         pitems = _pair_items(by_id, pairs)
         prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
                            max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", defaults=defaults, progress=progress)
-        verdicts = _verdicts(store.ratings(), prater, metric)
+        verdicts = _verdicts(store.ratings(rater=prater), prater, metric)
         pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
         if second is not None:
             pair_rows.append(f1_by_delta(pairs, second[metric]).assign(metric=metric, rater="human comparisons"))
@@ -256,7 +256,7 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
             pitems = _pair_items(by_id, pairs, both_orders=False, examples=exs)
             prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric], max_tokens=96,
                                temperature=0.0, rater=f"{rater}|pairwise-test-{label}", defaults=defaults, progress=progress)
-            rows.append(f1_by_delta(pairs, _verdicts(store.ratings(), prater, metric)).assign(metric=metric, prompting=label))
+            rows.append(f1_by_delta(pairs, _verdicts(store.ratings(rater=prater), prater, metric)).assign(metric=metric, prompting=label))
     output.table(pd.concat(rows), "dynamic_pairwise_f1", "vanilla vs dynamic prompting: pairwise F1 per Δ (figure 3), test half")
 
 
