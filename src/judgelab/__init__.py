@@ -4,21 +4,49 @@ Public API::
 
     from judgelab import parse_rating, RunSpec, Store, make_judge, load_items, run_sync
 
-See README.md for a worked example.
+See README.md for a worked example. Names are imported on first use, so that
+``import judgelab`` (and the ``judgelab`` command's start-up) stays instant: pandas,
+scipy, llama_cpp and openai load only when something needs them.
 """
-from judgelab.datasets.items import Item, load_items
-from judgelab.errors import BackendError, CapabilityError, JudgelabError
-from judgelab.models import Sampling, make_judge
-from judgelab.parse import expected_score, parse_judgment, parse_rating
-from judgelab.prompts import available_templates, load_template
-from judgelab.run import RunSpec, Runner, run_sync
-from judgelab.store import Store
-from judgelab.summary import compare_systems, summarize
+from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "Item", "load_items", "JudgelabError", "BackendError", "CapabilityError", "Sampling", "make_judge",
-    "parse_rating", "parse_judgment", "expected_score", "available_templates", "load_template",
-    "RunSpec", "Runner", "run_sync", "Store", "summarize", "compare_systems",
-]
+__version__ = "0.2.0"
+
+_EXPORTS = {
+    "Item": "judgelab.datasets.items",
+    "load_items": "judgelab.datasets.items",
+    "JudgelabError": "judgelab.errors",
+    "BackendError": "judgelab.errors",
+    "CapabilityError": "judgelab.errors",
+    "Sampling": "judgelab.models",
+    "make_judge": "judgelab.models",
+    "parse_rating": "judgelab.parse",
+    "parse_judgment": "judgelab.parse",
+    "expected_score": "judgelab.parse",
+    "available_templates": "judgelab.prompts",
+    "load_template": "judgelab.prompts",
+    "RunSpec": "judgelab.run",
+    "Runner": "judgelab.run",
+    "run_sync": "judgelab.run",
+    "Store": "judgelab.store",
+    "summarize": "judgelab.summary",
+    "compare_systems": "judgelab.summary",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judgelab' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -12,3 +12,13 @@ class BackendError(JudgelabError):
 
 class CapabilityError(JudgelabError):
     """A request asked a backend for something it does not offer (no silent fallback)."""
+
+
+class TooManyFailures(JudgelabError):
+    """More judgments failed (parse failures, refusals, truncations …) than the run allows."""
+
+
+#: Exit statuses of the ``judgelab`` command (documented in README.md).
+EXIT_USAGE = 2
+EXIT_TOO_MANY_FAILURES = 3
+EXIT_INTERRUPTED = 130

@@ -26,13 +26,36 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Judgment", "Store", "request_key", "keyed_json", "RATING_COLUMNS", "write_table"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Judgment", "Store", "request_key", "keyed_json", "RATING_COLUMNS", "write_table", "last_store_summary"]
+
+#: The file of the store most recently opened for writing in this process (for the Ctrl-C message).
+_last_opened: str | None = None
+
+
+def last_store_summary() -> tuple[str, int] | None:
+    """(path, number of judgments) of the store this process last opened for writing, read read-only.
+
+    The command line uses it to say how much an interrupted run kept. ``None`` when no
+    store was opened or it cannot be read.
+    """
+    if _last_opened is None or _last_opened == ":memory:":
+        return None
+    try:
+        db = sqlite3.connect(f"{Path(_last_opened).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            count = db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return _last_opened, int(count)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -128,6 +151,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise JudgelabError(f"{self.path}: not a judgelab store ({exc})") from None
         self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
+        global _last_opened
+        _last_opened = self.path
         self._journal_path = None if self.path == ":memory:" else Path(self.path + ".journal")
         self._journal = None
         self._replay_journal()
@@ -212,8 +237,10 @@ class Store:
             j.completion_tokens, j.latency_s, json.dumps(j.meta, ensure_ascii=False, sort_keys=True), self._seq,
         )
 
-    def ratings(self, with_meta: bool = False, rater: str | None = None) -> pd.DataFrame:
+    def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
         """The tidy ratings table (of one rater if given), sorted deterministically (independent of finishing order)."""
+        import pandas as pd
+
         if rater is None:
             df = pd.read_sql_query("SELECT * FROM judgments", self._db)
         else:
@@ -224,7 +251,7 @@ class Store:
         return df[cols]
 
 
-def write_table(df: pd.DataFrame, path: str | Path) -> Path:
+def write_table(df: "pd.DataFrame", path: str | Path) -> Path:
     """Write a table as CSV, JSONL or Parquet, by the file's extension."""
     path = Path(path)
     if not path.parent.exists():

@@ -1,64 +1,117 @@
 """The ``judgelab`` command.
 
-Every user error ends in one line on stderr and exit status 2 (never a traceback);
-an interrupted run keeps every finished judgment in its store and resumes when the
-same command is run again. Commands live in one module per group; importing them
-registers them on the shared Typer app.
+The command line's contract, kept without relying on click's or typer's internals
+(typer 0.29 vendors its own click and changed how it reports Ctrl-C):
+
+* a user error (bad option, missing file, unknown name …) is one line on stderr,
+  ``judgelab: error: …``, and exit status 2 — never a traceback;
+* Ctrl-C ends with ``judgelab: interrupted; N finished judgments kept in STORE — run
+  the same command to resume`` and exit status 130; the ratings of an interrupted run
+  are not written (the store keeps every finished judgment);
+* a run whose failed judgments exceed ``--max-failure-rate`` exits with
+  :data:`EXIT_TOO_MANY_FAILURES` (3);
+* anything unexpected is one ``judgelab: internal error: …`` line, exit 1
+  (``JUDGELAB_DEBUG=1`` shows the traceback).
+
+Start-up stays instant: command modules import only typer and the standard library at
+module level; pandas, scipy, matplotlib, llama_cpp and openai are imported inside the
+commands that use them.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable
 
 import typer
-from pydantic import ValidationError
 
 # Importing the command modules registers their commands; the import order is the order of `--help`.
 from judgelab.cli import rating  # noqa: F401, I001
 from judgelab.cli import agreement  # noqa: F401
 from judgelab.cli import dhp  # noqa: F401
 from judgelab.cli import recipes  # noqa: F401
+from judgelab.cli import doctor  # noqa: F401
 from judgelab.cli.common import app
-from judgelab.errors import JudgelabError
+from judgelab.errors import EXIT_INTERRUPTED, EXIT_TOO_MANY_FAILURES, EXIT_USAGE, JudgelabError, TooManyFailures
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TOO_MANY_FAILURES"]
 
 
-def _run_cli(entry: Callable[..., object]) -> None:
+def _say(message: str) -> None:
+    print(f"judgelab: {message}", file=sys.stderr, flush=True)
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """click/typer usage errors, recognised by shape (``exit_code`` + ``format_message``), not by class:
+    typer ≥ 0.29 raises its vendored click's exceptions, older typer raises click's own."""
+    return isinstance(getattr(exc, "exit_code", None), int) and callable(getattr(exc, "format_message", None))
+
+
+def _validation_message(exc: BaseException) -> str | None:
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(exc, pydantic.ValidationError):
+        return None
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"invalid value for {where}: {first['msg']}"
+
+
+def _interrupted_message() -> str:
+    from judgelab.store import last_store_summary
+
+    where = last_store_summary()
+    if where is None:
+        return "interrupted"
+    path, finished = where
+    return f"interrupted; {finished} finished judgments kept in {path} — run the same command to resume"
+
+
+def _run_cli(entry: Callable[..., object], args: list[str] | None = None) -> None:
+    """Run the click command ``entry`` and turn every outcome into the documented exit status."""
     try:
-        entry(standalone_mode=False)
-    except JudgelabError as exc:
-        typer.echo(f"judgelab: error: {exc}", err=True)
-        sys.exit(2)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        typer.echo(f"judgelab: error: invalid value for {where}: {first['msg']}", err=True)
-        sys.exit(2)
+        result = entry(args=args, standalone_mode=False)
     except KeyboardInterrupt:
-        typer.echo("judgelab: interrupted; finished judgments are kept in the store — run the same command to resume", err=True)
-        sys.exit(130)
+        _say(_interrupted_message())
+        sys.exit(EXIT_INTERRUPTED)
+    except TooManyFailures as exc:
+        _say(f"error: {exc}")
+        sys.exit(EXIT_TOO_MANY_FAILURES)
+    except JudgelabError as exc:
+        _say(f"error: {exc}")
+        sys.exit(EXIT_USAGE)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(130)
-    except Exception as exc:  # click usage errors, then anything unexpected
-        import os
-
-        import click
-
-        if isinstance(exc, click.ClickException):
-            typer.echo(f"judgelab: error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+    except typer.Abort:  # click < 8.2 / typer < 0.29 turn Ctrl-C into Abort
+        _say(_interrupted_message())
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
+        message = _validation_message(exc)
+        if message is not None:
+            _say(f"error: {message}")
+            sys.exit(EXIT_USAGE)
+        if _is_usage_error(exc):
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `judgelab` or a group alone: show its help
+                print(exc.format_message(), file=sys.stderr)
+                sys.exit(EXIT_USAGE)
+            text = " ".join(exc.format_message().split())
+            _say(f"error: {text}" + ("" if "--help" in text else " (see --help)"))
+            sys.exit(EXIT_USAGE)
         if os.environ.get("JUDGELAB_DEBUG"):
             raise
-        typer.echo(f"judgelab: internal error: {type(exc).__name__}: {exc} (set JUDGELAB_DEBUG=1 for the traceback; "
-                   "finished judgments are kept in the store)", err=True)
+        _say(f"internal error: {type(exc).__name__}: {exc} (set JUDGELAB_DEBUG=1 for the traceback; "
+             "finished judgments are kept in the store)")
         sys.exit(1)
+    if result == EXIT_INTERRUPTED:
+        # typer ≥ 0.29 swallows KeyboardInterrupt and returns 130 in non-standalone mode.
+        _say(_interrupted_message())
+        sys.exit(EXIT_INTERRUPTED)
+    if isinstance(result, int) and result:
+        sys.exit(result)
 
 
-def main() -> None:
-    _run_cli(typer.main.get_command(app))
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``judgelab`` command."""
+    _run_cli(typer.main.get_command(app), args)
 
 
 if __name__ == "__main__":  # pragma: no cover

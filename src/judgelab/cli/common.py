@@ -10,6 +10,22 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="judgelab: LLM judges, measured like human raters.")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from judgelab import __version__
+
+        typer.echo(f"judgelab {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="print judgelab's version and exit (`judgelab doctor` says more)"),
+) -> None:
+    """judgelab: LLM judges, measured like human raters."""
+
+
 # -- shared judge options ------------------------------------------------------
 def judge_options(
     judge: str, model: Optional[str], base_url: Optional[str], api_key: Optional[str], style: str,

@@ -1,19 +1,20 @@
 """Any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp server, Ollama, TGI …).
 
-Uses the official ``openai`` SDK (over aiohttp when ``openai[aiohttp]`` is installed,
-else httpx) with its own retries switched off: judgelab retries
+Uses the official ``openai`` SDK over aiohttp (``openai.DefaultAioHttpClient``, from the
+``openai[aiohttp]`` extra; ``transport="httpx"`` chooses the SDK's default client) with its
+own retries switched off: judgelab retries
 429, 5xx, timeouts and connection errors with exponential backoff and full jitter,
 honouring ``Retry-After``, and gives up with one clear line after ``max_retries``.
 """
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import random
 import time
 from typing import Any
 
-import httpx
 import openai
 
 from judgelab.errors import BackendError
@@ -164,28 +165,54 @@ class OpenAIBackend(Backend):
         )
 
 
+def _sdk_http_module() -> Any:
+    """The HTTP library the installed SDK is built on: ``httpx`` (openai 1.x/2.x) or ``httpx2`` (3.x)."""
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__[1:] if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def available_transports() -> dict[str, str]:
+    """Transports the installed SDK offers, each with a description.
+
+    aiohttp is offered when ``openai.DefaultAioHttpClient`` is the real client, which needs
+    the ``openai[aiohttp]`` extra (the transport comes from ``httpx_aiohttp`` in openai
+    1.x/2.x and is vendored in the SDK from 3.x on; without the extra the SDK substitutes a
+    class that raises when built). The SDK's own httpx client is always offered.
+    """
+    http = _sdk_http_module()
+    offered = {"httpx": f"{http.__name__} {getattr(http, '__version__', '?')} (the SDK's default client)"}
+    if "Missing" not in openai.DefaultAioHttpClient.__name__:
+        try:
+            from importlib.metadata import version
+
+            offered["aiohttp"] = f"aiohttp {version('aiohttp')} via openai.DefaultAioHttpClient"
+        except Exception:  # aiohttp's metadata missing: the client itself would fail to build
+            pass
+    return offered
+
+
 def _pick_transport(transport: str) -> str:
+    """``auto`` takes aiohttp, the fast transport; its absence is an error, never a silent fallback."""
     if transport not in {"auto", "aiohttp", "httpx"}:
         raise BackendError(f"unknown transport {transport!r}; use auto, aiohttp or httpx")
     if transport == "httpx":
         return "httpx"
-    try:
-        import httpx_aiohttp  # noqa: F401  (openai[aiohttp])
-    except ImportError:
-        if transport == "aiohttp":
-            raise BackendError("the aiohttp transport needs openai[aiohttp] (pip install 'openai[aiohttp]')") from None
-        return "httpx"
+    if "aiohttp" not in available_transports():
+        raise BackendError(f"the fast HTTP transport (aiohttp) is missing from this installation (openai "
+                           f"{openai.__version__} without its aiohttp extra): pip install 'openai[aiohttp]', "
+                           "or pass --transport httpx to accept the slower one")
     return "aiohttp"
 
 
-def http_client(transport: str, concurrency: int, timeout: float) -> httpx.AsyncClient:
+def http_client(transport: str, concurrency: int, timeout: float) -> Any:
     """The SDK's HTTP client. aiohttp (``openai.DefaultAioHttpClient``) is the default:
     at 64 concurrent requests httpx's connection pool costs several times the CPU of the
     whole rest of the pipeline (benchmarks/README.md)."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    http = _sdk_http_module()
+    limits = http.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     if transport == "aiohttp":
         return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
-    return httpx.AsyncClient(limits=limits, timeout=timeout)
+    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
 
 
 def _short(exc: openai.APIStatusError) -> str:
