@@ -50,7 +50,10 @@ class RunSpec(BaseModel):
     query_mode: Literal["independent", "conversation"] = "independent"
     max_refusal_retries: int = Field(3, ge=0, le=20)
     top_logprobs: int = Field(0, ge=0, le=20)
+    #: A rater label the user insists on: reusing it with other settings is an error.
     rater: str | None = None
+    #: A preferred label (recipes, DHP): taken as is when free, else suffixed ``#<digest>``.
+    label: str | None = None
     concurrency: int | None = Field(None, ge=1, le=1024)
 
     @model_validator(mode="after")
@@ -62,6 +65,7 @@ class RunSpec(BaseModel):
 
 @dataclass
 class RunStats:
+    rater: str = ""
     total: int = 0
     already_done: int = 0
     recorded: int = 0
@@ -92,14 +96,15 @@ class Runner:
         self.template: Template = template or load_template(spec.template)
         self.criteria = spec.criteria or list(self.template.criteria)
         self.template.check(self.criteria, spec.variant)
-        self.rater = spec.rater or (
-            f"{backend.model_id}@{self.template.name}" + (f"+{spec.variant}" if spec.variant else "")
-        )
         self.samples = 1 if spec.score == "logprob" else spec.samples
+        self.identity = run_identity(backend, self.template, self.criteria, spec)
+        preferred = spec.rater or spec.label or (
+            f"{backend.model_id}@{self.template.name}" + (f"+{spec.variant}" if spec.variant else ""))
+        self.rater = store.claim_rater(self.identity, preferred, forced=spec.rater is not None)
         #: Ratings one sample of one item yields over all criteria (multi-metric criteria yield several).
         self.outputs_per_sample = sum(
             1 if spec.score == "logprob" else len(self.template.outputs(c)) for c in self.criteria)
-        self.stats = RunStats()
+        self.stats = RunStats(rater=self.rater)
         self._on_progress = on_progress or (lambda done, failed: None)
         self._known_calls: set[str] = set()
         self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
@@ -109,6 +114,7 @@ class Runner:
         self._buffer_judgments: list[Judgment] = []
         self._buffer_since = 0.0
         self._meta = {
+            "run": self.store_digest(),
             "template": self.template.name,
             "variant": spec.variant,
             "judge": backend.identity(),
@@ -116,6 +122,13 @@ class Runner:
             "score_mode": spec.score,
             "query_mode": spec.query_mode,
         }
+
+    def store_digest(self) -> str:
+        """A short digest of this run's identity (recorded with every judgment)."""
+        import hashlib
+
+        blob = json.dumps(self.identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
     # -- planning ------------------------------------------------------------
     def _jobs(self, items: list[Item]) -> list[Callable[[], Any]]:
@@ -400,6 +413,45 @@ class Runner:
             if self._buffer_judgments or self._buffer_calls:
                 if time.monotonic() - self._buffer_since >= self.FLUSH_SECONDS:
                     self._flush()
+
+
+def run_identity(backend: Backend, template: Template, criteria: list[str], spec: RunSpec) -> dict[str, Any]:
+    """What defines a run: two runs with equal identities ask the same questions the same way.
+
+    The judge (kind, model, endpoint without credentials), the template's name and a SHA-256
+    of its full content (an edited template is a new run even under the same name), the
+    criteria, instruction variant, samples, score and query modes, the sampling parameters
+    (when text is generated), log-probability and refusal options.
+    """
+    scoring = spec.score == "logprob"
+    return {
+        "judge": public_identity(backend.identity()),
+        "template": template.name,
+        "template_sha256": template.digest(),
+        "criteria": list(criteria),
+        "variant": spec.variant,
+        "samples": 1 if scoring else spec.samples,
+        "score": spec.score,
+        "query_mode": spec.query_mode,
+        "sampling": None if scoring else spec.sampling.model_dump(),
+        "top_logprobs": 0 if scoring else spec.top_logprobs,
+        "max_refusal_retries": 0 if scoring else spec.max_refusal_retries,
+    }
+
+
+def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """A judge identity with credentials removed from its URL (user:password@, query string)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    out = dict(identity)
+    url = out.get("base_url")
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        out["base_url"] = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return out
 
 
 def run_to_end(runner: Runner, items: list[Item]) -> RunStats:

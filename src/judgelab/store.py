@@ -57,7 +57,20 @@ def last_store_summary() -> tuple[str, int] | None:
         return None
     return _last_opened, int(count)
 
+STORE_FORMAT = "judgelab-store"
+STORE_VERSION = 2
+
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgelab_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    rater TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    created REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
     request TEXT NOT NULL,
@@ -135,27 +148,157 @@ class Judgment:
 
 
 class Store:
-    """The run database. Open with a path; ``:memory:`` works for tests."""
+    """The run database. Open with a path; ``:memory:`` works for tests.
 
-    def __init__(self, path: str | Path) -> None:
+    A writable store is held by one process at a time: opening it takes an exclusive lock
+    on ``<store>.lock`` (released when the store is closed or the process dies), and a
+    second process gets a one-line error naming the holder, so no call is ever paid twice
+    because two processes ran at once. ``read_only=True`` (used by ``export`` and the
+    analysis commands) neither locks, creates, migrates nor switches the journal mode, and
+    refuses a file that is not a judgelab store.
+    """
+
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = str(path)
+        self.read_only = read_only
+        self._lock_fh = None
+        self._journal = None
+        self._journal_path = None
         if self.path != ":memory:":
-            parent = Path(self.path).parent
-            if not parent.exists():
-                raise JudgelabError(f"store folder does not exist: {parent}")
+            file = Path(self.path)
+            if file.is_dir():
+                raise JudgelabError(f"{file} is a folder, not a store file")
+            if read_only and not file.is_file():
+                raise JudgelabError(f"store not found: {file}")
+            if not file.parent.exists():
+                raise JudgelabError(f"store folder does not exist: {file.parent}")
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            if read_only:
+                self._db = sqlite3.connect(f"{Path(self.path).resolve().as_uri()}?mode=ro", uri=True,
+                                           isolation_level=None, check_same_thread=False)
+                self._check_format(require_tables=True)
+            else:
+                self._take_lock()
+                self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                self._check_format(require_tables=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute("INSERT OR IGNORE INTO judgelab_meta VALUES ('format', ?), ('version', ?)",
+                                 (STORE_FORMAT, str(STORE_VERSION)))
+            self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise JudgelabError(f"{self.path}: not a judgelab store ({exc})") from None
-        self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
+            self._release_lock()
+            raise JudgelabError(f"{self.path}: not a readable judgelab store ({exc})") from None
+        except JudgelabError:
+            self._release_lock()
+            raise
+        if read_only:
+            return
         global _last_opened
         _last_opened = self.path
         self._journal_path = None if self.path == ":memory:" else Path(self.path + ".journal")
-        self._journal = None
         self._replay_journal()
+
+    # -- format and ownership -------------------------------------------------
+    def _check_format(self, require_tables: bool) -> None:
+        """Refuse SQLite files that are not judgelab stores (a foreign ``judgments`` table, another app's database)."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            if require_tables:
+                raise JudgelabError(f"{self.path}: an empty database, not a judgelab store")
+            return
+        if "judgelab_meta" in tables:
+            meta = dict(self._db.execute("SELECT name, value FROM judgelab_meta").fetchall())
+            if meta.get("format") != STORE_FORMAT:
+                raise JudgelabError(f"{self.path}: not a judgelab store (format {meta.get('format')!r})")
+            if int(meta.get("version", "0")) > STORE_VERSION:
+                raise JudgelabError(f"{self.path}: written by a newer judgelab (store version {meta['version']}); upgrade judgelab")
+            return
+        expected = {"calls": {"key", "request", "response", "created"},
+                    "judgments": {"item_id", "system", "criterion", "rater", "sample", "status", "meta", "seq"}}
+        for table, columns in expected.items():
+            have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+            if not columns <= have:
+                raise JudgelabError(f"{self.path}: not a judgelab store (table {table!r} missing or of another shape)")
+        if require_tables:
+            return  # a store of judgelab 0.1 (no meta table), readable as it is
+
+    def _take_lock(self) -> None:
+        if self.path == ":memory:":
+            return
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        lock_path = Path(self.path + ".lock")
+        try:
+            fh = open(lock_path, "a+", encoding="utf-8")
+        except OSError as exc:
+            raise JudgelabError(f"cannot create the lock file {lock_path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise JudgelabError(f"{self.path} is in use by {holder}; wait for it to finish or use another --out") from None
+        import os
+        import sys
+
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"judgelab process {os.getpid()} ({' '.join(sys.argv)[:200]})")
+        fh.flush()
+        self._lock_fh = fh
+
+    def _release_lock(self) -> None:
+        if self._lock_fh is not None:
+            self._lock_fh.close()  # closing the descriptor releases the flock
+            self._lock_fh = None
+
+    # -- runs: one rater label per set of settings ------------------------------
+    def claim_rater(self, identity: dict[str, Any], preferred: str, forced: bool = False) -> str:
+        """The rater label for a run with ``identity``.
+
+        An identical earlier run keeps its label (its judgments resume). A new set of
+        settings gets ``preferred`` or, when another run holds that label,
+        ``preferred#<digest>``. With ``forced`` the label is the user's: if it was used with
+        other settings the call fails with one line naming what changed — old judgments
+        are never returned for new settings.
+        """
+        blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        rows = {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT rater, digest, identity FROM runs")}
+        if not forced:
+            for label, (d, _) in sorted(rows.items()):
+                if d == digest:
+                    return label
+        legacy = {r[0] for r in self._db.execute("SELECT DISTINCT rater FROM judgments")} - set(rows)
+        label = preferred
+        if forced:
+            if label in rows and rows[label][0] != digest:
+                changed = describe_changes(json.loads(rows[label][1]), identity)
+                raise JudgelabError(f"rater {label!r} in {self.path} was run with other settings ({changed}); "
+                                    "drop --rater for a new label, or use another --out")
+        elif label in rows or label in legacy:
+            label = f"{preferred}#{digest[:6]}"
+        if label in legacy:
+            raise JudgelabError(f"rater {label!r} in {self.path} was written by judgelab 0.1, which did not record its "
+                                "settings; use another --out (or another --rater)")
+        if label not in rows:
+            self._write("INSERT INTO runs VALUES (?, ?, ?, ?)", (label, digest, blob, time.time()))
+        return label
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        """Rater label → the settings (run identity) it was recorded with."""
+        return {r[0]: json.loads(r[1]) for r in self._db.execute("SELECT rater, identity FROM runs")}
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        try:
+            self._db.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            raise _write_error(self.path, exc) from None
 
     # -- journal of answered calls (survives a kill between group commits) ------------
     def _replay_journal(self) -> None:
@@ -179,10 +322,14 @@ class Store:
         """
         if self._journal_path is None:
             return
-        if self._journal is None:
-            self._journal = open(self._journal_path, "a", encoding="utf-8")
-        self._journal.write(f'{{"key":"{key}","request":{_as_json(request)},"response":{_as_json(response)}}}\n')
-        self._journal.flush()
+        try:
+            if self._journal is None:
+                self._journal = open(self._journal_path, "a", encoding="utf-8")
+            self._journal.write(f'{{"key":"{key}","request":{_as_json(request)},"response":{_as_json(response)}}}\n')
+            self._journal.flush()
+        except OSError as exc:
+            raise JudgelabError(f"cannot write {self._journal_path}: {exc.strerror or exc}; "
+                                "finished judgments are kept in the store") from None
 
     def close(self) -> None:
         if self._journal is not None:
@@ -191,6 +338,7 @@ class Store:
             if self._journal_path is not None and self._journal_path.exists():
                 self._replay_journal()  # everything journaled is in the database before the journal goes
         self._db.close()
+        self._release_lock()
 
     def __enter__(self) -> "Store":
         return self
@@ -214,12 +362,15 @@ class Store:
         now = time.time()
         call_rows = [(k, _as_json(q), _as_json(r), now) for k, q, r in calls]
         judgment_rows = [self._row(j) for j in judgments]
-        with self._db:
-            self._db.execute("BEGIN")
-            if call_rows:
-                self._db.executemany("INSERT OR IGNORE INTO calls (key, request, response, created) VALUES (?, ?, ?, ?)", call_rows)
-            if judgment_rows:
-                self._db.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", judgment_rows)
+        try:
+            with self._db:
+                self._db.execute("BEGIN")
+                if call_rows:
+                    self._db.executemany("INSERT OR IGNORE INTO calls (key, request, response, created) VALUES (?, ?, ?, ?)", call_rows)
+                if judgment_rows:
+                    self._db.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", judgment_rows)
+        except sqlite3.OperationalError as exc:
+            raise _write_error(self.path, exc) from None
 
     def n_calls(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
@@ -268,3 +419,29 @@ def write_table(df: "pd.DataFrame", path: str | Path) -> Path:
         raise JudgelabError(f"unknown output format {suffix!r}: use .csv, .jsonl or .parquet")
     tmp.replace(path)
     return path
+
+
+def _write_error(path: str, exc: sqlite3.OperationalError) -> JudgelabError:
+    text = str(exc)
+    if "full" in text:
+        return JudgelabError(f"{path}: the disk is full ({text}); finished judgments are kept — free space and run again")
+    if "readonly" in text or "read-only" in text:
+        return JudgelabError(f"{path}: the store cannot be written ({text})")
+    return JudgelabError(f"{path}: cannot write the store ({text})")
+
+
+def describe_changes(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
+    """Human-readable differences between two run identities, e.g. ``sampling.temperature 1.0 → 0.7``."""
+    parts = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        name = f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            parts.append(describe_changes(a, b, name + "."))
+        elif key == "template_sha256":
+            parts.append(f"template text changed (sha256 {str(a)[:8]} → {str(b)[:8]})")
+        else:
+            parts.append(f"{name} {a!r} → {b!r}")
+    return "; ".join(p for p in parts if p)

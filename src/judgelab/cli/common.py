@@ -30,14 +30,14 @@ def _root(
 def judge_options(
     judge: str, model: Optional[str], base_url: Optional[str], api_key: Optional[str], style: str,
     model_path: Optional[Path], script: Optional[Path], concurrency: int, max_retries: int,
-    no_n: bool = False, timeout: float = 120.0,
+    no_n: bool = False, timeout: float = 120.0, transport: str = "auto",
 ) -> dict:
     """Keyword options for :func:`judgelab.models.make_judge` from command-line values."""
     if judge == "local":
         return {"model_path": str(model_path) if model_path else None}
     if judge == "openai":
         return {"model": model, "base_url": base_url, "api_key": api_key, "style": style,
-                "concurrency": concurrency, "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout}
+                "concurrency": concurrency, "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport}
     if judge == "scripted-test-double":
         return {"script": str(script) if script else None}
     return {}
@@ -51,6 +51,9 @@ StyleOpt = typer.Option("chat", "--style", help="chat | completion requests (ope
 ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M)")
 ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted-test-double judge (tests only)")
 ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
+MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
+                                 help="exit with status 3 when more than this share of judgments failed")
+TransportOpt = typer.Option("auto", "--transport", help="HTTP transport of the openai judge: auto (aiohttp) | aiohttp | httpx")
 RetriesOpt = typer.Option(6, "--max-retries", min=0, max=50, help="retries on 429/5xx/timeouts before giving up")
 
 

@@ -18,6 +18,8 @@ from judgelab.cli.common import (
     ScriptOpt,
     ConcurrencyOpt,
     RetriesOpt,
+    MaxFailureRateOpt,
+    TransportOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -51,8 +53,15 @@ def rate(
     context_field: str = typer.Option("context", "--context-field"),
     system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+    all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
+    max_failure_rate: float = MaxFailureRateOpt,
+    transport: str = TransportOpt,
 ) -> None:
-    """Rate items with a judge; write the ratings table and print the summary."""
+    """Rate items with a judge; write the ratings table and print the summary.
+
+    Exit status: 0 done; 2 a user error; 3 more judgments failed than --max-failure-rate
+    allows (outputs are still written); 130 interrupted (run the same command to resume).
+    """
     from judgelab.datasets.items import FieldMap, load_items
     from judgelab.models import Sampling
     from judgelab.run import RunSpec
@@ -75,8 +84,11 @@ def rate(
     if pair is not None and len(pair) != 2:
         raise JudgelabError("--compare needs two systems, e.g. --compare human,gpt2")
     rate_items(
-        loaded, spec, judge, judge_options(judge, model, base_url, api_key, style, model_path, script, concurrency, max_retries, no_n),
-        out, ratings_format, compare=tuple(pair) if pair else None, progress=not quiet,
+        loaded, spec, judge,
+        judge_options(judge, model, base_url, api_key, style, model_path, script, concurrency, max_retries, no_n,
+                      transport=transport),
+        out, ratings_format, compare=tuple(pair) if pair else None, progress=not quiet, all_runs=all_runs,
+        max_failure_rate=max_failure_rate,
     )
 
 

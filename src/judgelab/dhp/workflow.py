@@ -104,9 +104,9 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             logprob = kind == "local"
             run = RunSpec(template=task.template.name, score="logprob" if logprob else "parsed",
                           samples=1 if logprob else (samples or 5), sampling=Sampling(temperature=0.0, max_tokens=16),
-                          rater=f"{backend.model_id}@dhp-{task.name}")
-            execute(items, run, backend, store, progress, label=f"judging ({backend.model_id})", template=task.template)
-            raters.append(run.rater)
+                          label=f"{backend.model_id}@dhp-{task.name}")
+            stats = execute(items, run, backend, store, progress, label=f"judging ({backend.model_id})", template=task.template)
+            raters.append(stats.rater)
         ratings = store.ratings()
     ratings = ratings[ratings["rater"].isin(raters)]
     write_table(ratings, out / "ratings.csv")

@@ -308,7 +308,10 @@ class LocalBackend(Backend):
         self.capabilities = Capabilities(max_n=1, top_logprobs=0, seed=True, score_mode=True, concurrency=1)
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "model": self.model_id, "file": self.model_path.name}
+        # The CPU path is part of the identity: repacked and plain kernels round differently
+        # (logits differ by up to ~1.4 on this model), so their answers are not interchangeable.
+        return {"kind": self.kind, "model": self.model_id, "file": self.model_path.name,
+                "bytes": self.model_path.stat().st_size, "cpu_path": "repack" if self.cpu_path.repack else "no-repack"}
 
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
         return await asyncio.to_thread(self._complete_sync, request)

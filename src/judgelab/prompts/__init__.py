@@ -52,6 +52,14 @@ class Template(BaseModel):
     #: How one item with its human scores is written as an in-prompt example (dynamic prompting).
     example_format: str | None = None
 
+    def digest(self) -> str:
+        """SHA-256 of the template's full content (instructions, questions, scale, variants …)."""
+        import hashlib
+        import json
+
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
     def render_example(self, fields: Mapping[str, Any]) -> str:
         if not self.example_format:
             raise JudgelabError(f"template {self.name!r} has no example_format for dynamic prompting")

@@ -66,6 +66,6 @@ def judge_run(items: list[Item], template: str | Template, judge: str, store: St
     backend = build_judge(judge, defaults)
     spec = RunSpec(template=tpl.name, criteria=criteria, variant=variant, samples=1 if mode == "logprob" else samples,
                    sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed), score=mode,
-                   rater=rater or f"{backend.model_id}@{tpl.name}" + (f"+{variant}" if variant else ""))
-    execute(items, spec, backend, store, progress, label=f"{spec.rater}", template=tpl)
-    return spec.rater
+                   label=rater or f"{backend.model_id}@{tpl.name}" + (f"+{variant}" if variant else ""))
+    stats = execute(items, spec, backend, store, progress, label=f"{spec.label}", template=tpl)
+    return stats.rater

@@ -1,0 +1,85 @@
+"""``run.json``: what ran, with what, and what it cost — written into every output folder.
+
+It records judgelab's and its dependencies' versions, the command line, each run's
+settings (the run identity: judge, template hash, criteria, sampling, score mode …),
+counts by status, tokens and timings, so that a folder of results says how it was made.
+Credentials never enter it: judge identities carry no key, and ``--api-key`` values are
+masked in the recorded command line.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "write_manifest"]
+
+MANIFEST_SCHEMA = 1
+
+_DISTRIBUTIONS = ("judgelab", "llama-cpp-python", "openai", "aiohttp", "numpy", "scipy", "pandas", "pydantic",
+                  "jinja2", "typer", "krippendorff")
+_SECRET_OPTIONS = {"--api-key"}
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform and the versions of the distributions judgelab's results depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for dist in _DISTRIBUTIONS:
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = None
+    return {"python": platform.python_version(), "platform": platform.platform(), "versions": versions}
+
+
+def masked_argv(argv: list[str] | None = None) -> list[str]:
+    """The command line with the values of secret options replaced by ``***``."""
+    args = list(sys.argv if argv is None else argv)
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        if hide_next:
+            out.append("***")
+            hide_next = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _SECRET_OPTIONS:
+            if eq:
+                out.append(f"{name}=***")
+            else:
+                out.append(arg)
+                hide_next = True
+            continue
+        out.append(arg)
+    return out
+
+
+def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra: dict[str, Any] | None = None,
+                   started: float | None = None) -> Path:
+    """Write ``folder/run.json`` atomically and return its path."""
+    doc = {
+        "schema": MANIFEST_SCHEMA,
+        "command": command,
+        "argv": masked_argv(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)) if started else None,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "wall_s": round(time.time() - started, 3) if started else None,
+        **environment(),
+        "runs": runs,
+        **(extra or {}),
+    }
+    path = folder / "run.json"
+    tmp = path.with_name("run.json.tmp")
+    try:
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
