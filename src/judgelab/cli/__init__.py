@@ -90,8 +90,9 @@ def _run_cli(entry: Callable[..., object], args: list[str] | None = None) -> Non
             _say(f"error: {message}")
             sys.exit(EXIT_USAGE)
         if _is_usage_error(exc):
-            if type(exc).__name__ == "NoArgsIsHelpError":  # `judgelab` or a group alone: show its help
-                print(exc.format_message(), file=sys.stderr)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `judgelab` or a group alone: its help (typer printed it)
+                if exc.format_message().strip():
+                    print(exc.format_message(), file=sys.stderr)
                 sys.exit(EXIT_USAGE)
             text = " ".join(exc.format_message().split())
             _say(f"error: {text}" + ("" if "--help" in text else " (see --help)"))

@@ -125,9 +125,7 @@ def export(
     """Export the ratings table of a store (no model is called)."""
     from judgelab.store import Store, write_table
 
-    if not store.exists():
-        raise JudgelabError(f"store not found: {store}")
-    with Store(store) as s:
+    with Store(store, read_only=True) as s:  # never creates, converts or locks the file it reads
         write_table(s.ratings(with_meta=meta), to)
     typer.echo(f"wrote {to}")
 

@@ -67,6 +67,10 @@ class OpenAIBackend(Backend):
             raise BackendError(f"unknown request style {style!r}; use chat or completion")
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        if not self.base_url.startswith(("http://", "https://")):
+            raise BackendError(f"the judge endpoint must be an http(s) URL, not {self.base_url!r}")
+        if "@" in self.base_url.split("//", 1)[1].split("/", 1)[0]:
+            raise BackendError("credentials in the endpoint URL are not accepted: pass the key with --api-key or OPENAI_API_KEY")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if "api.openai.com" in self.base_url:

@@ -140,11 +140,19 @@ def available_templates() -> list[str]:
     return sorted(p.stem for p in _shipped_dir().glob("*.yaml"))
 
 
-@lru_cache(maxsize=64)
 def load_template(name_or_path: str) -> Template:
-    """Load a shipped template by name, or a user's YAML template by path."""
+    """Load a shipped template by name, or a user's YAML template by path.
+
+    Parsed files are cached by path, modification time and size, so an edited file is read again.
+    """
     path = resolve_data_file(name_or_path, _shipped_dir(), "template", available_templates())
-    return load_yaml_model(path, Template, "template")
+    stat = path.stat()
+    return _load_template_file(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _load_template_file(path: str, mtime_ns: int, size: int) -> Template:
+    return load_yaml_model(Path(path), Template, "template")
 
 
 def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[str]) -> Path:

@@ -1,0 +1,116 @@
+"""The command line's contract, exercised through the installed ``judgelab`` script in a subprocess:
+usage errors are one line and exit 2, Ctrl-C exits 130 naming the store, --version works, start-up
+imports nothing heavy."""
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write_items
+
+SCRIPT = Path(sys.executable).with_name("judgelab")
+pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason=f"the judgelab script is not installed beside {sys.executable}")
+
+
+def run(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("judgelab: error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["rate", "--bogus"], "--bogus"),
+    (["rate"], "--items"),
+    (["rate", "--items", "x.jsonl", "--samples", "two"], "--samples"),
+    (["rate", "--items", "x.jsonl", "--concurrency", "0"], "--concurrency"),
+    (["nonsense"], "nonsense"),
+    (["dhp", "analyze"], "Missing"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, needle):
+    one_line_error(run(*args), needle)
+
+
+def test_bare_command_shows_help_and_exits_2():
+    result = run()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    shown = result.stdout + result.stderr
+    assert "rate" in shown and "Usage" in shown
+
+
+def test_version():
+    from judgelab import __version__
+
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"judgelab {__version__}"
+
+
+def test_start_up_imports_nothing_heavy():
+    code = ("import sys\nfrom judgelab.cli import app\n"
+            "heavy = [m for m in ('pandas', 'scipy', 'matplotlib', 'llama_cpp', 'openai', 'numpy', 'pydantic') if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
+
+
+def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
+    stub = stub_factory(latency=0.3)
+    items = write_items(tmp_path / "items.jsonl", 40)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([str(SCRIPT), "rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai",
+                             "--model", "m", "--base-url", stub.base_url, "--concurrency", "1", "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = out / "store.sqlite"
+    deadline = time.time() + 60
+    done = 0
+    while time.time() < deadline and done < 3:
+        time.sleep(0.1)
+        try:
+            db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+            done = db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            db.close()
+        except sqlite3.Error:
+            pass
+    assert done >= 3, "the run did not start"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("judgelab: interrupted; ") and str(store) in line and "run the same command to resume" in line
+    kept = int(line.split("interrupted; ")[1].split()[0])
+    assert kept >= done
+    assert not (out / "ratings.csv").exists()  # an interrupted run writes no ratings table
+    # ... and the same command resumes and completes, asking no finished call again
+    again = run("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "m",
+                "--base-url", stub.base_url, "--concurrency", "8", "--out", str(out), "--quiet")
+    assert again.returncode == 0, again.stderr
+    assert f"({kept} already in the store)" in again.stdout.replace("\n", " ")
+
+
+def test_too_many_failures_exit_3_with_examples(tmp_path):
+    script = tmp_path / "refuse.json"
+    script.write_text(json.dumps({"default": "As an AI language model, I cannot rate stories."}))
+    items = write_items(tmp_path / "items.jsonl", 3)
+    base = ["rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
+            "--script", str(script), "--quiet", "--max-refusal-retries", "0"]
+    result = run(*base, "--out", str(tmp_path / "a"))
+    assert result.returncode == 3, result.stderr
+    assert "example refusal" in result.stdout and "failed (100% > --max-failure-rate 50%)" in result.stderr
+    assert (tmp_path / "a" / "ratings.csv").exists()  # outputs are written: the failures are data too
+    assert run(*base, "--out", str(tmp_path / "b"), "--max-failure-rate", "1").returncode == 0
