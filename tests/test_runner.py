@@ -144,7 +144,8 @@ def test_journal_keeps_answers_written_before_a_kill(tmp_path):
     store.journal_call("k2", {"q": 2}, {"choices": [{"text": "5"}]})
     with open(str(path) + ".journal", "a") as f:
         f.write('{"key": "k3", "request": {"q"')  # a line torn by the kill
-    # the process dies here: no close(), no database write of k1/k2
+    # the process dies here: no close(), no database write of k1/k2; its lock dies with it
+    store._release_lock()
     with Store(path) as reopened:
         assert reopened.call_keys() == {"k1", "k2"}
         assert reopened.get_call("k2") == {"choices": [{"text": "5"}]}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = [
     "ParseResult",
@@ -26,6 +26,8 @@ __all__ = [
     "parse_rating",
     "is_refusal",
     "expected_score",
+    "truncation_checked",
+    "rating_token_index",
 ]
 
 _NUMBER_WORDS = {
@@ -67,13 +69,20 @@ _WORD_CUE_RE = re.compile(
 class ParseResult:
     """Outcome of rating extraction.
 
-    ``status`` is one of ``ok``, ``refusal``, ``no_rating``, ``out_of_range``, ``empty``.
-    ``score`` is set only when ``status == "ok"``.
+    ``status`` is one of ``ok``, ``refusal``, ``no_rating``, ``out_of_range``, ``empty``, and
+    ``truncated`` (:func:`truncation_checked`). ``score`` is set only when ``status == "ok"``.
+    ``start`` is the character offset of the rating in the answer (``None`` without one).
     """
 
     score: float | None
     status: str
     rule: str = ""
+    start: int | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """The rating was introduced by a rating phrase ("I would rate it a 4", "Score: 4")."""
+        return self.rule in {"rating phrase", "number word"}
 
     @property
     def ok(self) -> bool:
@@ -85,9 +94,15 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL_RE.search(text or ""))
 
 
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
 def _normalise(text: str) -> str:
+    """Normalise quotes, markdown and dashes; every replacement keeps the text's length, so
+    positions in the normalised text are positions in the answer."""
     text = text.replace("\u2019", "'")
-    text = re.sub(r"[*_`#]+", " ", text)  # markdown emphasis and headings
+    text = re.sub(r"[*_`#]+", _blank, text)  # markdown emphasis and headings
     text = re.sub(r"[–—‒−]", "-", text)
     return text
 
@@ -113,7 +128,7 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         r"\bscale\s+of\s+" + _NUM + r"\b",
     ]
     for pattern in patterns:
-        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+        text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
     return text
 
 
@@ -134,26 +149,52 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
         return ParseResult(None, "empty")
     cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
 
-    candidates: list[tuple[str, str]] = []
+    candidates: list[tuple[str, str, int]] = []
     cue = _CUE_RE.search(cleaned)
     if cue:
-        candidates.append((cue.group(1), "rating phrase"))
+        candidates.append((cue.group(1), "rating phrase", cue.start(1)))
     first = _FIRST_NUM_RE.search(cleaned)
     if first:
-        candidates.append((first.group(1), "first number"))
+        candidates.append((first.group(1), "first number", first.start(1)))
     if not candidates:
         word = _WORD_CUE_RE.search(cleaned)
         if word:
-            candidates.append((str(_NUMBER_WORDS[word.group(1).lower()]), "number word"))
+            candidates.append((str(_NUMBER_WORDS[word.group(1).lower()]), "number word", word.start(1)))
     if not candidates:
         if is_refusal(text):
             return ParseResult(None, "refusal")
         return ParseResult(None, "no_rating")
-    raw, rule = candidates[0]
+    raw, rule, start = candidates[0]
     value = float(raw)
     if not (lo <= value <= hi) or math.isnan(value):
-        return ParseResult(None, "out_of_range", rule)
-    return ParseResult(value, "ok", rule)
+        return ParseResult(None, "out_of_range", rule, start)
+    return ParseResult(value, "ok", rule, start)
+
+
+def truncation_checked(result: ParseResult, finish_reason: str | None) -> ParseResult:
+    """An answer cut off at ``max_tokens`` (``finish_reason == "length"``) keeps its score only
+    when a rating phrase introduced it; otherwise it is ``truncated``: an incidental number in a
+    cut-off explanation is not a rating."""
+    if finish_reason != "length" or result.status in {"refusal", "empty"} or result.explicit:
+        return result
+    return ParseResult(None, "truncated", result.rule, result.start)
+
+
+def rating_token_index(tokens: Sequence[tuple[str, float, Any]], text: str, start: int | None) -> int | None:
+    """Index of the generated token that carries the character at ``start`` of ``text``.
+
+    ``None`` when there is no position, or when the tokens do not spell the text exactly
+    (then no position can be trusted and no log-probability is read).
+    """
+    if start is None or "".join(t[0] for t in tokens) != text:
+        return None
+    position = 0
+    for index, token in enumerate(tokens):
+        end = position + len(token[0])
+        if position <= start < end:
+            return index
+        position = end
+    return None
 
 
 def parse_rating(text: str | None, scale: tuple[float, float] = (1, 5)) -> float | None:

@@ -29,7 +29,14 @@ from pydantic import BaseModel, Field, model_validator
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
-from judgelab.parse import expected_score, parse_comparison, parse_judgment, parse_metric
+from judgelab.parse import (
+    expected_score,
+    parse_comparison,
+    parse_judgment,
+    parse_metric,
+    rating_token_index,
+    truncation_checked,
+)
 from judgelab.prompts import Template, load_template
 from judgelab.store import Judgment, Store, keyed_json
 
@@ -267,7 +274,8 @@ class Runner:
             choice, response, key = first
         while True:
             status = self._status(choice)
-            attempts.append({"key": key, "text": choice.text, "status": status})
+            attempts.append({"key": key, "text": choice.text, "status": status, "finish_reason": choice.finish_reason,
+                             **({"reasoning": choice.reasoning} if choice.reasoning else {})})
             if status != "refusal" or attempt >= self.spec.max_refusal_retries:
                 return choice, response, attempts
             attempt += 1
@@ -286,7 +294,7 @@ class Runner:
             return "ok"
         if self.template.answer == "comparison":
             return parse_comparison(choice.text).status
-        parsed = parse_judgment(choice.text, self.template.scale)
+        parsed = truncation_checked(parse_judgment(choice.text, self.template.scale), choice.finish_reason)
         self._parsed[id(choice)] = parsed  # reused by _judgment: each answer is parsed once
         return parsed.status
 
@@ -352,15 +360,16 @@ class Runner:
             parsed_score, status = None, ("ok" if lp_score is not None else "no_label_mass")
             score = lp_score
         else:
-            parsed = parsed or self._parsed.pop(id(choice), None) or parse_judgment(choice.text, scale)
+            parsed = parsed or self._parsed.pop(id(choice), None) or truncation_checked(
+                parse_judgment(choice.text, scale), choice.finish_reason)
             self._parsed.pop(id(choice), None)
             parsed_score, status, score = parsed.score, parsed.status, parsed.score
-            if parsed.score is not None and choice.tokens:
-                target = str(int(parsed.score)) if float(parsed.score).is_integer() else None
-                for token, _lp, alternatives in choice.tokens:
-                    if target is not None and token.strip().lstrip("▁Ġ") == target:
-                        lp_score, outside, _ = expected_score(alternatives, int_scale)
-                        break
+            if parsed.score is not None and choice.tokens and float(parsed.score).is_integer():
+                # The distribution at the token that carries the rating itself, located by its
+                # position in the answer (not the first token that happens to spell the same digit).
+                index = rating_token_index(choice.tokens, choice.text, parsed.start)
+                if index is not None:
+                    lp_score, outside, _ = expected_score(choice.tokens[index][2], int_scale)
         return Judgment(
             item_id=item.item_id,
             system=item.system,

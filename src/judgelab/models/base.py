@@ -75,9 +75,13 @@ TokenLogprobs = tuple[str, float, dict[str, float]]
 
 @dataclass
 class Choice:
+    """One answer: its text, per-token log-probabilities when asked for, why it stopped
+    (``length`` = cut off at ``max_tokens``), and a reasoning model's reasoning text."""
+
     text: str
     tokens: list[TokenLogprobs] | None = None
     finish_reason: str | None = None
+    reasoning: str | None = None
 
 
 @dataclass
@@ -93,7 +97,7 @@ class JudgeResponse:
         return {
             "choices": [
                 {"text": c.text, "tokens": [list(t) for t in c.tokens] if c.tokens is not None else None,
-                 "finish_reason": c.finish_reason}
+                 "finish_reason": c.finish_reason, **({"reasoning": c.reasoning} if c.reasoning is not None else {})}
                 for c in self.choices
             ],
             "prompt_tokens": self.prompt_tokens,
@@ -110,6 +114,7 @@ class JudgeResponse:
                 text=c["text"],
                 tokens=[(t[0], t[1], dict(t[2])) for t in c["tokens"]] if c.get("tokens") is not None else None,
                 finish_reason=c.get("finish_reason"),
+                reasoning=c.get("reasoning"),
             )
             for c in data["choices"]
         ]

@@ -62,9 +62,18 @@ class OpenAIBackend(Backend):
         top_logprobs: int = 20,
         supports_seed: bool = True,
         transport: str = "auto",
+        max_tokens_param: str = "auto",
     ) -> None:
         if style not in {"chat", "completion"}:
             raise BackendError(f"unknown request style {style!r}; use chat or completion")
+        if max_tokens_param not in {"auto", "max_tokens", "max_completion_tokens"}:
+            raise BackendError(f"unknown --max-tokens-param {max_tokens_param!r}; use auto, max_tokens or max_completion_tokens")
+        #: The request parameter that limits the answer's length. Reasoning models refuse
+        #: ``max_tokens`` and need ``max_completion_tokens``; with ``auto`` the backend starts
+        #: with ``max_tokens`` and switches once when the server says it is unsupported.
+        self.max_tokens_param = "max_tokens" if max_tokens_param == "auto" else max_tokens_param
+        self._auto_token_param = max_tokens_param == "auto"
+        self.notes: list[str] = []
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
@@ -99,7 +108,7 @@ class OpenAIBackend(Backend):
         self.retries_made = 0
 
     def identity(self) -> dict[str, Any]:
-        # The transport is not part of the identity: it does not change the answers.
+        # The transport and the length parameter's name are not part of the identity: they do not change the answers.
         return {"kind": self.kind, "model": self.model_id, "style": self.style, "base_url": self.base_url}
 
     async def aclose(self) -> None:
@@ -117,6 +126,11 @@ class OpenAIBackend(Backend):
                 last, retry_after = exc, exc.response.headers.get("retry-after")
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 last, retry_after = exc, None
+            except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+                what = "chat completion" if self.style == "chat" else "completion"
+                raise BackendError(f"judge endpoint {self.base_url} answered with something that is not an OpenAI "
+                                   f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}); "
+                                   f"check --base-url and --style") from None
             else:
                 response.latency_s = time.perf_counter() - start
                 return response
@@ -128,7 +142,28 @@ class OpenAIBackend(Backend):
             f"judge endpoint {self.base_url} unreachable after {self.max_retries} retries ({reason}); finished judgments are kept in the store"
         )
 
-    async def _send(self, request: JudgeRequest) -> JudgeResponse:
+    def _switch_token_param(self, exc: "openai.APIStatusError") -> bool:
+        """Switch once from ``max_tokens`` to ``max_completion_tokens`` when the server refuses the former."""
+        if not self._auto_token_param or self.max_tokens_param != "max_tokens" or exc.status_code != 400:
+            return False
+        text = str(exc.message or "") + " " + str(getattr(exc, "body", "") or "")
+        if "max_tokens" not in text or not any(w in text.lower() for w in ("unsupported", "not supported", "max_completion_tokens")):
+            return False
+        self.max_tokens_param = "max_completion_tokens"
+        self.notes.append("the endpoint refused max_tokens; switched to max_completion_tokens for the rest of the run")
+        return True
+
+    async def _create(self, method: Any, kwargs: dict[str, Any], headers: dict[str, str] | None) -> Any:
+        try:
+            return await method(**kwargs, extra_headers=headers)
+        except openai.BadRequestError as exc:
+            if not self._switch_token_param(exc):
+                raise
+        kwargs = dict(kwargs)
+        kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
+        return await method(**kwargs, extra_headers=headers)
+
+    async def _send(self, request: JudgeRequest, cue_suffix: str = "") -> JudgeResponse:
         s = request.sampling
         scoring = request.score_cue is not None
         top = request.top_logprobs or (20 if scoring else 0)
@@ -136,7 +171,7 @@ class OpenAIBackend(Backend):
             "model": self.model_id,
             "temperature": 0.0 if scoring else s.temperature,
             "top_p": s.top_p,
-            "max_tokens": 1 if scoring else s.max_tokens,
+            self.max_tokens_param: 1 if scoring else s.max_tokens,
             "n": request.n,
         }
         if s.seed is not None:
@@ -149,17 +184,30 @@ class OpenAIBackend(Backend):
             kwargs = dict(common, messages=messages)
             if top:
                 kwargs.update(logprobs=True, top_logprobs=top)
-            raw = await self._client.chat.completions.create(**kwargs, extra_headers=headers)
-            choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason) for c in raw.choices]
+            raw = await self._create(self._client.chat.completions.create, kwargs, headers)
+            if not isinstance(raw.choices, list) or any(getattr(c, "message", None) is None for c in raw.choices):
+                raise ValueError("no choices with a message")
+            choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason, _reasoning(c.message))
+                       for c in raw.choices]
         else:
             prompt = flatten_messages(request.messages)
             if scoring and request.score_cue:
-                prompt = prompt + "\n" + request.score_cue
+                prompt = prompt + "\n" + request.score_cue + cue_suffix
             kwargs = dict(common, prompt=prompt)
             if top:
                 kwargs["logprobs"] = top
-            raw = await self._client.completions.create(**kwargs, extra_headers=headers)
+            raw = await self._create(self._client.completions.create, kwargs, headers)
+            if not isinstance(raw.choices, list) or any(getattr(c, "text", None) is None for c in raw.choices):
+                raise ValueError("no choices with a text")
             choices = [Choice(c.text or "", _completion_tokens(c), c.finish_reason) for c in raw.choices]
+            if scoring and not cue_suffix and _space_first(choices):
+                # Tokenizers such as Gemma's spell " 4" as " " + "4": the next token after the cue is
+                # mostly a bare space and the labels come one token later. Read them there, after the
+                # space — exactly what the embedded judge does for such tokenizers.
+                second = await self._send(request, cue_suffix=" ")
+                second.extra["score_prefix"] = " "
+                second.prompt_tokens += getattr(raw.usage, "prompt_tokens", 0) or 0
+                return second
         usage = raw.usage
         return JudgeResponse(
             choices=choices,
@@ -167,6 +215,26 @@ class OpenAIBackend(Backend):
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             model=raw.model or self.model_id,
         )
+
+
+def _space_first(choices: list[Choice]) -> bool:
+    """True when the most likely next token is a bare space."""
+    if not choices or not choices[0].tokens:
+        return False
+    token, _lp, alternatives = choices[0].tokens[0]
+    best = max(alternatives.items(), key=lambda kv: kv[1])[0] if alternatives else token
+    return best == " "
+
+
+def _reasoning(message: Any) -> str | None:
+    """A reasoning model's reasoning text (``reasoning_content`` in DeepSeek/vLLM, ``reasoning`` elsewhere)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if value is None and getattr(message, "model_extra", None):
+            value = message.model_extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _sdk_http_module() -> Any:
