@@ -20,12 +20,12 @@ def free_port() -> int:
 class StubServer:
     """The OpenAI-compatible stub (judgelab.testing.openai_stub) in a subprocess."""
 
-    def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0):
+    def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0, mode: str = "normal"):
         self.port = free_port()
         self.log = tmp_path / f"stub-{self.port}.jsonl"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--fail-rate", str(fail_rate),
-             "--latency", str(latency), "--seed", str(seed), "--log", str(self.log)],
+             "--latency", str(latency), "--seed", str(seed), "--log", str(self.log), "--mode", mode],
             stdout=subprocess.PIPE, text=True,
         )
         line = self.proc.stdout.readline()

@@ -118,10 +118,13 @@ def rate_items(items: list[Item], spec: RunSpec, judge: str, judge_kwargs: dict[
         write_table(welch, out / "welch.csv")
         print_table(welch.drop(columns=["rater"]), title=f"Welch's t-test, {compare[0]} vs {compare[1]} (per-item means)")
     _print_stats(stats)
+    for note in getattr(backend, "notes", []):
+        console.print(f"note: {note}")
     print_failures(ratings[ratings["rater"] == stats.rater])
     write_manifest(out, "rate", [{
         "rater": stats.rater, "settings": runs.get(stats.rater), "transport": getattr(backend, "transport", None),
         "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
+        "max_tokens_param": getattr(backend, "max_tokens_param", None), "backend_notes": list(getattr(backend, "notes", [])),
         "judgments": stats.total, "already_in_store": stats.already_done, "calls_made": stats.calls_made,
         "statuses": failure_report(ratings[ratings["rater"] == stats.rater])[0],
         "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens, "wall_s": round(stats.wall_s, 3),

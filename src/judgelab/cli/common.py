@@ -30,14 +30,15 @@ def _root(
 def judge_options(
     judge: str, model: Optional[str], base_url: Optional[str], api_key: Optional[str], style: str,
     model_path: Optional[Path], script: Optional[Path], concurrency: int, max_retries: int,
-    no_n: bool = False, timeout: float = 120.0, transport: str = "auto",
+    no_n: bool = False, timeout: float = 120.0, transport: str = "auto", max_tokens_param: str = "auto",
 ) -> dict:
     """Keyword options for :func:`judgelab.models.make_judge` from command-line values."""
     if judge == "local":
         return {"model_path": str(model_path) if model_path else None}
     if judge == "openai":
         return {"model": model, "base_url": base_url, "api_key": api_key, "style": style,
-                "concurrency": concurrency, "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport}
+                "concurrency": concurrency, "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport,
+                "max_tokens_param": max_tokens_param}
     if judge == "scripted-test-double":
         return {"script": str(script) if script else None}
     return {}
@@ -53,6 +54,8 @@ ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted-te
 ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
 MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
                                  help="exit with status 3 when more than this share of judgments failed")
+MaxTokensParamOpt = typer.Option("auto", "--max-tokens-param",
+                                 help="auto | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")
 TransportOpt = typer.Option("auto", "--transport", help="HTTP transport of the openai judge: auto (aiohttp) | aiohttp | httpx")
 RetriesOpt = typer.Option(6, "--max-retries", min=0, max=50, help="retries on 429/5xx/timeouts before giving up")
 

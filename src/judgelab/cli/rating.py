@@ -20,6 +20,7 @@ from judgelab.cli.common import (
     RetriesOpt,
     MaxFailureRateOpt,
     TransportOpt,
+    MaxTokensParamOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -56,6 +57,7 @@ def rate(
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
     transport: str = TransportOpt,
+    max_tokens_param: str = MaxTokensParamOpt,
 ) -> None:
     """Rate items with a judge; write the ratings table and print the summary.
 
@@ -86,7 +88,7 @@ def rate(
     rate_items(
         loaded, spec, judge,
         judge_options(judge, model, base_url, api_key, style, model_path, script, concurrency, max_retries, no_n,
-                      transport=transport),
+                      transport=transport, max_tokens_param=max_tokens_param),
         out, ratings_format, compare=tuple(pair) if pair else None, progress=not quiet, all_runs=all_runs,
         max_failure_rate=max_failure_rate,
     )

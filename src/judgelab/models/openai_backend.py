@@ -143,9 +143,12 @@ class OpenAIBackend(Backend):
         )
 
     def _switch_token_param(self, exc: "openai.APIStatusError") -> bool:
-        """Switch once from ``max_tokens`` to ``max_completion_tokens`` when the server refuses the former."""
-        if not self._auto_token_param or self.max_tokens_param != "max_tokens" or exc.status_code != 400:
+        """Switch once from ``max_tokens`` to ``max_completion_tokens`` when the server refuses the former
+        (True also when a concurrent request already switched)."""
+        if not self._auto_token_param or exc.status_code != 400:
             return False
+        if self.max_tokens_param == "max_completion_tokens":
+            return True
         text = str(exc.message or "") + " " + str(getattr(exc, "body", "") or "")
         if "max_tokens" not in text or not any(w in text.lower() for w in ("unsupported", "not supported", "max_completion_tokens")):
             return False
@@ -157,7 +160,7 @@ class OpenAIBackend(Backend):
         try:
             return await method(**kwargs, extra_headers=headers)
         except openai.BadRequestError as exc:
-            if not self._switch_token_param(exc):
+            if "max_tokens" not in kwargs or not self._switch_token_param(exc):
                 raise
         kwargs = dict(kwargs)
         kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")

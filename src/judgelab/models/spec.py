@@ -24,7 +24,7 @@ def parse_judge(spec: str, defaults: dict[str, Any] | None = None) -> tuple[str,
         if not rest:
             raise JudgelabError("an openai judge needs a model: openai:MODEL or openai:MODEL@BASE_URL")
         model, _, url = rest.partition("@")
-        opts = {k: v for k, v in defaults.items() if k in {"api_key", "style", "concurrency", "max_retries", "supports_n", "timeout", "transport"}}
+        opts = {k: v for k, v in defaults.items() if k in {"api_key", "style", "concurrency", "max_retries", "supports_n", "timeout", "transport", "max_tokens_param"}}
         opts.update(model=model, base_url=url or defaults.get("base_url"))
         return "openai", opts
     if kind == "scripted-test-double":

@@ -29,8 +29,18 @@ def stub_reply(prompt: str, index: int = 0) -> str:
     return f"I would rate it a {1 + digest[0] % 5}. It reads well enough."
 
 
+#: Behaviours of the stub (``--mode``): an ordinary server; a reasoning model that refuses
+#: ``max_tokens`` and sends ``reasoning_content``; a server answering HTML with status 200; a server
+#: answering chat requests with completion-shaped bodies.
+MODES = ("normal", "reasoning-model", "html", "wrong-shape")
+
+
 class StubState:
-    def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None) -> None:
+    def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
+                 mode: str = "normal") -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown stub mode {mode!r}")
+        self.mode = mode
         self.fail_rate = fail_rate
         self.rng = random.Random(seed)
         self.latency = latency
@@ -103,14 +113,34 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     state.errors += 1
                     status, payload = 500, {"error": {"message": "internal error", "type": "server_error"}}
                 else:
-                    status, payload = 200, _body(path, json.loads(body or b"{}"))
-                    state.record(headers.get("x-judgelab-request-key", ""))
+                    request = json.loads(body or b"{}")
+                    status, payload = 200, None
+                    if state.mode == "reasoning-model" and "max_tokens" in request:
+                        status, payload = 400, {"error": {
+                            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                       "Use 'max_completion_tokens' instead.", "type": "invalid_request_error",
+                            "param": "max_tokens", "code": "unsupported_parameter"}}
+                    elif state.mode == "reasoning-model":
+                        request["max_tokens"] = request.get("max_completion_tokens", 16)
+                        payload = _body(path, request)
+                        for choice in payload["choices"]:
+                            if "message" in choice:
+                                choice["message"]["reasoning_content"] = "The text is clear; a 4 fits."
+                    elif state.mode == "wrong-shape" and path.endswith("/chat/completions"):
+                        payload = _body("/v1/completions", {**request, "prompt": "x"})
+                    else:
+                        payload = _body(path, request)
+                    if status == 200:
+                        state.record(headers.get("x-judgelab-request-key", ""))
             else:
                 status, payload = 404, {"error": {"message": "not found"}}
             data = json.dumps(payload).encode()
-            reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}[status]
+            content_type = "application/json"
+            if state.mode == "html" and status == 200 and method == "POST":
+                data, content_type = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>", "text/html"
+            reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}[status]
             writer.write(
-                f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}\r\n".encode()
+                f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(data)}\r\n{extra}\r\n".encode()
                 + data
             )
             await writer.drain()
@@ -139,9 +169,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
+    parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log)))
+        asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode)))
     except KeyboardInterrupt:
         sys.exit(0)
 
