@@ -10,6 +10,7 @@ from judgelab.stats.discernment import (
     wilcoxon_greater,
 )
 from judgelab.stats.icc import icc
+from judgelab.stats.ppi import MeanCI, PPIDifference, PPIMean, PPIPlan, plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
 from judgelab.stats.tests_twosample import welch_t
 from judgelab.stats.williams import bh_adjust, williams_one_sided, williams_test
 
@@ -17,4 +18,5 @@ __all__ = [
     "krippendorff_alpha", "exact_agreement", "gwet_ac1", "welch_t", "icc", "williams_test", "williams_one_sided", "bh_adjust",
     "Correlation", "correlate", "overall", "system_level", "per_group", "bootstrap_ci",
     "wilcoxon_greater", "harmonic_mean_p", "harmonic_mean_p_exact", "discernment", "expert_weights", "level_balanced_mean",
+    "ppi_mean", "ppi_mean_difference", "plan_ppi_mean", "plan_ppi_difference", "MeanCI", "PPIMean", "PPIDifference", "PPIPlan",
 ]
