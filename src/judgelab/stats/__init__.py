@@ -1,5 +1,6 @@
 """Pure statistics over ratings (no I/O). Each function cites the paper section it serves."""
 from judgelab.stats.agreement import exact_agreement, gwet_ac1, krippendorff_alpha
+from judgelab.stats.alt_test import AltTestResult, AnnotatorComparison, alt_test, by_adjust
 from judgelab.stats.correlation import Correlation, bootstrap_ci, correlate, overall, per_group, system_level
 from judgelab.stats.discernment import (
     discernment,
@@ -19,4 +20,5 @@ __all__ = [
     "Correlation", "correlate", "overall", "system_level", "per_group", "bootstrap_ci",
     "wilcoxon_greater", "harmonic_mean_p", "harmonic_mean_p_exact", "discernment", "expert_weights", "level_balanced_mean",
     "ppi_mean", "ppi_mean_difference", "plan_ppi_mean", "plan_ppi_difference", "MeanCI", "PPIMean", "PPIDifference", "PPIPlan",
+    "alt_test", "by_adjust", "AltTestResult", "AnnotatorComparison",
 ]
