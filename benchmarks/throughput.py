@@ -1,9 +1,10 @@
 """Throughput of judgelab, measured as ratios within one run.
 
-1. API pipeline: judgments per second of the full rating pipeline (runner, SQLite ledger,
-   parsing, export) against a local zero-latency OpenAI-compatible stub at concurrency 64,
-   next to a bare asyncio loop making the same calls with the same SDK against the same stub
-   (the floor this machine allows), and inspect_ai evaluating the same prompts (when installed).
+1. API pipeline, as whole processes a user runs: ``judgelab rate`` for 1,000 judgments
+   (start-up, runner, SQLite ledger, parsing, outputs) against a local zero-latency
+   OpenAI-compatible stub at concurrency 64, next to a bare asyncio loop over the same SDK and
+   transport as its own process (``bare_loop.py``, the floor), and inspect_ai's ``inspect eval``
+   on the same prompts from its own virtual environment (``--inspect PATH``).
 2. Embedded judge: prompt tokens per second with and without shared-prefix reuse, and
    log-probability scoring against sampled generation.
 
@@ -40,47 +41,41 @@ def prompts(n: int) -> list[str]:
     return [t.render("grammaticality", {"text": f"Story {i}: the lighthouse keeper counted the ships again."}) for i in range(n)]
 
 
-async def bare_loop(base_url: str, texts: list[str], concurrency: int, transport: str = "aiohttp") -> float:
-    """The floor: the same SDK, over the same HTTP transport, with nothing else around it."""
-    import openai
-
-    from judgelab.models.openai_backend import http_client
-
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0,
-                                http_client=http_client(transport, concurrency, 120.0))
-    sem = asyncio.Semaphore(concurrency)
-
-    async def one(p: str) -> str:
-        async with sem:
-            r = await client.chat.completions.create(model="stub", messages=[{"role": "user", "content": p}],
-                                                     temperature=1.0, top_p=0.9, max_tokens=128, n=1)
-            return r.choices[0].message.content
-
+def timed_process(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> float:
+    """Wall seconds of a whole process, start-up included, as a user pays it."""
     start = time.perf_counter()
-    await asyncio.gather(*(one(p) for p in texts))
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     elapsed = time.perf_counter() - start
-    await client.close()
+    if result.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({result.returncode}): {result.stderr[-1500:]}")
     return elapsed
 
 
-def judgelab_pipeline(base_url: str, n: int, concurrency: int, workdir: Path, transport: str = "aiohttp") -> float:
-    from judgelab.datasets.items import Item
-    from judgelab.models import make_judge
-    from judgelab.run import RunSpec, run_sync
-    from judgelab.store import Store, write_table
+def judgelab_process(base_url: str, n: int, concurrency: int, workdir: Path, transport: str = "auto") -> tuple[float, dict]:
+    """``judgelab rate`` for n judgments (one sample of one criterion per item) as a whole process."""
+    items = workdir / "items.jsonl"
+    with items.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": str(i), "text": f"Story {i}: the lighthouse keeper counted the ships again."}) + "\n")
+    out = workdir / f"out-{time.monotonic_ns()}"
+    cmd = [str(Path(sys.executable).with_name("judgelab")), "rate", "--items", str(items), "--criteria", "grammaticality",
+           "--samples", "1", "--judge", "openai", "--model", "stub", "--base-url", base_url, "--concurrency", str(concurrency),
+           "--transport", transport, "--quiet", "--out", str(out)]
+    elapsed = timed_process(cmd)
+    manifest = json.loads((out / "run.json").read_text())
+    return elapsed, manifest["runs"][0]
 
-    items = [Item(str(i), f"Story {i}: the lighthouse keeper counted the ships again.") for i in range(n)]
-    spec = RunSpec(template="chiang-lee-story", criteria=["grammaticality"], samples=1, concurrency=concurrency)
-    judge = make_judge("openai", model="stub", base_url=base_url, concurrency=concurrency, transport=transport)
-    start = time.perf_counter()
-    with Store(workdir / "store.sqlite") as store:
-        run_sync(judge, store, spec, items)
-        write_table(store.ratings(), workdir / "ratings.csv")
-    return time.perf_counter() - start
+
+def bare_process(base_url: str, n: int, concurrency: int, workdir: Path) -> float:
+    file = workdir / "prompts.json"
+    file.write_text(json.dumps(prompts(n)))
+    return timed_process([sys.executable, str(HERE / "bare_loop.py"), str(file), base_url, str(concurrency)])
 
 
-def inspect_ai_run(base_url: str, n: int, concurrency: int, workdir: Path) -> float | None:
-    if shutil.which("inspect") is None:
+def inspect_ai_process(base_url: str, n: int, concurrency: int, workdir: Path, inspect_bin: str | None) -> float | None:
+    """inspect_ai's ``inspect eval`` on the same prompts (chat-completions path: ``responses_api=False``)."""
+    inspect_bin = inspect_bin or shutil.which("inspect")
+    if inspect_bin is None:
         return None
     task = workdir / "bench_task.py"
     task.write_text(
@@ -94,46 +89,51 @@ def inspect_ai_run(base_url: str, n: int, concurrency: int, workdir: Path) -> fl
         "    return Task(dataset=[Sample(input=p, target='3') for p in PROMPTS], solver=generate(), scorer=match())\n"
     )
     env = dict(os.environ, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="x", INSPECT_LOG_DIR=str(workdir / "logs"))
-    cmd = ["inspect", "eval", task.name, "--model", "openai/stub", "--max-connections", str(concurrency),
-           "--temperature", "1.0", "--top-p", "0.9", "--max-tokens", "128", "--display", "none", "-M", "responses_api=false", "--batch", "false"]
-    start = time.perf_counter()
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=workdir)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        print("inspect_ai failed:", result.stderr[-2000:], file=sys.stderr)
+    cmd = [inspect_bin, "eval", task.name, "--model", "openai/stub", "--max-connections", str(concurrency),
+           "--temperature", "1.0", "--top-p", "0.9", "--max-tokens", "128", "--display", "none",
+           "-M", "responses_api=false", "--batch", "false"]
+    return timed_process(cmd, env=env, cwd=workdir)
+
+
+def inspect_version(inspect_bin: str | None) -> str | None:
+    inspect_bin = inspect_bin or shutil.which("inspect")
+    if inspect_bin is None:
         return None
-    return elapsed
+    python = Path(inspect_bin).with_name("python")
+    result = subprocess.run([str(python), "-c", "import inspect_ai, openai; print(inspect_ai.__version__, openai.__version__)"],
+                            capture_output=True, text=True)
+    return result.stdout.strip() or None
 
 
-def api_benchmark(n: int, concurrency: int, skip_inspect: bool) -> dict:
+def api_benchmark(n: int, concurrency: int, skip_inspect: bool, inspect_bin: str | None, rounds: int) -> dict:
+    from importlib.metadata import version
+
     proc, base_url = start_stub()
     try:
-        texts = prompts(n)
-        asyncio.run(bare_loop(base_url, texts[:100], concurrency))  # warm-up
-        rounds = []
-        for _ in range(7):  # interleaved rounds; medians reported
-            with tempfile.TemporaryDirectory() as tmp:
-                pipe = judgelab_pipeline(base_url, n, concurrency, Path(tmp))
-            bare = asyncio.run(bare_loop(base_url, texts, concurrency))
-            rounds.append((pipe, bare))
-        pipe_s = sorted(r[0] for r in rounds)[3]
-        bare_s = sorted(r[1] for r in rounds)[3]
         with tempfile.TemporaryDirectory() as tmp:
-            pipe_httpx = judgelab_pipeline(base_url, n, concurrency, Path(tmp), transport="httpx")
-        bare_httpx = asyncio.run(bare_loop(base_url, texts, concurrency, transport="httpx"))
+            work = Path(tmp)
+            bare_process(base_url, 100, concurrency, work)  # warm-up (page cache, stub)
+            pairs = []
+            manifest: dict = {}
+            for _ in range(rounds):  # interleaved rounds; medians reported
+                pipe, manifest = judgelab_process(base_url, n, concurrency, work)
+                bare = bare_process(base_url, n, concurrency, work)
+                pairs.append((pipe, bare))
+            insp = None if skip_inspect else inspect_ai_process(base_url, n, concurrency, work, inspect_bin)
+            pipe_httpx, manifest_httpx = judgelab_process(base_url, n, concurrency, work, transport="httpx")
+        mid = len(pairs) // 2
+        pipe_s = sorted(p for p, _ in pairs)[mid]
+        bare_s = sorted(b for _, b in pairs)[mid]
         out = {
-            "judgments": n, "concurrency": concurrency,
-            "judgelab_pipeline_s": pipe_s, "bare_loop_s": bare_s,
-            "judgelab_per_s": n / pipe_s, "bare_per_s": n / bare_s,
-            "pipeline_over_bare_ratio": pipe_s / bare_s, "rounds": rounds, "transport": "aiohttp",
-            "httpx_transport": {"judgelab_pipeline_s": pipe_httpx, "bare_loop_s": bare_httpx,
-                                "pipeline_over_bare_ratio": pipe_httpx / bare_httpx},
+            "judgments": n, "concurrency": concurrency, "rounds": pairs,
+            "judgelab_process_s": pipe_s, "bare_process_s": bare_s,
+            "judgelab_over_bare_ratio": pipe_s / bare_s,
+            "transport": manifest.get("transport"), "judgelab_httpx_process_s": pipe_httpx,
+            "httpx_transport_recorded": manifest_httpx.get("transport"),
+            "versions": {d: version(d) for d in ("openai", "aiohttp", "typer", "pandas", "llama-cpp-python")},
         }
-        if not skip_inspect:
-            with tempfile.TemporaryDirectory() as tmp:
-                insp = inspect_ai_run(base_url, n, concurrency, Path(tmp))
-            if insp is not None:
-                out.update(inspect_ai_s=insp, inspect_ai_per_s=n / insp, speedup_vs_inspect_ai=insp / pipe_s)
+        if insp is not None:
+            out.update(inspect_ai_s=insp, inspect_ai_over_judgelab=insp / pipe_s, inspect_ai_versions=inspect_version(inspect_bin))
         return out
     finally:
         proc.terminate()
@@ -178,6 +178,51 @@ def local_benchmark(n_items: int) -> dict:
     return out
 
 
+def cpu_paths_benchmark(n_items: int) -> dict:
+    """Prompt evaluation speed of the embedded judge on both llama.cpp CPU paths, and how far their
+    scores differ: raw ``eval`` of the same prompts from an empty cache, 64-token blocks as the judge uses."""
+    import numpy as np
+    import llama_cpp
+
+    from judgelab.models.local import BLOCK, choose_cpu_path, default_model_path, open_llama
+    from judgelab.parse import expected_score
+    from judgelab.prompts import load_template
+    from judgelab.workflow import demo_items
+
+    template = load_template("chiang-lee-story")
+    texts = [template.render("grammaticality", {"text": i.text}) + "\n" + template.logprob_cue + " " for i in demo_items(n_items)]
+    path = default_model_path()
+    chosen = choose_cpu_path(path)
+    out: dict = {"chosen": chosen.name, "reason": chosen.reason, "paths": {}}
+    expectations = {}
+    for repack in (True, False):
+        if repack and not chosen.repack:
+            out["paths"]["repack"] = "not run: the probe found this path unsafe here"
+            continue
+        llm, _ = open_llama(path, repack=repack, n_ctx=2048, n_batch=BLOCK, n_threads=os.cpu_count() or 1)
+        labels = {str(k): [t for t in {*llm.tokenize(str(k).encode(), add_bos=False, special=False)[:1]}] for k in range(1, 6)}
+        tokens = [llm.tokenize(t.encode(), add_bos=True, special=False) for t in texts]
+        start = time.perf_counter()
+        scores = []
+        for toks in tokens:
+            llm.reset()
+            llm.eval(toks)
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),)).astype(float)
+            logp = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+            scores.append(expected_score({k: float(logp[v[0]]) for k, v in labels.items()}, (1, 5))[0])
+        elapsed = time.perf_counter() - start
+        n_tokens = sum(len(t) for t in tokens)
+        out["paths"]["repack" if repack else "no-repack"] = {"prompt_tokens": n_tokens, "seconds": elapsed,
+                                                            "prompt_tokens_per_s": n_tokens / elapsed}
+        expectations[repack] = np.array(scores, dtype=float)
+        del llm
+    if len(expectations) == 2:
+        out["max_abs_expected_score_difference"] = float(np.max(np.abs(expectations[True] - expectations[False])))
+        out["repack_over_plain_speed"] = (out["paths"]["repack"]["prompt_tokens_per_s"]
+                                          / out["paths"]["no-repack"]["prompt_tokens_per_s"])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
@@ -186,14 +231,17 @@ def main() -> None:
     parser.add_argument("--skip-inspect", action="store_true")
     parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--skip-api", action="store_true")
+    parser.add_argument("--inspect", default=None, help="the `inspect` executable of a separate virtual environment")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     path = HERE / "results.json"
     results = json.loads(path.read_text()) if path.exists() else {}  # sections not re-run are kept
     results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
     if not args.skip_api:
-        results["api"] = api_benchmark(args.n, args.concurrency, args.skip_inspect)
+        results["api"] = api_benchmark(args.n, args.concurrency, args.skip_inspect, args.inspect, args.rounds)
     if not args.skip_local:
         results["local"] = local_benchmark(args.local_items)
+        results["cpu_paths"] = cpu_paths_benchmark(args.local_items)
     path.write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
 
