@@ -1,4 +1,5 @@
 """DHP statistics against independent computations with scipy (to 1e-9)."""
+import itertools
 import math
 
 import numpy as np
@@ -7,7 +8,8 @@ from scipy import stats as st
 
 from judgelab import stats as S
 from judgelab.stats.discernment import (
-    P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, wilcoxon_greater,
+    P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, max_discernment,
+    wilcoxon_greater,
 )
 
 
@@ -67,6 +69,25 @@ def test_discernment_and_floor():
     assert discernment(1.0) == 0.0
     assert discernment(0.0) == pytest.approx(math.log(P_FLOOR) / math.log(0.05))
     assert discernment(1e-12) == pytest.approx(np.log(1e-12) / np.log(0.05), abs=1e-12)
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_max_discernment_is_the_best_of_every_sign_pattern(n):
+    # all 2**n sign patterns of n distinct differences, each through scipy's one-sided test
+    best = min(
+        wilcoxon_greater(np.array(signs) * np.arange(1, n + 1), np.zeros(n))
+        for signs in itertools.product([-1.0, 1.0], repeat=n)
+    )
+    assert best == pytest.approx(0.5**n, rel=1e-12)
+    assert max_discernment(n) == pytest.approx(discernment(best), rel=1e-12)
+
+
+def test_max_discernment_threshold():
+    assert max_discernment(4) == pytest.approx(4 * math.log(0.5) / math.log(0.05)) and max_discernment(4) < 1
+    assert max_discernment(5) > 1
+    assert max_discernment(0) == 0.0
+    with pytest.raises(ValueError):
+        max_discernment(-1)
 
 
 def test_level_balanced_mean():

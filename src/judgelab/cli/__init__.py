@@ -47,7 +47,9 @@ def _run_cli(entry: Callable[..., object]) -> None:
 
         import click
 
-        if isinstance(exc, click.ClickException):
+        # click's usage errors, and those of the copy of click that newer typer versions vendor
+        usage_errors = (click.ClickException, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"))
+        if isinstance(exc, usage_errors):
             typer.echo(f"judgelab: error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         if os.environ.get("JUDGELAB_DEBUG"):

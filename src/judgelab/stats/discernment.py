@@ -36,6 +36,7 @@ __all__ = [
     "harmonic_mean_p",
     "harmonic_mean_p_exact",
     "discernment",
+    "max_discernment",
     "expert_weights",
     "level_balanced_mean",
 ]
@@ -190,6 +191,25 @@ def discernment(p: float) -> float:
     if not 0 <= p <= 1:
         raise ValueError(f"not a p-value: {p}")
     return math.log(max(p, P_FLOOR)) / math.log(0.05)
+
+
+def max_discernment(n_pairs: int) -> float:
+    """The largest D a perturbation with ``n_pairs`` pairs can reach (DHP sections 3.3.1 and 3.3.3).
+
+    In the exact null distribution of the one-sided Wilcoxon signed-rank statistic (n pairs, no
+    ties or zero differences) each of the 2**n sign patterns has probability 0.5**n, and the most
+    extreme one (every difference positive) alone gives the smallest p-value, ``0.5**n``. Hence
+    ``D <= n · log(0.5) / log(0.05) ≈ 0.231 n``: 4 pairs give at most D = 0.93, and D > 1 (p < 0.05)
+    needs at least 5 pairs. Combining metrics cannot go lower with Wilson's HMP statistic (weights
+    summing to 1); the asymptotically exact HMP is higher still. Zero differences are dropped
+    before ranking, so they only lower the bound further. (With ties, scipy versions that use the
+    normal approximation for small samples can report smaller p-values than 0.5**n; that
+    approximation is not valid for so few pairs.)
+    """
+    n = int(n_pairs)
+    if n < 0:
+        raise ValueError(f"the number of pairs cannot be negative: {n_pairs}")
+    return 0.0 if n == 0 else discernment(0.5**n)
 
 
 def expert_weights(votes: Mapping[str, float], metrics: Sequence[str]) -> list[float]:
