@@ -209,3 +209,66 @@ def test_votes_in_wide_and_long_csv_agree(tmp_path):
     (tmp_path / "bad.csv").write_text("x,y\n1,2\n")
     with pytest.raises(JudgelabError, match="expected columns"):
         load_votes(tmp_path / "bad.csv", task)
+
+
+def separated_ratings(n_items: int) -> pd.DataFrame:
+    """Every perturbed copy scored lower than its original on every metric: the best case for D."""
+    task = load_task("summarization")
+    rows = []
+    for m in task.metrics:
+        for i in range(n_items):
+            rows.append(("original", m, i, 5.0 - 0.1 * i))
+            rows.append(("typos/minor", m, i, 4.0 - 0.2 * i))  # differences 1, 1.1, 1.2, …: no ties
+    return pd.DataFrame(rows, columns=["system", "criterion", "item_id", "score"]).assign(rater="judge", sample=0)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_too_few_pairs_for_d_above_one_is_noted(exact):
+    from judgelab.dhp.analysis import analyze
+    from judgelab.stats.discernment import max_discernment
+
+    task = load_task("summarization")
+    four = analyze(separated_ratings(4), task, exact=exact)["judge"]
+    (row,) = four["perturbations"]
+    assert row["pairs"] == 4 and row["p"]["coherence"] == pytest.approx(0.5**4)
+    assert row["D"] <= row["max_D"] <= max_discernment(4) < 1  # even a perfect judge stays below 1
+    bound = "0.84" if exact else "0.93"  # the asymptotically exact HMP of four p = 1/16 is 0.081 > 1/16
+    assert len(four["notes"]) == 1 and f"typos/minor (4 pairs, D <= {bound})" in four["notes"][0]
+    five = analyze(separated_ratings(5), task, exact=exact)["judge"]
+    assert five["perturbations"][0]["D"] > 1 and five["notes"] == []
+
+
+def test_analyze_command_shows_the_few_pairs_note(tmp_path):
+    path = tmp_path / "ratings.csv"
+    separated_ratings(4).to_csv(path, index=False)
+    r = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["notes"][0].startswith("too few pairs for D to exceed 1")  # stdout stays JSON
+    assert "judgelab: note: judge: too few pairs for D to exceed 1 in 1 of 1 perturbations" in r.stderr
+
+
+def test_out_of_range_dhp_options_are_user_errors(tmp_path):
+    from judgelab.dhp.analysis import load_votes
+    from judgelab.dhp.workflow import run_dhp
+
+    for samples in (0, -3, 129):
+        with pytest.raises(JudgelabError, match="--samples must be between 1 and 128"):
+            run_dhp("summarization", ["local"], tmp_path / "out", samples=samples)
+    with pytest.raises(JudgelabError, match="--n-items must be at least 1"):
+        run_dhp("summarization", ["local"], tmp_path / "out", n_items=0)
+    assert not (tmp_path / "out").exists()  # refused before any work
+    votes = tmp_path / "votes.json"
+    for bad in (-1, "many", None):
+        votes.write_text(json.dumps({"typos": {"fluency": bad}}))
+        with pytest.raises(JudgelabError, match="votes for 'typos', 'fluency' must be a number >= 0"):
+            load_votes(votes, load_task("summarization"))
+    for bad in ([1, 2], {"typos": 3}):
+        votes.write_text(json.dumps(bad))
+        with pytest.raises(JudgelabError, match="expected {perturbation: {metric: votes}}"):
+            load_votes(votes, load_task("summarization"))
+    r = judgelab_cmd("dhp", "--task", "summarization", "--samples", "0", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 2 and r.stderr.strip() == "judgelab: error: --samples must be between 1 and 128 ratings per text, not 0"
+    r = judgelab_cmd("dhp", "--task", "summarization", "--n-items", "0", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 2 and r.stderr.startswith("judgelab: error: Invalid value for '--n-items'")  # not an internal error
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "cli").exists()

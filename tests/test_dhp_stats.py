@@ -1,4 +1,5 @@
 """DHP statistics against independent computations with scipy (to 1e-9)."""
+import itertools
 import math
 
 import numpy as np
@@ -7,7 +8,8 @@ from scipy import stats as st
 
 from judgelab import stats as S
 from judgelab.stats.discernment import (
-    P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, wilcoxon_greater,
+    P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, max_discernment,
+    wilcoxon_greater,
 )
 
 
@@ -69,22 +71,66 @@ def test_discernment_and_floor():
     assert discernment(1e-12) == pytest.approx(np.log(1e-12) / np.log(0.05), abs=1e-12)
 
 
+@pytest.mark.parametrize("n", range(1, 9))
+def test_max_discernment_is_the_best_of_every_sign_pattern(n):
+    # all 2**n sign patterns of n distinct differences, each through scipy's one-sided test
+    best = min(
+        wilcoxon_greater(np.array(signs) * np.arange(1, n + 1), np.zeros(n))
+        for signs in itertools.product([-1.0, 1.0], repeat=n)
+    )
+    assert best == pytest.approx(0.5**n, rel=1e-12)
+    assert max_discernment(n) == pytest.approx(discernment(best), rel=1e-12)
+
+
+def test_max_discernment_threshold():
+    assert max_discernment(4) == pytest.approx(4 * math.log(0.5) / math.log(0.05)) and max_discernment(4) < 1
+    assert max_discernment(5) > 1
+    assert max_discernment(0) == 0.0
+    with pytest.raises(ValueError):
+        max_discernment(-1)
+
+
 def test_level_balanced_mean():
     # character: two perturbations, word: one, sentence: one -> weights 1/6, 1/6, 1/3, 1/3
     assert level_balanced_mean([1, 3, 2, 6], ["character", "character", "word", "sentence"]) == pytest.approx((1 + 3) / 6 + 2 / 3 + 6 / 3)
 
 
-def test_exact_hmp_against_scipy_levy_stable_and_calibration():
-    p = [0.01, 0.02, 0.3, 0.6]
-    L = 4
-    hmp = harmonic_mean_p(p)
-    mu = math.log(L) + 1 + float(np.euler_gamma * -1) - math.log(2 / math.pi)
-    loc = mu - (2 / math.pi) * (math.pi / 2) * math.log(math.pi / 2)
-    ref = max(hmp, st.levy_stable.sf(1 / hmp, 1.0, 1.0, loc=loc, scale=math.pi / 2))
-    assert harmonic_mean_p_exact(p) == pytest.approx(ref, abs=1e-9)
-    rng = np.random.default_rng(0)
-    draws = np.array([harmonic_mean_p_exact(rng.uniform(size=20)) for _ in range(300)])
-    assert 0.02 < np.mean(draws < 0.05) < 0.09  # calibrated under the null
+def _landau_s0_sf_scipy(x, mu, sigma):
+    """R's pLandau(x, mu, sigma, lower.tail=FALSE) (Nolan S0) from scipy, by two routes that must agree."""
+    old = st.levy_stable.parameterization
+    try:
+        st.levy_stable.parameterization = "S0"
+        s0 = st.levy_stable.sf(x, 1.0, 1.0, loc=mu, scale=sigma)
+        st.levy_stable.parameterization = "S1"  # scipy's cdf in S1 is Nolan's S1: shift the location
+        s1 = 1 - st.levy_stable.cdf(x, 1.0, 1.0, loc=mu - (2 / math.pi) * sigma * math.log(sigma), scale=sigma)
+    finally:
+        st.levy_stable.parameterization = old
+    assert s0 == pytest.approx(s1, abs=1e-9)
+    return s0
+
+
+@pytest.mark.parametrize("p, w, L", [
+    ([0.01, 0.02, 0.3, 0.6], None, None),
+    ([0.2, 0.5, 0.9, 0.9], None, None),
+    ([0.04, 0.3, 0.5], [0.5, 0.3, 0.2], None),
+    ([0.01, 0.2], None, 10),                     # multilevel: two of ten p-values, weights 1/10
+    ([0.3] * 100, None, None),
+])
+def test_exact_hmp_against_scipy_levy_stable(p, w, L):
+    L_ = L or len(p)
+    wv = np.full(len(p), 1 / L_) if w is None else np.asarray(w, float)
+    mu = math.log(L_) + 1 - np.euler_gamma - math.log(2 / math.pi)  # digamma(1) = -Euler's gamma
+    ref = wv.sum() * _landau_s0_sf_scipy(float(np.sum(wv / np.asarray(p))), mu, math.pi / 2)
+    assert harmonic_mean_p_exact(p, w, L) == pytest.approx(ref, abs=1e-9)
+
+
+@pytest.mark.parametrize("h, L", [(1e-3, 4), (1e-5, 4), (1e-8, 10), (1e-4, 1000), (1e-100, 1000), (1e-290, 4)])
+def test_exact_hmp_tail_follows_the_landau_expansion(h, L):
+    # scipy's levy_stable.sf returns 0 this far out; Landau's tail is 1/l + (log l - 1 + gamma)/l^2 + O(log^2 l / l^3)
+    lam = 1 / h - (math.log(L) + 1 - np.euler_gamma)
+    ref = (1 + (math.log(lam) - 1 + np.euler_gamma) / lam) / lam
+    assert harmonic_mean_p_exact([h] * L) == pytest.approx(ref, rel=10 * (math.log(lam) / lam) ** 2 + 1e-12)
+    assert harmonic_mean_p_exact([h] * L) > h  # more conservative than the raw HMP
 
 
 def test_exact_hmp_small_values_close_to_hmp_and_weights():

@@ -18,6 +18,13 @@ from judgelab.cli.common import (
 from judgelab.errors import JudgelabError
 
 
+def _show_notes(reports: dict) -> None:
+    """A report's notes (e.g. too few pairs for D > 1) on stderr, so that JSON on stdout stays JSON."""
+    for rater, rep in reports.items():
+        for note in rep.get("notes", []):
+            typer.echo(f"judgelab: note: {rater}: {note}", err=True)
+
+
 dhp_app = typer.Typer(help="DHP discernment benchmark: perturb references, judge, test, score. "
                       "Run: judgelab dhp --task TASK [--data FILE] --judge SPEC [--judge SPEC …]; "
                       "recompute from ratings: judgelab dhp analyze RATINGS --task TASK.",
@@ -34,7 +41,7 @@ def dhp(
     generator: Optional[str] = typer.Option(None, "--generator", help="judge spec that writes the LLM-based perturbations (none: they are skipped)"),
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
     seed: int = typer.Option(0, "--seed"),
-    samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0 (default 5; 1 for log-probability scoring)"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0, 1 to 128 (default 5; 1 for log-probability scoring)"),
     expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation (JSON or CSV)"),
     perturbed: Optional[Path] = typer.Option(None, "--perturbed", help="reuse a stored perturbed set (perturbed.jsonl)"),
     exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of Wilson's statistic"),
@@ -51,11 +58,13 @@ def dhp(
     if task is None:
         raise JudgelabError("judgelab dhp needs --task (summarization, story-completion, question-answering, translation)")
     from judgelab.datasets.items import FieldMap
-    from judgelab.dhp.workflow import run_dhp
+    from judgelab.dhp.workflow import check_run_options, run_dhp
 
+    check_run_options(samples, n_items)
     defaults = {"base_url": base_url, "api_key": api_key, "style": style, "concurrency": concurrency, "max_retries": max_retries}
-    run_dhp(task, judges, out, data, FieldMap(id=id_field, text=text_field, context=context_field), n_items, seed,
-            expert_weights, generator, perturbed, samples, defaults, exact, progress=not quiet)
+    reports = run_dhp(task, judges, out, data, FieldMap(id=id_field, text=text_field, context=context_field), n_items, seed,
+                      expert_weights, generator, perturbed, samples, defaults, exact, progress=not quiet)
+    _show_notes(reports)
 
 
 @dhp_app.command("analyze")
@@ -79,10 +88,11 @@ def dhp_analyze(
     if fmt == "json":
         payload = {r: public_report(rep) for r, rep in reports.items()}
         typer.echo(_json.dumps(next(iter(payload.values())) if len(payload) == 1 else {"judges": payload}))
-        return
-    metrics = load_task(task).metrics
-    emit(perturbation_table(reports, metrics), fmt, title="per perturbation" if fmt == "table" else None)
-    if fmt == "csv":
-        typer.echo("")
-    emit(summary_table(reports), fmt, title="discernment" if fmt == "table" else None)
+    else:
+        metrics = load_task(task).metrics
+        emit(perturbation_table(reports, metrics), fmt, title="per perturbation" if fmt == "table" else None)
+        if fmt == "csv":
+            typer.echo("")
+        emit(summary_table(reports), fmt, title="discernment" if fmt == "table" else None)
+    _show_notes(reports)
 

@@ -6,11 +6,15 @@ of each metric are averaged over samples per item, paired with the same item's o
 score (items missing or failed on either side are left out), and tested one-sided with
 Wilcoxon's signed-rank test. The metric p-values are combined by Wilson's HMP with equal
 weights and with expert weights; D = log_0.05(p); D_avg is level-balanced, D_min the minimum.
+A report's ``notes`` say when a perturbation has too few pairs for D to exceed 1 (the exact
+one-sided Wilcoxon test cannot go below p = 0.5**n with n pairs, see
+:func:`judgelab.stats.discernment.max_discernment`).
 """
 from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ from judgelab.stats.discernment import (
     harmonic_mean_p,
     harmonic_mean_p_exact,
     level_balanced_mean,
+    max_discernment,
     wilcoxon_greater,
 )
 
@@ -59,6 +64,8 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
             data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, ValueError) as exc:
         raise JudgelabError(f"{path}: cannot read expert votes ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise JudgelabError(f"{path}: expected {{perturbation: {{metric: votes}}}}")
     families = {p.name.split("/")[0] for p in task.perturbations} | {p.name for p in task.perturbations}
     for key, votes in data.items():
         if key not in families:
@@ -66,6 +73,13 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
         unknown = [m for m in votes if m not in task.metrics]
         if unknown:
             raise JudgelabError(f"{path}: unknown metric {unknown[0]!r} for task {task.name!r}; metrics: {', '.join(task.metrics)}")
+        for metric, v in votes.items():
+            try:
+                number = float(v)
+            except (TypeError, ValueError):
+                number = math.nan
+            if not math.isfinite(number) or number < 0:
+                raise JudgelabError(f"{path}: votes for {key!r}, {metric!r} must be a number >= 0, not {v!r}")
     return data
 
 
@@ -109,15 +123,18 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         if weights is not None and sum(w for w in weights) == 0:
             weights = None
         p_hmp_ew = combine(values, weights) if weights is not None else p_hmp
+        # the best case: every metric at the smallest exact Wilcoxon p-value 0.5**pairs
+        max_d = max_discernment(pairs) if not exact else discernment(combine([0.5**pairs] * len(values)))
         perturbations.append({
             "name": p.name, "level": p.level, "p": pvals, "p_hmp": p_hmp, "D": discernment(p_hmp),
-            "p_hmp_ew": p_hmp_ew, "D_ew": discernment(p_hmp_ew), "pairs": pairs,
+            "p_hmp_ew": p_hmp_ew, "D_ew": discernment(p_hmp_ew), "pairs": pairs, "max_D": max_d,
             "expert_weights": dict(zip(names, weights)) if weights is not None else None,
         })
     if not perturbations:
         raise JudgelabError("no perturbation of the task has ratings next to original ones (system 'original')")
     levels = [r["level"] for r in perturbations]
     return {
+        "notes": _few_pairs_notes(perturbations),
         "perturbations": perturbations,
         "D_avg": level_balanced_mean([r["D"] for r in perturbations], levels),
         "D_min": float(min(r["D"] for r in perturbations)),
@@ -127,6 +144,16 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         "expert_weights": bool(votes),
         "failure_rate": float((ratings["status"] != "ok").mean()) if "status" in ratings else 0.0,
     }
+
+
+def _few_pairs_notes(perturbations: list[dict[str, Any]]) -> list[str]:
+    """One note naming the perturbations whose pairs cannot give D > 1 (none when all can)."""
+    few = [r for r in perturbations if r["max_D"] <= 1]
+    if not few:
+        return []
+    which = ", ".join(f"{r['name']} ({r['pairs']} pairs, D <= {r['max_D']:.2f})" for r in few)
+    return [f"too few pairs for D to exceed 1 in {len(few)} of {len(perturbations)} perturbations: {which}; "
+            "with n pairs the exact one-sided Wilcoxon test cannot give p below 0.5**n, so D > 1 needs 5 or more pairs: use more items"]
 
 
 def analyze(ratings: pd.DataFrame, task: DhpTask, votes=None, exact: bool = False) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,10 @@ from judgelab.run import RunSpec
 from judgelab.store import Store, write_table
 from judgelab.workflow import execute
 
-__all__ = ["run_dhp", "dhp_analyze_file", "write_reports"]
+__all__ = ["run_dhp", "dhp_analyze_file", "write_reports", "check_run_options"]
+
+DEFAULT_SAMPLES = 5  # ratings per text at temperature 0, averaged per item (DHP appendix D: "each model score 5 times")
+MAX_SAMPLES = 128  # RunSpec.samples' upper bound
 
 
 def _jsonable(obj: Any) -> Any:
@@ -41,6 +44,7 @@ def public_report(report: dict[str, Any]) -> dict[str, Any]:
     return _jsonable({
         "perturbations": [{k: r[k] for k in keys} for r in report["perturbations"]],
         "D_avg": report["D_avg"], "D_min": report["D_min"], "D_avg_ew": report["D_avg_ew"], "D_min_ew": report["D_min_ew"],
+        "notes": list(report.get("notes", [])),
     })
 
 
@@ -69,10 +73,19 @@ def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame, tas
         print_table(summary, title="Discernment scores (D > 1: significant at 0.05)")
 
 
+def check_run_options(samples: int | None = None, n_items: int | None = None) -> None:
+    """Out-of-range options are user errors (never a silent default): samples in 1..128, n_items >= 1."""
+    if samples is not None and not 1 <= samples <= MAX_SAMPLES:
+        raise JudgelabError(f"--samples must be between 1 and {MAX_SAMPLES} ratings per text, not {samples}")
+    if n_items is not None and n_items < 1:
+        raise JudgelabError(f"--n-items must be at least 1, not {n_items}")
+
+
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
             perturbed: Path | None = None, samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
             exact: bool = False, progress: bool = True) -> dict[str, dict[str, Any]]:
+    check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
     out.mkdir(parents=True, exist_ok=True)
@@ -103,8 +116,8 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             backend = build_judge(spec, judge_defaults)
             logprob = kind == "local"
             run = RunSpec(template=task.template.name, score="logprob" if logprob else "parsed",
-                          samples=1 if logprob else (samples or 5), sampling=Sampling(temperature=0.0, max_tokens=16),
-                          label=f"{backend.model_id}@dhp-{task.name}")
+                          samples=1 if logprob else (DEFAULT_SAMPLES if samples is None else samples),
+                          sampling=Sampling(temperature=0.0, max_tokens=16), label=f"{backend.model_id}@dhp-{task.name}")
             stats = execute(items, run, backend, store, progress, label=f"judging ({backend.model_id})", template=task.template)
             raters.append(stats.rater)
         ratings = store.ratings()
