@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import re
 import random
 import time
 from typing import Any
@@ -74,6 +75,8 @@ class OpenAIBackend(Backend):
         self.max_tokens_param = "max_tokens" if max_tokens_param == "auto" else max_tokens_param
         self._auto_token_param = max_tokens_param == "auto"
         self.notes: list[str] = []
+        #: Whether scores are read after a bare space (see :func:`_space_then_digit`); None until known.
+        self.space_before_label: bool | None = None
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
@@ -203,14 +206,19 @@ class OpenAIBackend(Backend):
             if not isinstance(raw.choices, list) or any(getattr(c, "text", None) is None for c in raw.choices):
                 raise ValueError("no choices with a text")
             choices = [Choice(c.text or "", _completion_tokens(c), c.finish_reason) for c in raw.choices]
-            if scoring and not cue_suffix and _space_first(choices):
-                # Tokenizers such as Gemma's spell " 4" as " " + "4": the next token after the cue is
-                # mostly a bare space and the labels come one token later. Read them there, after the
-                # space — exactly what the embedded judge does for such tokenizers.
-                second = await self._send(request, cue_suffix=" ")
-                second.extra["score_prefix"] = " "
-                second.prompt_tokens += getattr(raw.usage, "prompt_tokens", 0) or 0
-                return second
+            if scoring and not cue_suffix:
+                if self.space_before_label is None:
+                    self.space_before_label = _space_then_digit(choices)
+                    if self.space_before_label:
+                        self.notes.append("the judge's tokenizer spells ' 4' as ' ' + '4': scores are read after a space "
+                                          "appended to the cue, as the embedded judge does")
+                if self.space_before_label:
+                    # Tokenizers such as Gemma's have no " 4" token: the labels come one token after a
+                    # bare space. Read them there — exactly what the embedded judge does for such tokenizers.
+                    second = await self._send(request, cue_suffix=" ")
+                    second.extra["score_prefix"] = " "
+                    second.prompt_tokens += getattr(raw.usage, "prompt_tokens", 0) or 0
+                    return second
         usage = raw.usage
         return JudgeResponse(
             choices=choices,
@@ -220,13 +228,19 @@ class OpenAIBackend(Backend):
         )
 
 
-def _space_first(choices: list[Choice]) -> bool:
-    """True when the most likely next token is a bare space."""
+def _space_then_digit(choices: list[Choice]) -> bool:
+    """Does the tokenizer spell " 4" as a bare space followed by "4"?
+
+    Read off the first scoring answer: the alternatives after the cue include a bare-space token
+    and no space-plus-number token (a tokenizer with " 4" tokens offers some among its top
+    alternatives after "Answer:"). Decided once per judge, as the embedded judge decides it once
+    from its tokenizer.
+    """
     if not choices or not choices[0].tokens:
         return False
     token, _lp, alternatives = choices[0].tokens[0]
-    best = max(alternatives.items(), key=lambda kv: kv[1])[0] if alternatives else token
-    return best == " "
+    seen = {token, *alternatives}
+    return " " in seen and not any(re.fullmatch(r"\s+\d+", t) for t in seen)
 
 
 def _reasoning(message: Any) -> str | None:
