@@ -9,14 +9,13 @@ weights and with expert weights; D = log_0.05(p); D_avg is level-balanced, D_min
 """
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.readers import parse_score, read_csv, read_json, record_columns
 from judgelab.dhp.task import DhpTask
 from judgelab.errors import JudgelabError
 from judgelab.stats.discernment import (
@@ -40,25 +39,36 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
     path = Path(path)
     if not path.exists():
         raise JudgelabError(f"expert-weights file not found: {path}")
-    try:
-        if path.suffix.lower() == ".csv":
-            with path.open(newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-            columns = set(rows[0]) if rows else set()
-            data: dict[str, dict[str, float]] = {}
-            if {"perturbation", "metric", "votes"} <= columns:
-                for row in rows:
-                    data.setdefault(row["perturbation"], {})[row["metric"]] = float(row["votes"])
-            elif "perturbation" in columns:
-                metrics = [c for c in rows[0] if c != "perturbation"]
-                for row in rows:
-                    data[row["perturbation"]] = {m: float(row[m] or 0) for m in metrics}
-            else:
-                raise JudgelabError(f"{path}: expected columns perturbation, metric, votes (or perturbation and one column per metric)")
+
+    def vote(value: Any, where: str, empty: float | None = None) -> float:
+        number = parse_score(value, where, what="votes")
+        if number is None and empty is None:
+            raise JudgelabError(f"{where}: no votes")
+        if number is not None and number < 0:
+            raise JudgelabError(f"{where}: votes {value!r} are negative")
+        return empty if number is None else number
+
+    data: dict[str, dict[str, float]] = {}
+    if path.suffix.lower() == ".csv":
+        rows = read_csv(path)
+        columns = record_columns(rows)
+        if {"perturbation", "metric", "votes"} <= set(columns):
+            for i, row in enumerate(rows):
+                data.setdefault(row["perturbation"], {})[row["metric"]] = vote(row["votes"], f"{path}: {rows.where(i)}")
+        elif "perturbation" in columns:
+            metrics = [c for c in columns if c != "perturbation"]
+            for i, row in enumerate(rows):
+                data[row["perturbation"]] = {m: vote(row[m], f"{path}: {rows.where(i)}, column {m!r}", empty=0.0) for m in metrics}
         else:
-            data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise JudgelabError(f"{path}: cannot read expert votes ({exc})") from None
+            raise JudgelabError(f"{path}: expected columns perturbation, metric, votes (or perturbation and one column per metric)")
+    else:
+        raw = read_json(path)
+        if not isinstance(raw, dict):
+            raise JudgelabError(f"{path}: expected a JSON object {{perturbation: {{metric: votes}}}}")
+        for key, votes in raw.items():
+            if not isinstance(votes, dict):
+                raise JudgelabError(f"{path}: the votes for {key!r} must be an object {{metric: votes}}")
+            data[key] = {m: vote(v, f"{path}: {key!r}, metric {m!r}") for m, v in votes.items()}
     families = {p.name.split("/")[0] for p in task.perturbations} | {p.name for p in task.perturbations}
     for key, votes in data.items():
         if key not in families:
