@@ -332,3 +332,15 @@ def test_user_study_real_file_reads_every_annotation():
     table = error_annotations(USER_STUDY).set_index("category")
     assert table.loc["guidelines", "annotations"] == 300 and table.loc["guidelines", "rate"] == pytest.approx(282 / 300)
     assert table.loc["syntax", "rate"] == pytest.approx(5 / 300)
+
+
+def test_journal_replay_keeps_calls_with_unicode_line_separators(tmp_path):
+    """The store's journal is JSON lines too: a raw U+2028 in a request must not split its line."""
+    from judgelab.store import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    store.journal_call("k1", {"messages": [["user", "a\u2028b\u2029c\x85d"]]}, {"text": "4"})
+    store._journal.close()  # as if killed before the group commit
+    store._journal = None
+    with Store(tmp_path / "s.sqlite") as again:
+        assert again.get_call("k1") == {"text": "4"}
