@@ -204,7 +204,7 @@ def test_chiang_lee_ratings_must_be_finite_numbers(tmp_path):
     story = {"prompt": "p", "story": "s", "human_written": 1, "grammar": [1, 2, 3], "cohesive": [1, 2, 3],
              "enjoy": [1, 2, 3], "relevant": [1, 2, 3]}
     path = tmp_path / "wp.json"
-    for bad, needle in (({"enjoy": [1, "NaN", 3]}, "not a number"), ({"enjoy": [1, [2], 3]}, "not a number"),
+    for bad, needle in (({"enjoy": [1, "NaN", 3]}, "not a finite number"), ({"enjoy": [1, [2], 3]}, "not a number"),
                         ({"enjoy": 3}, "list of ratings"), ({"human_written": "yes"}, "human_written")):
         path.write_text(json.dumps({"0": {**story, **bad}}))
         one_line_error(lambda: load_wp(path), "wp.json", "story '0'", needle)

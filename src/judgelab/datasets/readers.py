@@ -250,6 +250,8 @@ def parse_score(value: Any, where: str, missing_nan: bool = False, what: str = "
         text = value.strip()
         if text == "":
             return None
+        if text.lower().lstrip("+-") in {"inf", "infinity", "nan"}:
+            raise JudgelabError(f"{where}: {what} {value!r} is not a finite number")
         if not _NUMBER.fullmatch(text):
             raise JudgelabError(f"{where}: {what} {value!r} is not a number")
         number = float(text)

@@ -41,11 +41,11 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
         raise JudgelabError(f"expert-weights file not found: {path}")
 
     def vote(value: Any, where: str, empty: float | None = None) -> float:
-        number = parse_score(value, where, what="votes")
+        number = parse_score(value, where, what="vote count")
         if number is None and empty is None:
-            raise JudgelabError(f"{where}: no votes")
+            raise JudgelabError(f"{where}: no vote count")
         if number is not None and number < 0:
-            raise JudgelabError(f"{where}: votes {value!r} are negative")
+            raise JudgelabError(f"{where}: vote count {value!r} is negative")
         return empty if number is None else number
 
     data: dict[str, dict[str, float]] = {}
