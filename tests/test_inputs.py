@@ -344,3 +344,13 @@ def test_journal_replay_keeps_calls_with_unicode_line_separators(tmp_path):
     store._journal = None
     with Store(tmp_path / "s.sqlite") as again:
         assert again.get_call("k1") == {"text": "4"}
+
+
+def test_dhp_references_must_be_text(tmp_path):
+    from judgelab.datasets.dhp_sources import load_reference_items
+
+    path = tmp_path / "refs.jsonl"
+    path.write_text('{"id": "007", "text": "A reference.\\n\\nTwo paragraphs."}\n{"id": "2", "text": ["a", "list"]}\n')
+    one_line_error(lambda: load_reference_items(path), "refs.jsonl", "line 2", "must be text")
+    path.write_text('{"id": "007", "text": "A reference.\\n\\nTwo paragraphs."}\n')
+    assert [(i.item_id, i.text) for i in load_reference_items(path)] == [("007", "A reference.\n\nTwo paragraphs.")]

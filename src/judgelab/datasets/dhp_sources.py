@@ -42,7 +42,9 @@ def load_reference_items(path: str | Path, fields: FieldMap = FieldMap(), limit:
         for need in (fields.id, fields.text):
             if row.get(need) in (None, ""):
                 raise JudgelabError(f"{path}: row {n} has no field {need!r} (columns: {', '.join(row)})")
-        item_id, text = str(row[fields.id]), str(row[fields.text])
+        if not isinstance(row[fields.text], str):
+            raise JudgelabError(f"{path}: row {n} ({rows.where(n - 1)}): field {fields.text!r} must be text")
+        item_id, text = str(row[fields.id]), row[fields.text]
         if item_id in seen:
             if seen[item_id] == text:
                 continue  # the same reference again (e.g. once per system in SummEval)
