@@ -8,10 +8,11 @@ judge–human and judge–judge comparisons alike.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
-from judgelab.datasets.items import read_records
+from judgelab.datasets.readers import parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine"]
@@ -24,16 +25,30 @@ def is_human(rater: str) -> bool:
     return str(rater).startswith(HUMAN_PREFIX)
 
 
-def _frame(path: str | Path) -> pd.DataFrame:
+def _frame(path: str | Path) -> tuple[pd.DataFrame, Callable[[int], str]]:
+    """The file as a table (values as written) and where its row ``i`` is, for error messages."""
     path = Path(path)
     if path.suffix.lower() == ".parquet":
         if not path.exists():
             raise JudgelabError(f"file not found: {path}")
         try:
-            return pd.read_parquet(path)
+            return pd.read_parquet(path), lambda i: f"row {i + 1}"
         except Exception as exc:  # pyarrow raises several types for a damaged file
             raise JudgelabError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
-    return pd.DataFrame(read_records(path))
+    records = read_records(path)
+    return records_frame(records), records.where
+
+
+def _scores(df: pd.DataFrame, column: str, path: str | Path, where: Callable[[int], str]) -> pd.Series:
+    """The score column as floats (NaN = no score); a value that is not a finite number is an error."""
+    parquet = Path(path).suffix.lower() == ".parquet"
+    values = [None if parquet and v is pd.NA else parse_score(v, f"{path}: {where(i)}, column {column!r}", missing_nan=parquet)
+              for i, v in enumerate(df[column].tolist())]
+    return pd.Series([float("nan") if v is None else v for v in values], index=df.index, dtype=float)
+
+
+def _missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
@@ -54,8 +69,7 @@ def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
     df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
     for col in ("item_id", "system", "criterion", "rater"):
         df[col] = df[col].astype(str)
-    df["group"] = df["group"].where(df["group"].notna(), None)
-    df.loc[df["group"].notna(), "group"] = df.loc[df["group"].notna(), "group"].astype(str)
+    df["group"] = pd.Series([None if _missing(g) else str(g) for g in df["group"].tolist()], index=df.index, dtype=object)
     dup = df.duplicated(["rater", "criterion", "system", "item_id", "sample"])
     if dup.any():
         row = df[dup].iloc[0]
@@ -69,19 +83,22 @@ def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
 def read_ratings(path: str | Path) -> pd.DataFrame:
     """A tidy ratings file (judgelab's ``ratings.csv/.jsonl/.parquet`` or any file with
     ``item_id, criterion, rater, score`` and optional ``system, group, sample, status``)."""
-    df = _frame(path)
+    df, where = _frame(path)
     _require(df, ["item_id", "criterion", "rater", "score"], str(path))
-    return _finish(df.copy(), str(path))
+    df = df.copy()
+    df["score"] = _scores(df, "score", path, where)
+    return _finish(df, str(path))
 
 
 def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", criterion: str = "criterion",
                 score: str = "score", system: str | None = "system", group: str | None = "group",
                 sample: str | None = None, prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
     """Human ratings with one row per rating."""
-    df = _frame(path)
+    df, where = _frame(path)
     _require(df, [item, rater, criterion, score], str(path))
     out = pd.DataFrame({
-        "item_id": df[item], "rater": prefix + df[rater].astype(str), "criterion": df[criterion], "score": df[score],
+        "item_id": df[item], "rater": prefix + df[rater].astype(str), "criterion": df[criterion],
+        "score": _scores(df, score, path, where),
     })
     if system and system in df.columns:
         out["system"] = df[system]
@@ -95,8 +112,11 @@ def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", c
 def import_wide(path: str | Path, criteria: list[str], item: str = "item_id", rater: str = "rater",
                 system: str | None = "system", group: str | None = "group", prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
     """Human ratings with one row per rater and item and one column per criterion."""
-    df = _frame(path)
+    df, where = _frame(path)
     _require(df, [item, rater, *criteria], str(path))
+    df = df.copy()
+    for column in criteria:
+        df[column] = _scores(df, column, path, where)
     keep = [c for c in (system, group) if c and c in df.columns]
     long = df.melt(id_vars=[item, rater, *keep], value_vars=criteria, var_name="criterion", value_name="score")
     long = long.rename(columns={item: "item_id", **({system: "system"} if system in keep else {}),

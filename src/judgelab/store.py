@@ -305,7 +305,7 @@ class Store:
         if self._journal_path is None or not self._journal_path.exists():
             return
         rows = []
-        for line in self._journal_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in self._journal_path.read_text(encoding="utf-8", errors="replace").split("\n"):  # JSON lines: "\n" only
             try:
                 entry = json.loads(line)
                 rows.append((entry["key"], entry["request"], entry["response"]))

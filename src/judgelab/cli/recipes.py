@@ -162,21 +162,28 @@ def scales(
     from judgelab.stats import correlate
     from judgelab.stats.scales import scale_report
 
-    def table(path: Path) -> pd.DataFrame:
-        try:
+    from judgelab.datasets.readers import parse_score, read_records, record_columns
+    from judgelab.paths import safe_filename
+
+    tidy = {"item_id", "criterion", "rater", "score"}
+
+    def table(path: Path, wanted: list[str] | None = None) -> pd.DataFrame:
+        """Items × metrics: a tidy ratings file (samples averaged), or a table with an id column and one column per metric."""
+        records = None if path.suffix.lower() == ".parquet" else read_records(path)
+        columns = None if records is None else record_columns(records)
+        if records is None or tidy <= set(columns):
             df = read_ratings(path)
             df = df[df["status"] == "ok"]
             return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
-        except JudgelabError:
-            from judgelab.datasets.items import read_records
+        if "id" not in columns:
+            raise JudgelabError(f"{path}: neither a tidy ratings file ({', '.join(sorted(tidy))}) nor a table with an id column")
+        metrics = [c for c in columns if c != "id" and (wanted is None or c in wanted)]
+        out = pd.DataFrame({m: [parse_score(row.get(m), f"{path}: {records.where(i)}, column {m!r}") for i, row in enumerate(records)]
+                            for m in metrics}, index=[str(row.get("id")) for row in records], dtype=float)
+        return out.groupby(level=0).mean()
 
-            raw = pd.DataFrame(read_records(path))
-            if "id" not in raw.columns:
-                raise JudgelabError(f"{path}: neither a tidy ratings file nor a table with an id column") from None
-            raw["id"] = raw["id"].astype(str)
-            return raw.set_index("id").apply(pd.to_numeric, errors="coerce").groupby(level=0).mean()
-
-    j, h = table(judge_scores), table(human)
+    j = table(judge_scores)
+    h = table(human, wanted=[str(c) for c in j.columns])
     common = [c for c in j.columns if c in h.columns]
     if not common:
         raise JudgelabError(f"no metric in common: judge has {', '.join(map(str, j.columns))}; humans have {', '.join(map(str, h.columns))}")
@@ -194,8 +201,12 @@ def scales(
         if figure_dir is not None:
             from judgelab.report.figures import scatter_identity
 
-            figure_dir.mkdir(parents=True, exist_ok=True)
-            scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{metric}.png", f"{metric}: judge vs human", "judge", "human")
+            try:
+                figure_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise JudgelabError(f"cannot create figure folder {figure_dir}: {exc.strerror}") from None
+            scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
+                             f"{metric}: judge vs human", "judge", "human")
     emit(pd.DataFrame(rows), fmt, title="agreement by granularity (f1 column holds r for pearson/spearman)" if fmt == "table" else None)
 
 

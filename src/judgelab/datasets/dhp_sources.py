@@ -26,10 +26,12 @@ HUB_SOURCES = {
 
 
 def demo_set(task: str) -> Path:
-    path = Path(str(resources.files("judgelab.datasets") / "demo" / f"dhp-{task}.jsonl"))
-    if not path.exists():
+    """The shipped demo references of a task (``datasets/demo/dhp-<task>.jsonl``)."""
+    folder = Path(str(resources.files("judgelab.datasets") / "demo"))
+    shipped = {p.name[len("dhp-"):-len(".jsonl")] for p in folder.glob("dhp-*.jsonl")}
+    if task not in shipped:  # a task name (from a user's task file) is looked up, never used as a path
         raise JudgelabError(f"no demo set for task {task!r}; give --data FILE")
-    return path
+    return folder / f"dhp-{task}.jsonl"
 
 
 def load_reference_items(path: str | Path, fields: FieldMap = FieldMap(), limit: int | None = None) -> list[Item]:
@@ -40,7 +42,9 @@ def load_reference_items(path: str | Path, fields: FieldMap = FieldMap(), limit:
         for need in (fields.id, fields.text):
             if row.get(need) in (None, ""):
                 raise JudgelabError(f"{path}: row {n} has no field {need!r} (columns: {', '.join(row)})")
-        item_id, text = str(row[fields.id]), str(row[fields.text])
+        if not isinstance(row[fields.text], str):
+            raise JudgelabError(f"{path}: row {n} ({rows.where(n - 1)}): field {fields.text!r} must be text")
+        item_id, text = str(row[fields.id]), row[fields.text]
         if item_id in seen:
             if seen[item_id] == text:
                 continue  # the same reference again (e.g. once per system in SummEval)

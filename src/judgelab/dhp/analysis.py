@@ -12,15 +12,13 @@ one-sided Wilcoxon test cannot go below p = 0.5**n with n pairs, see
 """
 from __future__ import annotations
 
-import csv
-import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.readers import parse_score, read_csv, read_json, record_columns
 from judgelab.dhp.task import DhpTask
 from judgelab.errors import JudgelabError
 from judgelab.stats.discernment import (
@@ -45,27 +43,36 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
     path = Path(path)
     if not path.exists():
         raise JudgelabError(f"expert-weights file not found: {path}")
-    try:
-        if path.suffix.lower() == ".csv":
-            with path.open(newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-            columns = set(rows[0]) if rows else set()
-            data: dict[str, dict[str, float]] = {}
-            if {"perturbation", "metric", "votes"} <= columns:
-                for row in rows:
-                    data.setdefault(row["perturbation"], {})[row["metric"]] = float(row["votes"])
-            elif "perturbation" in columns:
-                metrics = [c for c in rows[0] if c != "perturbation"]
-                for row in rows:
-                    data[row["perturbation"]] = {m: float(row[m] or 0) for m in metrics}
-            else:
-                raise JudgelabError(f"{path}: expected columns perturbation, metric, votes (or perturbation and one column per metric)")
+
+    def vote(value: Any, where: str, empty: float | None = None) -> float:
+        number = parse_score(value, where, what="vote count")
+        if number is None and empty is None:
+            raise JudgelabError(f"{where}: no vote count")
+        if number is not None and number < 0:
+            raise JudgelabError(f"{where}: vote count {value!r} is negative")
+        return empty if number is None else number
+
+    data: dict[str, dict[str, float]] = {}
+    if path.suffix.lower() == ".csv":
+        rows = read_csv(path)
+        columns = record_columns(rows)
+        if {"perturbation", "metric", "votes"} <= set(columns):
+            for i, row in enumerate(rows):
+                data.setdefault(row["perturbation"], {})[row["metric"]] = vote(row["votes"], f"{path}: {rows.where(i)}")
+        elif "perturbation" in columns:
+            metrics = [c for c in columns if c != "perturbation"]
+            for i, row in enumerate(rows):
+                data[row["perturbation"]] = {m: vote(row[m], f"{path}: {rows.where(i)}, column {m!r}", empty=0.0) for m in metrics}
         else:
-            data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise JudgelabError(f"{path}: cannot read expert votes ({exc})") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise JudgelabError(f"{path}: expected {{perturbation: {{metric: votes}}}}")
+            raise JudgelabError(f"{path}: expected columns perturbation, metric, votes (or perturbation and one column per metric)")
+    else:
+        raw = read_json(path)
+        if not isinstance(raw, dict):
+            raise JudgelabError(f"{path}: expected a JSON object {{perturbation: {{metric: votes}}}}")
+        for key, votes in raw.items():
+            if not isinstance(votes, dict):
+                raise JudgelabError(f"{path}: the votes for {key!r} must be an object {{metric: votes}}")
+            data[key] = {m: vote(v, f"{path}: {key!r}, metric {m!r}") for m, v in votes.items()}
     families = {p.name.split("/")[0] for p in task.perturbations} | {p.name for p in task.perturbations}
     for key, votes in data.items():
         if key not in families:
@@ -73,13 +80,6 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
         unknown = [m for m in votes if m not in task.metrics]
         if unknown:
             raise JudgelabError(f"{path}: unknown metric {unknown[0]!r} for task {task.name!r}; metrics: {', '.join(task.metrics)}")
-        for metric, v in votes.items():
-            try:
-                number = float(v)
-            except (TypeError, ValueError):
-                number = math.nan
-            if not math.isfinite(number) or number < 0:
-                raise JudgelabError(f"{path}: votes for {key!r}, {metric!r} must be a number >= 0, not {v!r}")
     return data
 
 

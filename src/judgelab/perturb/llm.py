@@ -15,25 +15,26 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import jinja2
 import yaml
 
 from judgelab.models.base import Backend, JudgeRequest, JudgeResponse, Sampling
+from judgelab.prompts import render_text
 from judgelab.store import Store, request_key
 
 __all__ = ["LlmPerturbation", "perturb_with_llm", "clean_generation", "check_generation", "prompt_for"]
 
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+def _prompts_path() -> Path:
+    return Path(str(resources.files("judgelab.perturb") / "llm_prompts.yaml"))
 
 
 @lru_cache(maxsize=1)
 def _prompts() -> dict:
-    path = Path(str(resources.files("judgelab.perturb") / "llm_prompts.yaml"))
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return yaml.safe_load(_prompts_path().read_text(encoding="utf-8"))
 
 
 def prompt_for(kind: str, degree: str, unit: str, text: str) -> str:
-    return _ENV.from_string(_prompts()[kind][degree]).render(unit=unit, text=text)
+    """The generation prompt, rendered in the same Jinja sandbox as the judge's templates."""
+    return render_text(_prompts()[kind][degree], {"unit": unit, "text": text}, str(_prompts_path()))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,13 @@ prepend or append a sentence (Chiang & Lee 2023, section 3.3.2), the ``scale`` a
 the ``logprob_cue`` written after the prompt when a score is read from next-token
 log-probabilities. The shipped templates reproduce the papers' prompts verbatim;
 users add their own by passing a path to a YAML file of the same shape.
+
+Templates come from users, so they are rendered in Jinja2's immutable sandbox
+(:class:`jinja2.sandbox.ImmutableSandboxedEnvironment`, strict undefined, no autoescape:
+prompts are plain text): a template can read the item's fields but cannot reach Python
+internals, call unsafe methods or modify data; trying to is one error naming the file. Every
+Jinja text of a template file is compiled when the file is loaded, so a syntax error is one
+error naming the file and line.
 """
 from __future__ import annotations
 
@@ -16,13 +23,36 @@ from typing import Any, Literal, Mapping
 
 import jinja2
 import yaml
-from pydantic import BaseModel, ValidationError, field_validator
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from pydantic import BaseModel, PrivateAttr, ValidationError, field_validator
 
+from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
 
-__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file"]
+__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file",
+           "render_text"]
 
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+#: Longest string or list one ``*`` may build, and largest exponent of ``**``, inside a template.
+_MAX_REPEAT = 1_000_000
+_MAX_EXPONENT = 1_000
+
+
+class _PromptEnvironment(ImmutableSandboxedEnvironment):
+    """The immutable sandbox, also refusing ``*`` and ``**`` that would build huge values."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT:
+            raise SecurityError(f"exponent {right!r} is too large")
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _MAX_REPEAT:
+                    raise SecurityError("the repetition would be too long")
+        return super().call_binop(context, operator, left, right)
+
+
+_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
 class Criterion(BaseModel):
@@ -51,6 +81,26 @@ class Template(BaseModel):
     answer: Literal["rating", "comparison"] = "rating"
     #: How one item with its human scores is written as an in-prompt example (dynamic prompting).
     example_format: str | None = None
+    #: The file the template was read from (error messages name it).
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def origin(self) -> str:
+        """How error messages name the template: its file, or its name when built in code."""
+        return self._source or f"template {self.name!r}"
+
+    def jinja_texts(self) -> list[tuple[tuple[str, ...], str]]:
+        """Every text rendered with Jinja, with its place in the template (variants are plain text)."""
+        texts: list[tuple[tuple[str, ...], str]] = []
+        if self.instruction is not None:
+            texts.append((("instruction",), self.instruction))
+        for name, criterion in self.criteria.items():
+            if criterion.instruction is not None:
+                texts.append((("criteria", name, "instruction"), criterion.instruction))
+            texts.append((("criteria", name, "question"), criterion.question))
+        if self.example_format is not None:
+            texts.append((("example_format",), self.example_format))
+        return texts
 
     def digest(self) -> str:
         """SHA-256 of the template's full content (instructions, questions, scale, variants …)."""
@@ -63,7 +113,7 @@ class Template(BaseModel):
     def render_example(self, fields: Mapping[str, Any]) -> str:
         if not self.example_format:
             raise JudgelabError(f"template {self.name!r} has no example_format for dynamic prompting")
-        return _render(self.example_format, fields)
+        return render_text(self.example_format, fields, self.origin)
 
     def outputs(self, criterion: str) -> list[str]:
         """The rating names one answer to ``criterion`` yields."""
@@ -112,8 +162,8 @@ class Template(BaseModel):
         chosen = self.variants.get(variant) if variant else None
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
-        parts.append(_render(spec.instruction or self.instruction or "", context))
-        parts.append(_render(spec.question, context))
+        parts.append(render_text(spec.instruction or self.instruction or "", context, self.origin))
+        parts.append(render_text(spec.question, context, self.origin))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
@@ -124,11 +174,60 @@ def _compile(source: str) -> jinja2.Template:
     return _ENV.from_string(source)
 
 
-def _render(source: str, context: Mapping[str, Any]) -> str:
+def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "", line: int | None = None) -> JudgelabError:
+    at = f"line {line}" if line is not None else f"line {exc.lineno} of the text"
+    return JudgelabError(f"{origin}: Jinja syntax error{' in ' + place if place else ''} at {at}: {exc.message}")
+
+
+def render_text(source: str, context: Mapping[str, Any], origin: str) -> str:
+    """Render one Jinja text in the sandbox; any failure is one error naming ``origin`` (the file).
+
+    ``context`` is passed as one mapping, so a field may have any name (``self`` included).
+    """
     try:
-        return _compile(source).render(**context)
+        return _compile(source).render(dict(context))
     except jinja2.UndefinedError as exc:
-        raise JudgelabError(f"template field missing: {exc.message}") from None
+        raise JudgelabError(f"{origin}: template field missing: {exc.message}") from None
+    except SecurityError as exc:
+        raise JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise _syntax_error(exc, origin) from None
+    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError) as exc:
+        raise JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})") from None
+
+
+def _yaml_line(text: str, keys: tuple[str, ...]) -> tuple[int, bool] | None:
+    """(1-based line of the value at ``keys`` in a YAML text, whether it is a block scalar), if found."""
+    try:
+        node = yaml.compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+        if node is None:
+            return None
+    return node.start_mark.line + 1, getattr(node, "style", None) in ("|", ">")
+
+
+def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, ...] = ()) -> None:
+    """Mark every template inside ``model`` as read from ``path`` and compile its Jinja texts,
+    so a syntax error is reported at load time with the file and line."""
+    if isinstance(model, Template):
+        model._source = str(path)
+        for keys, source in model.jinja_texts():
+            try:
+                _compile(source)
+            except jinja2.TemplateSyntaxError as exc:
+                found = _yaml_line(text, (*prefix, *keys))
+                line = None if found is None else found[0] + (exc.lineno or 1) - (0 if found[1] else 1)
+                raise _syntax_error(exc, str(path), ".".join((*prefix, *keys)), line) from None
+        return
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            _attach_source(value, path, text, (*prefix, name))
 
 
 def _shipped_dir() -> Path:
@@ -160,19 +259,30 @@ def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[
     path = Path(name_or_path)
     if path.suffix in {".yaml", ".yml"} and path.exists():
         return path
-    path = folder / f"{name_or_path}.yaml"
-    if not path.exists():
+    if name_or_path not in shipped:  # a name is looked up among the shipped files, never used as a path
         raise JudgelabError(f"unknown {what} {name_or_path!r}; shipped: {', '.join(shipped)} (or give a path to a .yaml file)")
-    return path
+    return folder / f"{name_or_path}.yaml"
 
 
 def load_yaml_model(path: Path, model: type[BaseModel], what: str):
-    """Validate a YAML data file against a pydantic model; errors are one line naming the place."""
+    """Validate a YAML data file against a pydantic model; errors are one line naming the place.
+
+    Templates inside the model remember the file, and their Jinja texts are compiled here.
+    """
+    text = read_text(path)
     try:
-        return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise JudgelabError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise JudgelabError(f"{path}: not valid YAML{at} ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise JudgelabError(f"{path}: not valid YAML (nested too deeply)") from None
+    try:
+        loaded = model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise JudgelabError(f"{path}: invalid {what} at {where}: {first['msg']}") from None
+    _attach_source(loaded, path, text)
+    return loaded

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.datasets.items import FieldMap, Item, read_records
+from judgelab.datasets.items import FieldMap, Item
+from judgelab.datasets.readers import read_json, read_records
 from judgelab.errors import JudgelabError
 from judgelab.ratings import combine
-from judgelab.recipes.chiang_lee_data import load_wp, wp_human_ratings, wp_items
+from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
 from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.stats import welch_t
@@ -32,16 +33,12 @@ TEMPERATURES = (1.0, 0.7, 0.3, 0.0)
 
 
 def _stories(path: Path, n_items: int | None, fields: FieldMap) -> tuple[list[Item], pd.DataFrame | None]:
-    if path.suffix.lower() == ".json":
-        try:
-            data = load_wp(path)
-        except JudgelabError:
-            data = None
-        if data is not None:
-            humans = wp_human_ratings(data)
-            items = wp_items(data, n_items)
-            keep = {i.item_id for i in items}
-            return items, humans[humans["item_id"].isin(keep)]
+    if path.suffix.lower() == ".json" and isinstance(raw := read_json(path), dict):  # wp_a.json; a list is read below
+        data = check_wp(raw, path)
+        humans = wp_human_ratings(data)
+        items = wp_items(data, n_items)
+        keep = {i.item_id for i in items}
+        return items, humans[humans["item_id"].isin(keep)]
     rows = read_records(path)
     items = []
     counts: dict[str, int] = {}
@@ -98,8 +95,11 @@ def adversarial_items(path: Path | None, n_items: int | None) -> tuple[list[Item
     fluency, meaning = [], []
     for n, row in enumerate(rows, 1):
         for need in ("id", "benign", "adversarial"):
-            if not row.get(need):
+            if row.get(need) in (None, ""):
                 raise JudgelabError(f"{source}: row {n} has no field {need!r}")
+        for need in ("benign", "adversarial"):
+            if not isinstance(row[need], str):
+                raise JudgelabError(f"{source}: row {n}: field {need!r} must be text")
         attack = str(row.get("attack") or "adversarial")
         fluency.append(Item(f"{row['id']}", row["benign"], "benign"))
         fluency.append(Item(f"{row['id']}", row["adversarial"], attack))

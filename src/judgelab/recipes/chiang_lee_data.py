@@ -7,33 +7,46 @@ the template's criteria: grammaticality, cohesiveness, likability, relevance.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from judgelab.datasets.items import Item
+from judgelab.datasets.readers import parse_score, read_json
 from judgelab.errors import JudgelabError
 
-__all__ = ["ATTRIBUTES", "load_wp", "wp_items", "wp_human_ratings"]
+__all__ = ["ATTRIBUTES", "load_wp", "check_wp", "wp_items", "wp_human_ratings"]
 
 ATTRIBUTES = {"grammar": "grammaticality", "cohesive": "cohesiveness", "enjoy": "likability", "relevant": "relevance"}
 
 
 def load_wp(path: str | Path) -> dict[str, dict]:
+    """Read ``wp_a.json``; every story needs its texts, a 0/1 ``human_written`` and lists of finite ratings."""
     path = Path(path)
-    if not path.exists():
-        raise JudgelabError(f"file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise JudgelabError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    return check_wp(read_json(path), path)
+
+
+def check_wp(data: object, path: str | Path) -> dict[str, dict]:
+    """``data`` (read from ``path``) in the layout of ``wp_a.json``, or one clear error."""
     if not isinstance(data, dict):
         raise JudgelabError(f"{path}: expected an object keyed by story id")
     for key, row in data.items():
+        if not isinstance(row, dict):
+            raise JudgelabError(f"{path}: story {key!r} is not an object")
         missing = [f for f in ("prompt", "story", "human_written", *ATTRIBUTES) if f not in row]
         if missing:
             raise JudgelabError(f"{path}: story {key!r} has no field {missing[0]!r}")
+        for f in ("prompt", "story"):
+            if not isinstance(row[f], str):
+                raise JudgelabError(f"{path}: story {key!r}: {f!r} must be text")
+        if row["human_written"] not in (0, 1, "0", "1") or isinstance(row["human_written"], bool):
+            raise JudgelabError(f"{path}: story {key!r}: 'human_written' must be 0 or 1, not {row['human_written']!r}")
+        for attr in ATTRIBUTES:
+            if not isinstance(row[attr], list):
+                raise JudgelabError(f"{path}: story {key!r}: {attr!r} must be a list of ratings")
+            for score in row[attr]:
+                if parse_score(score, f"{path}: story {key!r}, {attr!r}") is None:
+                    raise JudgelabError(f"{path}: story {key!r}: {attr!r} holds an empty rating")
     return data
 
 

@@ -12,6 +12,7 @@ from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
+from judgelab.paths import safe_filename
 from judgelab.prompts import Template, load_template
 from judgelab.report.terminal import console, print_table
 from judgelab.run import RunSpec
@@ -33,8 +34,10 @@ class RecipeOutput:
             raise JudgelabError(f"cannot create output folder {self.folder}: {exc.strerror}") from None
 
     def table(self, df: pd.DataFrame, name: str, description: str, show: bool = True) -> pd.DataFrame:
-        write_table(df, self.folder / f"{name}.csv")
-        self.entries.append((f"{name}.csv", description))
+        """Write ``<name>.csv`` into the folder (``name`` made a safe file name) and list it in the index."""
+        file = f"{safe_filename(name)}.csv"
+        write_table(df, self.folder / file)
+        self.entries.append((file, description))
         if show and not df.empty:
             print_table(df, title=description)
         return df

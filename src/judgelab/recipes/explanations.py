@@ -16,36 +16,43 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats import gwet_ac1
 
 __all__ = ["error_annotations", "keywords", "explanation_share", "strip_rating", "explanation_map"]
 
 _ERROR_COL = re.compile(r"^Answer\.a-\d+-(?P<name>[a-z]+)\.1$")
+#: An annotation: 1 = the explanation has the error, 0 = it has not, empty = not annotated.
+_FLAGS = {"0": 0.0, "1": 1.0, "0.0": 0.0, "1.0": 1.0, "": float("nan")}
 
 
 def error_annotations(path: str | Path) -> pd.DataFrame:
     """Per error category: annotations, explanations, rate, majority share and Gwet's AC1."""
     path = Path(path)
-    if not path.exists():
-        raise JudgelabError(f"file not found: {path}")
-    try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise JudgelabError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    records = read_csv(path)
+    columns = record_columns(records)
     for need in ("Input.story_id", "Input.explanation"):
-        if need not in df.columns:
+        if need not in columns:
             raise JudgelabError(f"{path}: missing column {need!r} (the layout of HANNA's user_study.csv)")
-    categories = {c: m["name"] for c in df.columns if (m := _ERROR_COL.match(c))}
+    categories = {c: m["name"] for c in columns if (m := _ERROR_COL.match(c))}
     if not categories:
         raise JudgelabError(f"{path}: no error columns named like 'Answer.a-1-guidelines.1'")
+    if not records:
+        raise JudgelabError(f"{path}: no annotations")
+    flags: dict[str, list[float]] = {col: [] for col in categories}
+    for i, row in enumerate(records):
+        for col in categories:
+            raw = (row[col] or "").strip()
+            if raw not in _FLAGS:
+                raise JudgelabError(f"{path}: {records.where(i)}: column {col!r} holds {row[col]!r}; allowed: 0, 1 or empty")
+            flags[col].append(_FLAGS[raw])
+    df = records_frame(records)
     key = df["Input.story_id"].astype(str) + "\x00" + df["Input.explanation"].astype(str)
     df = df.assign(_item=key, _worker=df.groupby(key).cumcount())
     rows = []
     for col, name in categories.items():
-        values = pd.to_numeric(df[col], errors="coerce")
-        if values.dropna().isin([0, 1]).all() is False:
-            raise JudgelabError(f"{path}: column {col!r} must hold 0/1")
+        values = pd.Series(flags[col], index=df.index, dtype=float)
         wide = df.assign(v=values).pivot_table(index="_item", columns="_worker", values="v", aggfunc="first")
         matrix = [[None if np.isnan(v) else int(v) for v in row] for row in wide.to_numpy(float)]
         per_item = wide.mean(axis=1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats import bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided
 
@@ -56,44 +58,60 @@ class HannaScores:
         return [c for c in self.columns if c not in CRITERIA and not _HUMAN_COL.match(c)]
 
 
-def _parse_cell(value: object, where: str) -> list[float]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [float(value)]
+def _parse_cell(value: object, where: str, finite: bool) -> list[float]:
+    """One cell: a list of numbers (Python or JSON list syntax) or one number. ``finite``: NaN is
+    refused too (human ratings); infinities always are."""
     text = str(value).strip()
     try:
         parsed = json.loads(text.replace("nan", "NaN")) if text.startswith("[") else ast.literal_eval(text)
-    except (ValueError, SyntaxError, json.JSONDecodeError):
+    except RecursionError:
+        raise JudgelabError(f"{where}: nested too deeply") from None
+    except (ValueError, SyntaxError, TypeError, MemoryError):  # json.JSONDecodeError is a ValueError
         raise JudgelabError(f"{where}: not a list of numbers: {text[:60]!r}") from None
+    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        parsed = [parsed]
     if not isinstance(parsed, (list, tuple)):
-        raise JudgelabError(f"{where}: not a list of numbers")
-    return [float(v) for v in parsed]
+        raise JudgelabError(f"{where}: not a list of numbers: {text[:60]!r}")
+    out = []
+    for v in parsed:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise JudgelabError(f"{where}: {v!r} is not a number")
+        number = float(v)
+        if math.isinf(number) or (finite and math.isnan(number)):
+            raise JudgelabError(f"{where}: {v!r} is not a finite number")
+        out.append(number)
+    return out
 
 
 def load_scores(path: str | Path) -> HannaScores:
-    """Read a HANNA score file (per-system lists), keeping the measure names exactly."""
+    """Read a HANNA score file (per-system lists), keeping the measure names exactly.
+
+    Every value must be a number; human ratings (the criteria and ``Human k XX`` columns)
+    must be finite, automatic measures may be NaN (undefined) but not infinite.
+    """
     path = Path(path)
-    if not path.exists():
-        raise JudgelabError(f"file not found: {path}")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise JudgelabError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    records = read_csv(path)
+    df = records_frame(records)
     if "Model" not in df.columns:
         raise JudgelabError(f"{path}: no 'Model' column; not a HANNA score file")
     missing = [c for c in CRITERIA if c not in df.columns]
     if missing:
         raise JudgelabError(f"{path}: missing human criteria columns {', '.join(missing)}")
-    columns = [c for c in df.columns if c != "Model" and not c.startswith("Unnamed")]
+    if df.empty:
+        raise JudgelabError(f"{path}: no rows (one row per system expected)")
+    columns = [c for c in df.columns if c != "Model" and c != "" and not c.startswith("Unnamed")]
     data: dict[str, np.ndarray] = {}
     length = None
     for col in columns:
-        rows = [_parse_cell(v, f"{path}: column {col!r}, row {df['Model'][i]!r}") for i, v in enumerate(df[col])]
+        human = col in CRITERIA or _HUMAN_COL.match(col) is not None
+        rows = [_parse_cell(v, f"{path}: {records.where(i)} (system {df['Model'][i]!r}), column {col!r}", human)
+                for i, v in enumerate(df[col])]
         sizes = {len(r) for r in rows}
         if len(sizes) != 1 or (length is not None and sizes != {length}):
             raise JudgelabError(f"{path}: column {col!r} has lists of different lengths {sorted(sizes)}")
         length = sizes.pop()
         data[col] = np.array(rows, dtype=float)
-    return HannaScores(str(path), df["Model"].tolist(), columns, data)
+    return HannaScores(str(path), [str(m) for m in df["Model"]], columns, data)
 
 
 def _corr(x: np.ndarray, y: np.ndarray, level: str, method: str):
@@ -264,12 +282,17 @@ def to_ratings(scores: HannaScores) -> pd.DataFrame:
 
 
 def load_stories(path: str | Path) -> pd.DataFrame:
-    """``hanna_llm_stories.csv``: story-prompt, human story, generated story and model."""
+    """``hanna_llm_stories.csv``: story-prompt, human story, generated story and model (text as written)."""
     path = Path(path)
-    if not path.exists():
-        raise JudgelabError(f"file not found: {path}")
-    df = pd.read_csv(path)
-    missing = [c for c in ("Prompt", "Human", "Story", "Model") if c not in df.columns]
+    records = read_csv(path)
+    need = ("Prompt", "Human", "Story", "Model")
+    missing = [c for c in need if c not in record_columns(records)]
     if missing:
         raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
-    return df
+    if not records:
+        raise JudgelabError(f"{path}: no stories")
+    for i, row in enumerate(records):
+        empty = [c for c in need if not (row[c] or "").strip()]
+        if empty:
+            raise JudgelabError(f"{path}: {records.where(i)}: empty {empty[0]!r}")
+    return records_frame(records)

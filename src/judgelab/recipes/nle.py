@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgelab.datasets.items import Item, read_records
+from judgelab.datasets.items import Item
+from judgelab.datasets.readers import parse_score, read_records, record_columns
 from judgelab.errors import JudgelabError
 from judgelab.pairwise import bradley_terry, f1_by_delta, position_consistency, sample_pairs
+from judgelab.paths import safe_filename
 from judgelab.prompts import load_template
 from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.retrieve import Retriever
@@ -50,10 +52,9 @@ def load_nle_items(path: Path, dataset: str, limit: int | None = None) -> list[I
     rows = read_records(path)
     items = []
     for n, row in enumerate(rows):
-        row = {k.lstrip("\ufeff"): v for k, v in row.items()}
-        missing = [src for src in mapping.values() if src not in row]
+        missing = [src for src in mapping.values() if row.get(src) is None]
         if missing:
-            raise JudgelabError(f"{path}: row {n + 1} has no column {missing[0]!r} for dataset {dataset!r}")
+            raise JudgelabError(f"{path}: row {n + 1} ({rows.where(n)}) has no column {missing[0]!r} for dataset {dataset!r}")
         fields = {dst: str(row[src]).strip() for dst, src in mapping.items()}
         if dataset == "latent-hatred":  # table 1: the explanation is built from the implied statement
             fields["text"] = f"The post is implicitly hateful because it implies that {fields['text']}."
@@ -66,20 +67,24 @@ def load_nle_items(path: Path, dataset: str, limit: int | None = None) -> list[I
 
 
 def load_human_scores(path: Path | None) -> pd.DataFrame | None:
+    """Human scores: columns id, informativeness, clarity; every score a finite number; rows per rater are averaged."""
     if path is None:
         return None
-    rows = pd.DataFrame(read_records(path))
-    missing = [c for c in ("id", *METRICS) if c not in rows.columns]
+    records = read_records(path)
+    columns = record_columns(records)
+    missing = [c for c in ("id", *METRICS) if c not in columns]
     if missing:
         raise JudgelabError(f"{path}: human scores need columns id, informativeness, clarity (missing {missing[0]!r})")
-    rows["id"] = rows["id"].astype(str)
-    for metric in METRICS:
-        values = pd.to_numeric(rows[metric], errors="coerce")
-        if values.isna().any():
-            bad = rows.loc[values.isna(), "id"].iloc[0]
-            raise JudgelabError(f"{path}: item {bad!r} has no numeric {metric} score")
-        rows[metric] = values
-    return rows.groupby("id")[list(METRICS)].mean()  # several raters per item are averaged
+    rows = []
+    for i, record in enumerate(records):
+        row = {"id": str(record.get("id"))}
+        for metric in METRICS:
+            value = parse_score(record.get(metric), f"{path}: {records.where(i)}, column {metric!r}")
+            if value is None:
+                raise JudgelabError(f"{path}: {records.where(i)}: item {row['id']!r} has no {metric} score")
+            row[metric] = value
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["id", *METRICS]).groupby("id")[list(METRICS)].mean()  # several raters per item are averaged
 
 
 def _item_means(ratings: pd.DataFrame, rater: str) -> pd.DataFrame:
@@ -160,9 +165,9 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         for metric in METRICS:
             joined = pd.concat([humans[metric], judge_scores.get(metric)], axis=1, join="inner").dropna()
             if len(joined):
-                scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / f"scatter_{metric}.png",
-                                 f"{metric}: judge vs human", "judge", "human")
-                output.file(f"scatter_{metric}.png", f"judge vs human {metric} with the y = x line (figure 1)")
+                name = f"scatter_{safe_filename(metric)}.png"
+                scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / name, f"{metric}: judge vs human", "judge", "human")
+                output.file(name, f"judge vs human {metric} with the y = x line (figure 1)")
         pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, defaults, progress, human_comparisons)
         if dynamic:
             _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
@@ -178,10 +183,10 @@ def load_human_comparisons(path: Path) -> dict[str, dict[tuple[str, str], float]
     rows = read_records(path)
     out: dict[str, dict[tuple[str, str], float]] = {m: {} for m in METRICS}
     for n, row in enumerate(rows, 1):
-        missing = [c for c in ("first", "second", "metric", "verdict") if c not in row]
+        missing = [c for c in ("first", "second", "metric", "verdict") if row.get(c) is None]
         if missing:
             raise JudgelabError(f"{path}: row {n} has no column {missing[0]!r} (first, second, metric, verdict)")
-        if row["metric"] not in out:
+        if not isinstance(row["metric"], str) or row["metric"] not in out:
             raise JudgelabError(f"{path}: row {n}: unknown metric {row['metric']!r}; use informativeness or clarity")
         raw = str(row["verdict"]).strip()
         value = {"1": 1.0, "-1": -1.0, "0": 0.0, "1.0": 1.0, "-1.0": -1.0, "0.0": 0.0}.get(raw)

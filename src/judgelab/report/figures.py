@@ -6,16 +6,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgelab.errors import JudgelabError
+
 __all__ = ["heatmap", "bar_chart", "score_distributions", "scatter_identity"]
 
 
 def _save(fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (format by extension: .png, .pdf, .svg …) and close it.
+
+    An unknown extension, a missing folder or a file that cannot be written is one clear error.
+    """
     path = Path(path)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    try:
+        formats = fig.canvas.get_supported_filetypes()
+        if path.suffix.lower().lstrip(".") not in formats:
+            raise JudgelabError(f"{path}: unknown image format {path.suffix or '(no extension)'!r}; "
+                                f"use one of {', '.join('.' + f for f in sorted(formats))}")
+        if not path.parent.is_dir():
+            raise JudgelabError(f"{path}: folder {path.parent} does not exist")
+        fig.tight_layout()
+        try:
+            fig.savefig(path, dpi=130)
+        except OSError as exc:
+            raise JudgelabError(f"cannot write figure {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
     return path
 
 
