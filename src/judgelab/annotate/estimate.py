@@ -297,7 +297,7 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
         >>> rows += [dict(row, item_id=f"i{k}", rater="human:ann", score=3 + k % 3) for k in range(4)]
         >>> est = human_estimates(pd.DataFrame(rows))
         >>> est.means[0].n_human, est.means[0].n_judge, round(est.means[0].result.estimate, 2)
-        (4, 6, 3.83)
+        (4, 6, 3.96)
     """
     if ratings.empty:
         raise JudgelabError("no ratings")
