@@ -76,7 +76,7 @@ _JS = """
     if (missing >= 0) { show(missing); say("Please rate question " + (missing + 1) + " first."); return; }
     sending = true;
     say("");
-    form.submit();
+    HTMLFormElement.prototype.submit.call(form);  // not form.submit: a control may shadow it by name
   }
   rows.forEach(function (row, i) {
     row.addEventListener("click", function () { show(i); });
@@ -152,7 +152,7 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 <label class="comment">Comment (optional)
 <input type="text" name="comment" id="comment" maxlength="2000" value="{{ comment }}"></label>
 <p class="status" id="status" role="status"></p>
-<button type="submit" id="submit">Save and next (Enter)</button>
+<button type="submit" id="save">Save and next (Enter)</button>
 </form>
 {% endblock %}
 {% block script %}<script nonce="{{ nonce }}">{{ js }}</script>{% endblock %}
