@@ -21,7 +21,7 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                 reason="needs Debian's chromium and chromedriver at /usr/bin/chromium and /usr/bin/chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install 'judgelab[test]')")
-from selenium.common.exceptions import NoAlertPresentException, TimeoutException  # noqa: E402
+from selenium.common.exceptions import NoAlertPresentException, TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -61,7 +61,6 @@ def no_alert(driver) -> bool:
 
 def rate_open_item(driver, values: tuple[int, int], comment: str = "") -> float:
     """Rate the item on screen with the keyboard (digits, optional comment, Enter); seconds until the next page."""
-    form = driver.find_element(By.ID, "rating-form")
     rows = driver.find_elements(By.CSS_SELECTOR, ".rating-row")
     assert "focused" in rows[0].get_attribute("class")
     keys(driver, str(values[0]))
@@ -70,11 +69,26 @@ def rate_open_item(driver, values: tuple[int, int], comment: str = "") -> float:
     if comment:
         driver.find_element(By.ID, "comment").click()
         keys(driver, comment)
+    before = page_id(driver)
     start = time.perf_counter()
     keys(driver, Keys.ENTER)
-    WebDriverWait(driver, 15).until(EC.staleness_of(form))
-    WebDriverWait(driver, 15).until(EC.presence_of_element_located((By.ID, "progress")))
+    wait_for_next_page(driver, before)
     return time.perf_counter() - start
+
+
+_PAGE_ID = ("var s = document.querySelector('input[name=signature]');"
+            "return document.readyState === 'complete' ? (s ? s.value : document.getElementById('done') ? 'done' : null) : null;")
+
+
+def page_id(driver) -> str:
+    """The signature of the form on screen (unique per page served), or 'done'."""
+    return driver.execute_script(_PAGE_ID)
+
+
+def wait_for_next_page(driver, old: str) -> None:
+    # Polls the page's identity; errors while the page is being replaced (stale or detached nodes) are retried.
+    WebDriverWait(driver, 15, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(_PAGE_ID) not in (None, old))
 
 
 def shown_item(driver, items: list[dict]) -> dict:
