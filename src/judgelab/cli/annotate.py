@@ -64,7 +64,7 @@ def annotate(
                 shown_host = socket.gethostname()
             base = f"http://{url_host(shown_host)}:{sock.getsockname()[1]}"
             n_items = len(session.items)
-            who = f"{len(names)} annotators" if names else "annotators by name"
+            who = f"annotators: {', '.join(names)}" if names else "annotators by name"
             typer.echo(f"judgelab annotate: {n_items} items × {len(session.outputs)} questions ({session.template.name}), "
                        f"{who}; ratings go to {out / 'store.sqlite'}")
             for label, path in links(session):
