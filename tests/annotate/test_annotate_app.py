@@ -315,3 +315,18 @@ def test_the_store_is_held_while_the_session_runs(tmp_path, opened):
     assert "is in use by judgelab process" in result.stdout
     with Store(store, read_only=True) as reader:  # readers (export, human-estimate) are never blocked
         assert reader.ratings().empty
+
+
+def test_a_failed_start_leaves_no_selection_and_changed_items_are_named(tmp_path, opened):
+    rows = [{"id": f"s{k}", "text": f"Story {k}.", "system": "w"} for k in range(3)]
+    items = tmp_path / "stories.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(JudgelabError, match="needs the field 'context'"):
+        prepare(items, "chiang-lee-story", tmp_path / "out")
+    assert not (tmp_path / "out" / "annotation.json").exists()
+    items.write_text("".join(json.dumps({**r, "context": "A prompt"}) + "\n" for r in rows), encoding="utf-8")
+    session, _ = opened(items, tmp_path / "out", template="chiang-lee-story")  # fixed: starts
+    session.store.close()
+    items.write_text("".join(json.dumps({**r, "context": "Another prompt"}) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(JudgelabError, match=r"other settings \(the items changed\)"):
+        prepare(items, "chiang-lee-story", tmp_path / "out")

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "Question", "ItemForm", "render_form", "scale_labels", "AnnotationPlan", "items_digest", "load_or_create_plan",
+    "Question", "ItemForm", "render_form", "scale_labels", "AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan",
     "Annotators", "load_annotators", "valid_name", "SubmissionError", "SubmitResult", "AnnotatorProgress",
     "CriterionAgreement", "JudgeAgreement", "Overview", "overview_of", "AnnotationSession", "HUMAN_PREFIX",
 ]
@@ -190,8 +190,19 @@ def _write_private(path: Path, text: str, mode: int = 0o600) -> None:
         raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def load_or_create_plan(folder: Path, settings: dict[str, Any], make: Callable[[], Selection]) -> AnnotationPlan:
-    """The folder's plan: reused when its settings equal ``settings``, made with ``make()`` when there is none.
+def _settings_changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """What differs between two plans' settings, digests of data in words."""
+    words = {"items_sha256": "the items changed", "ids_sha256": "the ids file changed"}
+    phrases = [w for k, w in words.items() if old.get(k) != new.get(k)]
+    rest = describe_changes({k: v for k, v in old.items() if k not in words}, {k: v for k, v in new.items() if k not in words})
+    return "; ".join(p for p in [*phrases, rest] if p)
+
+
+def load_or_make_plan(folder: Path, settings: dict[str, Any], make: Callable[[], Selection]) -> tuple[AnnotationPlan, bool]:
+    """(the folder's plan, whether it is new): reused when its settings equal ``settings``, else made with ``make()``.
+
+    A new plan is not written yet (:func:`save_plan`), so that a start that fails later leaves no
+    selection behind.
 
     Raises:
         JudgelabError: the folder holds a plan made with other settings (named in the message).
@@ -206,13 +217,16 @@ def load_or_create_plan(folder: Path, settings: dict[str, Any], make: Callable[[
         except (OSError, ValueError, KeyError, TypeError):
             raise JudgelabError(f"{path} is damaged; move it away to make a new selection") from None
         if old != settings:
-            raise JudgelabError(f"{folder} holds an annotation made with other settings ({describe_changes(old, settings)}); "
+            raise JudgelabError(f"{folder} holds an annotation made with other settings ({_settings_changes(old, settings)}); "
                                 f"use another --out, or the same options as before")
-        return AnnotationPlan(old, keys, uniform)
+        return AnnotationPlan(old, keys, uniform), False
     selection = make()
-    plan = AnnotationPlan(settings, selection.keys, selection.uniform)
-    _write_private(path, json.dumps(plan.to_json(), ensure_ascii=False, indent=1) + "\n", 0o644)
-    return plan
+    return AnnotationPlan(settings, selection.keys, selection.uniform), True
+
+
+def save_plan(folder: Path, plan: AnnotationPlan) -> None:
+    """Write ``annotation.json`` (atomically)."""
+    _write_private(folder / PLAN_FILE, json.dumps(plan.to_json(), ensure_ascii=False, indent=1) + "\n", 0o644)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from judgelab.annotate.selection import parse_sample_spec, read_ids, select_items
-from judgelab.annotate.session import AnnotationSession, items_digest, load_annotators, load_or_create_plan, scale_labels
+from judgelab.annotate.session import AnnotationSession, items_digest, load_annotators, load_or_make_plan, save_plan, scale_labels
 from judgelab.datasets.items import FieldMap, load_items
 from judgelab.errors import JudgelabError
 from judgelab.prompts import load_template
@@ -62,9 +62,12 @@ def prepare(items_path: Path, template_name: str, out: Path, *, criteria: Sequen
             ratings = store.ratings() if spec.kind == "disagreement" else None
             return select_items([(i.system, i.item_id) for i in items], spec, seed, stratify, ratings, outputs, ids)
 
-        plan = load_or_create_plan(out, settings, make)
+        plan, new = load_or_make_plan(out, settings, make)
         people = load_annotators(out, list(annotators), tokens)
-        return AnnotationSession(store, template, chosen, variant, items, plan, people)
+        session = AnnotationSession(store, template, chosen, variant, items, plan, people)  # renders every form
+        if new:
+            save_plan(out, plan)
+        return session
     except BaseException:
         store.close()
         raise
