@@ -8,8 +8,10 @@ package closes the loop from the other side:
 * :mod:`judgelab.annotate.selection` — which items people rate (uniform random, optionally
   stratified by system; where the judge disagrees with itself or with people; a list of ids)
   and in which order each annotator sees them (pure, seeded);
-* :mod:`judgelab.annotate.session` — renders the template the judge gets into the rating
-  form and records each submitted rating as a ``human:<annotator>`` row of the tidy table;
+* :mod:`judgelab.annotate.form` — the template the judge gets, as the rating form;
+* :mod:`judgelab.annotate.session` — records each submitted rating as a ``human:<annotator>``
+  row of the tidy table, keeps the selection and the annotators' links across restarts;
+* :mod:`judgelab.annotate.overview` — progress, agreement between annotators, judge and humans;
 * :mod:`judgelab.annotate.app` and :mod:`judgelab.annotate.server` — the local web app
   (Starlette, served by uvicorn);
 * :mod:`judgelab.annotate.estimate` — prediction-powered estimates (PPI++; Angelopoulos et

@@ -1,13 +1,8 @@
 """An annotation session: the judge's rubric as a rating form, and every submitted rating in the store.
 
-Chiang & Lee (2023, §2.2): "the instructions, samples, and questions in human evaluation are
-formatted similarly to those in LLM evaluation"; the only difference is that a person picks a
-point of the Likert scale where the LLM writes an answer. Here the form is built from the very
-text the judge gets — :meth:`judgelab.prompts.Template.render` for the same template, criterion,
-item and instruction variant — and split only for display: the instruction with the sample
-(shown once when every criterion shares it) and each criterion's question with the scale's
-points (:func:`render_form`). People are blind to the system that wrote a text, to its id and
-to the judge's scores.
+People see the text the judge gets (:mod:`judgelab.annotate.form`; Chiang & Lee 2023, §2.2),
+blind to the system that wrote a text, to its id and to the judge's scores, one item at a time
+in their own seeded order (:func:`judgelab.annotate.selection.annotator_order`).
 
 Every submission is written before the HTTP request is answered, in one transaction
 (:meth:`judgelab.store.Store.put`): one row per rating, ``rater = human:<annotator>``,
@@ -40,21 +35,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from judgelab.annotate.form import ItemForm, render_form, scale_labels
+from judgelab.annotate.overview import Overview, overview_of
 from judgelab.annotate.selection import ItemKey, Selection, annotator_order
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.prompts import Template
 from judgelab.store import Judgment, Store, describe_changes
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 __all__ = [
-    "Question", "ItemForm", "render_form", "scale_labels", "AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan",
-    "Annotators", "load_annotators", "valid_name", "SubmissionError", "SubmitResult", "AnnotatorProgress",
-    "CriterionAgreement", "JudgeAgreement", "Overview", "overview_of", "AnnotationSession", "HUMAN_PREFIX",
+    "AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan", "Annotators", "load_annotators", "valid_name",
+    "SubmissionError", "SubmitResult", "AnnotationSession", "HUMAN_PREFIX",
 ]
 
 HUMAN_PREFIX = "human:"
@@ -67,83 +60,6 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 def valid_name(name: str) -> bool:
     """Annotator names: 1–40 letters, digits, ``_ . -``, starting with a letter or digit (never a path)."""
     return bool(_NAME.match(name))
-
-
-# --------------------------------------------------------------------------- the form
-
-
-@dataclass(frozen=True)
-class Question:
-    """One criterion as a person sees it.
-
-    Attributes:
-        criterion: the template's criterion.
-        outputs: the ratings one answer gives (the criterion, or each metric of a multi-metric criterion).
-        head: the variant's prepended sentence and the instruction with the sample.
-        question: the criterion's question and the variant's appended sentence.
-    """
-
-    criterion: str
-    outputs: tuple[str, ...]
-    head: str
-    question: str
-
-    @property
-    def text(self) -> str:
-        """The exact text the judge gets for this criterion (:meth:`Template.render`)."""
-        return f"{self.head}\n{self.question}" if self.head else self.question
-
-
-@dataclass(frozen=True)
-class ItemForm:
-    """The rating form of one item: the shared head (when every criterion has the same), the questions, the scale."""
-
-    shared_head: str | None
-    questions: tuple[Question, ...]
-    labels: tuple[int, ...]
-
-    @property
-    def outputs(self) -> tuple[str, ...]:
-        return tuple(o for q in self.questions for o in q.outputs)
-
-
-def scale_labels(template: Template) -> tuple[int, ...]:
-    """The points a person can choose: the integers of the template's scale (at most 11)."""
-    lo, hi = template.scale
-    if not (float(lo).is_integer() and float(hi).is_integer()) or hi <= lo or hi - lo > 10:
-        raise JudgelabError(f"template {template.name!r}: scale {lo}–{hi} cannot be shown as a rating form "
-                            "(integer points, at most 11)")
-    return tuple(range(int(lo), int(hi) + 1))
-
-
-def _head_template(template: Template, criterion: str) -> Template:
-    """The template with the criterion's question and the variants' appended sentences removed."""
-    spec = template.criteria[criterion]
-    return template.model_copy(update={
-        "criteria": {criterion: spec.model_copy(update={"question": ""})},
-        "variants": {k: v.model_copy(update={"append": None}) for k, v in template.variants.items()},
-    })
-
-
-def render_form(template: Template, criteria: Sequence[str], fields: Mapping[str, Any], variant: str | None = None) -> ItemForm:
-    """The rating form for one item: exactly the text :meth:`Template.render` gives the judge, per criterion.
-
-    Each criterion's text is split into its head (variant prefix, instruction with the sample)
-    and its question (question, variant suffix); ``head + "\\n" + question`` is the judge's text,
-    character for character. When every criterion has the same head it is shown once.
-    """
-    questions = []
-    for criterion in criteria:
-        full = template.render(criterion, fields, variant)
-        head = _head_template(template, criterion).render(criterion, fields, variant)
-        if head and full.startswith(head + "\n"):
-            question = full[len(head) + 1:]
-        else:  # a template whose parts do not split cleanly: show the whole text with the question
-            head, question = "", full
-        questions.append(Question(criterion, tuple(template.outputs(criterion)), head, question))
-    heads = {q.head for q in questions}
-    shared = heads.pop() if len(heads) == 1 and questions[0].head else None
-    return ItemForm(shared, tuple(questions), scale_labels(template))
 
 
 # --------------------------------------------------------------------------- the plan (fixed across restarts)
@@ -298,92 +214,6 @@ class SubmitResult:
 
     status: str
     ratings: int
-
-
-# --------------------------------------------------------------------------- the overview
-
-
-@dataclass(frozen=True)
-class AnnotatorProgress:
-    annotator: str
-    done: int
-    total: int
-    last_submitted: str | None
-
-
-@dataclass(frozen=True)
-class CriterionAgreement:
-    """Krippendorff's alpha (ordinal) between the annotators on one criterion (Chiang & Lee 2023, Table 1)."""
-
-    criterion: str
-    annotators: int
-    items_rated_twice: int
-    alpha: float
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class JudgeAgreement:
-    """Correlation of a judge's per-item mean with the mean human rating on the items people have rated."""
-
-    rater: str
-    criterion: str
-    method: str
-    r: float
-    p: float
-    n: int
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Overview:
-    total_items: int
-    human_ratings: int
-    annotators: tuple[AnnotatorProgress, ...]
-    agreement: tuple[CriterionAgreement, ...]
-    judges: tuple[JudgeAgreement, ...]
-
-
-def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Sequence[str],
-                annotators: Sequence[str], done: Mapping[str, int], last: Mapping[str, str]) -> Overview:
-    """Progress per annotator, alpha between annotators and judge–human correlations, on the selected items only.
-
-    Krippendorff's alpha uses :func:`judgelab.stats.krippendorff_alpha` (ordinal; items rated by
-    one person only drop out); the judge–human correlations are
-    :func:`judgelab.agree.judge_vs_human` at the overall level (Kendall's tau-b and Pearson's r).
-    """
-    import numpy as np
-
-    from judgelab.agree import judge_vs_human
-    from judgelab.ratings import is_human
-    from judgelab.stats import krippendorff_alpha
-
-    selected = set(keys)
-    df = ratings[[(s, i) in selected for s, i in zip(ratings["system"], ratings["item_id"])]]
-    df = df[df["criterion"].isin(list(outputs))]
-    human = df[df["rater"].map(is_human) & (df["status"] == "ok")]
-    agreement = []
-    for output in outputs:
-        sub = human[human["criterion"] == output]
-        wide = sub.pivot_table(index="rater", columns=["system", "item_id"], values="score", aggfunc="first")
-        twice = int((wide.notna().sum(axis=0) >= 2).sum()) if not wide.empty else 0
-        if wide.shape[0] < 2 or twice == 0:
-            agreement.append(CriterionAgreement(output, int(wide.shape[0]), twice, float("nan"),
-                                                "needs two annotators on a common item"))
-            continue
-        alpha = krippendorff_alpha(wide.to_numpy(dtype=float), "ordinal")
-        agreement.append(CriterionAgreement(output, int(wide.shape[0]), twice, alpha,
-                                            "" if not np.isnan(alpha) else "every rating is the same"))
-    judges: list[JudgeAgreement] = []
-    if not human.empty and (~df["rater"].map(is_human)).any():
-        present = sorted(set(human["criterion"]) & set(df.loc[~df["rater"].map(is_human), "criterion"]))
-        if present:
-            table = judge_vs_human(df, ("kendall", "pearson"), ("overall",), criteria=present)
-            for row in table.itertuples(index=False):
-                judges.append(JudgeAgreement(row.rater, row.criterion, row.method, float(row.r), float(row.p), int(row.n),
-                                             row.note or ""))
-    people = tuple(AnnotatorProgress(a, int(done.get(a, 0)), len(keys), last.get(a)) for a in annotators)
-    return Overview(len(keys), int(len(human)), people, tuple(agreement), tuple(judges))
 
 
 # --------------------------------------------------------------------------- the session
