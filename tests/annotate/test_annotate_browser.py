@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,10 +32,10 @@ CRITERIA = ("fluency", "coherence")
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    profile = tempfile.mkdtemp(prefix="judgelab-chromium-")
+    profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh profile, removed with pytest's temporary files
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--window-size=1200,900", f"--user-data-dir={profile}"):
