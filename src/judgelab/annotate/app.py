@@ -1,0 +1,194 @@
+"""The annotation web app (Starlette): one item at a time, the judge's rubric, keyboard first.
+
+Routes:
+
+* ``GET /`` — the start page (a list of name links; with tokens nothing but "use your link");
+* ``GET /a/<name>``, ``POST /a/<name>`` — an annotator by name (without ``--tokens``);
+* ``GET /t/<token>``, ``POST /t/<token>`` — an annotator by secret link token (with ``--tokens``);
+* ``GET /overview`` (``?token=<organiser token>`` with tokens) — progress, alpha, judge–human correlation.
+
+``GET`` shows the annotator's next unrated item (their own seeded order), so returning to the
+link continues where they left. ``POST`` records the form — written to the store before the
+response is sent — and redirects (303) to the next item.
+
+Every response carries a Content-Security-Policy that allows only the page's own inline CSS
+and JS (by a per-response nonce) and form posts to the app itself, ``no-referrer`` (link
+tokens never leave in a Referer header), ``nosniff`` and ``frame-ancestors 'none'``. Without
+tokens the app answers only requests addressed to a loopback host name (a guard against DNS
+rebinding); with tokens every annotator page needs a token, compared in constant time.
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Iterable
+from urllib.parse import parse_qs, quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from judgelab.annotate.pages import render_page
+from judgelab.annotate.session import AnnotationSession, SubmissionError
+from judgelab.errors import JudgelabError
+
+__all__ = ["create_app", "LOOPBACK_NAMES"]
+
+#: Host names a loopback-only app answers to.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+MAX_BODY = 64 * 1024
+_NOTES = {
+    "saved": "Saved.",
+    "already": "You had rated that item already; your first answer is kept.",
+}
+
+
+def _headers(nonce: str) -> dict[str, str]:
+    return {
+        "Content-Security-Policy": (f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
+                                    "img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+        "Referrer-Policy": "no-referrer",
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-store",
+    }
+
+
+def _page(name: str, status: int = 200, **context: object) -> HTMLResponse:
+    nonce = secrets.token_urlsafe(16)
+    context.setdefault("title", "judgelab annotation")
+    return HTMLResponse(render_page(name, nonce, **context), status_code=status, headers=_headers(nonce))
+
+
+def _not_found() -> HTMLResponse:
+    return _page("message.html", 404, heading="Not found", message="There is nothing at this address.")
+
+
+class _LoopbackOnly:
+    """Refuse requests whose Host header is not a loopback name (DNS-rebinding guard for name links)."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = set(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = ""
+            for key, value in scope.get("headers", []):
+                if key == b"host":
+                    host = value.decode("latin-1")
+                    break
+            name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
+            if name not in self.allowed:
+                await Response("this annotation answers on a loopback address only\n", 421,
+                               media_type="text/plain")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES) -> ASGIApp:
+    """The ASGI app for one session.
+
+    Args:
+        session: the annotation session (store, plan, annotators).
+        allowed_hosts: host names the app answers to when link tokens are off (default: loopback
+            names); ``None`` answers any host (with tokens the links themselves are the secret).
+    """
+    use_tokens = session.annotators.use_tokens
+
+    def base_url(kind: str, key: str) -> str:
+        return f"/{kind}/{quote(key, safe='')}"
+
+    async def index(request: Request) -> Response:
+        return _page("index.html", tokens=use_tokens, names=list(session.annotators.names),
+                     url_for_name=lambda name: base_url("a", name))
+
+    async def by_query(request: Request) -> Response:  # the name form of the start page
+        name = request.query_params.get("name", "").strip()
+        if session.annotator_by_name(name) is None:
+            return _not_found()
+        return RedirectResponse(base_url("a", name), status_code=303)
+
+    def who(request: Request) -> tuple[str, str] | None:
+        kind = request.url.path.split("/", 2)[1]
+        key = request.path_params["key"]
+        annotator = session.annotator_by_name(key) if kind == "a" else session.annotator_by_token(key)
+        return (annotator, base_url(kind, key)) if annotator is not None else None
+
+    def item_page(annotator: str, action: str, note: str = "", error: str = "", status: int = 200,
+                  position: int | None = None, chosen: dict[int, str] | None = None, comment: str = "") -> Response:
+        done, total = session.progress(annotator)
+        if position is None:
+            position = session.next_position(annotator)
+        if position is None:
+            return _page("done.html", status, done=done, total=total, note=note)
+        shown = session.now()
+        return _page("item.html", status, form=session.form(annotator, position), position=position, total=total,
+                     done=done, labels=session.labels, action=action, shown=f"{shown:.3f}",
+                     signature=session.sign(annotator, position, shown), note=note, error=error,
+                     chosen=chosen or {}, comment=comment)
+
+    async def annotate_get(request: Request) -> Response:
+        found = who(request)
+        if found is None:
+            return _not_found()
+        annotator, action = found
+        note = _NOTES.get(request.query_params.get("note", ""), "")
+        return await run_in_threadpool(item_page, annotator, action, note)
+
+    async def annotate_post(request: Request) -> Response:
+        found = who(request)
+        if found is None:
+            return _not_found()
+        annotator, action = found
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return _page("message.html", 413, heading="Too large", message="The form is too large.")
+        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items()}
+        values = {int(k[1:]): v for k, v in fields.items() if k.startswith("r") and k[1:].isdigit()}
+        comment = fields.get("comment", "")
+        try:
+            position = int(fields.get("position", ""))
+            shown = float(fields.get("shown", ""))
+        except ValueError:
+            return _page("message.html", 400, heading="Bad form", message="This form is incomplete; reload the page.")
+        try:
+            result = await run_in_threadpool(session.submit, annotator, position, shown, fields.get("signature", ""),
+                                             values, comment)
+        except SubmissionError as exc:
+            ok_position = 0 <= position < len(session.items)
+            return await run_in_threadpool(item_page, annotator, action, "", str(exc), 400,
+                                           position if ok_position else None, values, comment)
+        except JudgelabError as exc:  # the store could not be written: nothing was recorded
+            return _page("message.html", 503, heading="Not saved", message=f"Your rating was not saved: {exc}")
+        return RedirectResponse(f"{action}?note={'saved' if result.status == 'recorded' else 'already'}", status_code=303)
+
+    async def overview(request: Request) -> Response:
+        if not session.is_organiser(request.query_params.get("token")):
+            return _not_found()
+        view = await run_in_threadpool(session.overview)
+        return _page("overview.html", overview=view, template=session.template.name, outputs=list(session.outputs),
+                     sample=session.plan.settings.get("sample", "all"), uniform=session.plan.uniform,
+                     title="judgelab annotation: overview")
+
+    async def missing(request: Request) -> Response:
+        return _not_found()
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/a", by_query, methods=["GET"]),
+        Route("/a/{key}", annotate_get, methods=["GET"]),
+        Route("/a/{key}", annotate_post, methods=["POST"]),
+        Route("/t/{key}", annotate_get, methods=["GET"]),
+        Route("/t/{key}", annotate_post, methods=["POST"]),
+        Route("/overview", overview, methods=["GET"]),
+        Route("/{rest:path}", missing),
+    ]
+    app: ASGIApp = Starlette(routes=routes)
+    if not use_tokens and allowed_hosts is not None:
+        app = _LoopbackOnly(app, allowed_hosts)
+    return app

@@ -1,0 +1,453 @@
+"""A few human ratings and the judge on every item: corrected estimates, the Alt-Test and the planner.
+
+For each system and criterion (pure: a ratings table in, frozen dataclasses out):
+
+* **PPI++ mean** (Angelopoulos et al. 2023, Science 382:669; Angelopoulos, Duchi & Zrnic 2024,
+  arXiv:2311.01453) through :func:`judgelab.stats.ppi.ppi_mean`: the judge's prediction for an
+  item is the mean of its successful samples, the human label the mean over the annotators who
+  rated it. Items with a human label are the labelled set; items the judge rated and no person
+  did are the unlabelled set. Beside it the human-only and the (biased) judge-only intervals.
+* **The difference between two systems** through :func:`judgelab.stats.ppi.ppi_mean_difference`
+  (each system's own power-tuning weight). When the two systems share item ids (the same prompt
+  or source for both) the design is paired and the interval, which ignores the pairing, is
+  conservative when the pairing correlates positively; the result says so.
+* **The Alternative Annotator Test** (Calderon, Reichart & Dror, ACL 2025) through
+  :func:`judgelab.stats.alt_test.alt_test`, per criterion over all systems' items, when at
+  least three annotators rated common items; otherwise the reason it cannot run.
+* **The planner** (:func:`judgelab.stats.ppi.plan_ppi_mean`, :func:`plan_ppi_difference`): how
+  many human-rated items a target half-width needs, from the pairs rated so far as the pilot
+  (the number of judge-only items is held at today's; the prediction ignores the noise of the
+  pilot's moments).
+
+PPI is valid only when the human-rated items are a uniform random sample of each system's
+items the judge rated (``judgelab annotate --sample random:N --stratify-by-system``); a
+selection by disagreement or by hand is not, and the results carry that warning.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.ratings import is_human, item_means
+from judgelab.stats.alt_test import AltTestResult, alt_test
+from judgelab.stats.ppi import PPIDifference, PPIMean, PPIPlan, plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
+
+__all__ = ["SystemEstimate", "DifferenceEstimate", "AltTestOutcome", "PlanOutcome", "HumanEstimates", "human_estimates",
+           "choose_judge"]
+
+SCHEMA = 1
+_NAN = float("nan")
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready: NaN and infinities become None, tuples lists, numpy scalars Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+@dataclass(frozen=True)
+class SystemEstimate:
+    """One system's mean on one criterion.
+
+    Attributes:
+        system, criterion: what is estimated.
+        n_judge: items the judge rated successfully.
+        n_human: of those, items at least one person rated (the labelled set).
+        n_annotators: people who rated any of this system's items on this criterion.
+        result: the PPI++ estimate with its human-only and judge-only baselines; None when it
+            cannot be computed (``note`` says why).
+        note: why there is no result, or a caveat.
+    """
+
+    system: str
+    criterion: str
+    n_judge: int
+    n_human: int
+    n_annotators: int
+    result: PPIMean | None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "criterion": self.criterion, "n_judge": self.n_judge, "n_human": self.n_human,
+                "n_annotators": self.n_annotators, "result": self.result.to_dict() if self.result else None,
+                "note": self.note}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per estimator (``ppi``, ``human_only``, ``judge_only``), numbers only."""
+        head = {"criterion": self.criterion, "system": self.system}
+        if self.result is None:
+            return [{**head, "method": "ppi", "estimate": _NAN, "se": _NAN, "ci_low": _NAN, "ci_high": _NAN,
+                     "half_width": _NAN, "n_human": self.n_human, "n_judge": self.n_judge, "lam": _NAN,
+                     "effective_n": _NAN, "note": self.note}]
+        frame = self.result.to_frame()
+        rows = []
+        for row in frame.to_dict(orient="records"):
+            rows.append({**head, "method": row["method"], "estimate": row["estimate"], "se": row["se"],
+                         "ci_low": row["ci_low"], "ci_high": row["ci_high"], "half_width": row["half_width"],
+                         "n_human": int(row["n_human"]), "n_judge": int(row["n_judge"]), "lam": row["lam"],
+                         "effective_n": self.result.effective_n if row["method"] == "ppi" else _NAN,
+                         "note": self.note if row["method"] == "ppi" else ""})
+        return rows
+
+
+@dataclass(frozen=True)
+class DifferenceEstimate:
+    """``mean(system_a) - mean(system_b)`` on one criterion (PPI++, with the naive baselines)."""
+
+    criterion: str
+    system_a: str
+    system_b: str
+    result: PPIDifference | None
+    paired: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"criterion": self.criterion, "system_a": self.system_a, "system_b": self.system_b, "paired": self.paired,
+                "result": self.result.to_dict() if self.result else None, "note": self.note}
+
+    def rows(self) -> list[dict[str, Any]]:
+        head = {"criterion": self.criterion, "system_a": self.system_a, "system_b": self.system_b}
+        if self.result is None:
+            return [{**head, "method": "ppi", "estimate": _NAN, "se": _NAN, "ci_low": _NAN, "ci_high": _NAN,
+                     "half_width": _NAN, "z": _NAN, "p_value": _NAN, "lam_a": _NAN, "lam_b": _NAN, "note": self.note}]
+        rows = []
+        for row in self.result.to_frame().to_dict(orient="records"):
+            ppi = row["method"] == "ppi"
+            rows.append({**head, "method": row["method"], "estimate": row["estimate"], "se": row["se"],
+                         "ci_low": row["ci_low"], "ci_high": row["ci_high"], "half_width": row["half_width"],
+                         "z": self.result.z if ppi else _NAN, "p_value": self.result.p_value if ppi else _NAN,
+                         "lam_a": row["lam_a"], "lam_b": row["lam_b"], "note": self.note if ppi else ""})
+        return rows
+
+
+@dataclass(frozen=True)
+class AltTestOutcome:
+    """The Alternative Annotator Test on one criterion, or the reason it could not run."""
+
+    criterion: str
+    annotators: tuple[str, ...]
+    result: AltTestResult | None
+    reason: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return self.result is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"criterion": self.criterion, "annotators": list(self.annotators), "ran": self.ran,
+                "result": self.result.to_dict() if self.result else None, "reason": self.reason}
+
+    def rows(self) -> list[dict[str, Any]]:
+        if self.result is None:
+            return [{"criterion": self.criterion, "annotator": "", "n_items": 0, "rho_judge": _NAN, "rho_human": _NAN,
+                     "t": _NAN, "p_value": _NAN, "p_adjusted": _NAN, "rejected": False, "epsilon": _NAN,
+                     "winning_rate": _NAN, "advantage_probability": _NAN, "passed": False, "note": self.reason}]
+        r = self.result
+        return [{"criterion": self.criterion, "annotator": str(c.annotator), "n_items": c.n_items, "rho_judge": c.rho_judge,
+                 "rho_human": c.rho_human, "t": c.t, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+                 "rejected": c.rejected, "epsilon": r.epsilon, "winning_rate": r.winning_rate,
+                 "advantage_probability": r.advantage_probability, "passed": r.passed,
+                 "note": ("not tested (too few items): " + ", ".join(map(str, r.skipped))) if r.skipped else ""}
+                for c in r.comparisons]
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """How many human-rated items reach the target half-width (per system for a difference).
+
+    Attributes:
+        scope: ``mean`` (one system) or ``difference`` (two systems, ``n`` per system).
+        n_human_now: human-rated items so far (the smaller of the two systems for a difference).
+        plan: the planner's result; None when there is no pilot (``note`` says why).
+        more_needed: ``plan.n - n_human_now`` (0 when the target is reached already).
+        reachable: ``plan.n`` is at most the items the judge rated (of each system).
+    """
+
+    criterion: str
+    scope: str
+    systems: tuple[str, ...]
+    n_human_now: int
+    plan: PPIPlan | None
+    more_needed: int | None = None
+    reachable: bool = True
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"criterion": self.criterion, "scope": self.scope, "systems": list(self.systems),
+                "n_human_now": self.n_human_now, "plan": self.plan.to_dict() if self.plan else None,
+                "more_needed": self.more_needed, "reachable": self.reachable, "note": self.note}
+
+    def row(self) -> dict[str, Any]:
+        p = self.plan
+        return {"criterion": self.criterion, "scope": self.scope, "systems": " - ".join(self.systems),
+                "n_human_now": self.n_human_now, "n_needed": p.n if p else _NAN,
+                "more_needed": self.more_needed if self.more_needed is not None else _NAN,
+                "predicted_half_width": p.predicted_half_width if p else _NAN,
+                "target_half_width": p.target_half_width if p else _NAN,
+                "n_human_only": p.n_human_only if p else _NAN, "reachable": self.reachable, "note": self.note}
+
+
+@dataclass(frozen=True)
+class HumanEstimates:
+    """Everything ``judgelab human-estimate`` reports, for one judge."""
+
+    judge: str
+    alpha: float
+    criteria: tuple[str, ...]
+    systems: tuple[str, ...]
+    means: tuple[SystemEstimate, ...]
+    differences: tuple[DifferenceEstimate, ...]
+    alt_tests: tuple[AltTestOutcome, ...]
+    plans: tuple[PlanOutcome, ...] = ()
+    target_half_width: float | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``"schema": 1``; NaN as null)."""
+        return _clean({
+            "schema": SCHEMA, "judge": self.judge, "alpha": self.alpha, "criteria": list(self.criteria),
+            "systems": list(self.systems), "target_half_width": self.target_half_width,
+            "means": [m.to_dict() for m in self.means], "differences": [d.to_dict() for d in self.differences],
+            "alt_test": [a.to_dict() for a in self.alt_tests], "plans": [p.to_dict() for p in self.plans],
+            "notes": list(self.notes),
+        })
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """``estimates``, ``differences``, ``alt_test`` and (with a target) ``plan`` as tables of numbers."""
+        out = {
+            "estimates": pd.DataFrame([r for m in self.means for r in m.rows()]),
+            "differences": pd.DataFrame([r for d in self.differences for r in d.rows()]),
+            "alt_test": pd.DataFrame([r for a in self.alt_tests for r in a.rows()]),
+        }
+        if self.plans:
+            out["plan"] = pd.DataFrame([p.row() for p in self.plans])
+        return out
+
+
+def choose_judge(ratings: pd.DataFrame, judge: str | None = None) -> str:
+    """The judge (non-human rater) to use: the one given, or the only one in the ratings."""
+    judges = sorted({str(r) for r in ratings["rater"].unique() if not is_human(r)})
+    if judge is not None:
+        if judge not in judges:
+            raise JudgelabError(f"no ratings by judge {judge!r}; the ratings have: {', '.join(judges) or 'no judge'}")
+        return judge
+    if not judges:
+        raise JudgelabError("no judge ratings (a rater not named human:<id>): run `judgelab rate` on the same items first")
+    if len(judges) > 1:
+        raise JudgelabError(f"the ratings hold several judges ({', '.join(judges)}); choose one with --judge-rater")
+    return judges[0]
+
+
+def _series(means: pd.DataFrame, criterion: str, system: str) -> pd.Series:
+    sub = means[(means["criterion"] == criterion) & (means["system"] == system)]
+    return sub.set_index("item_id")["score"].dropna().sort_index()
+
+
+def _split(judge: pd.Series, human: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    labelled = sorted(set(judge.index) & set(human.index))
+    unlabelled = sorted(set(judge.index) - set(human.index))
+    return (human.loc[labelled].to_numpy(float), judge.loc[labelled].to_numpy(float),
+            judge.loc[unlabelled].to_numpy(float), labelled)
+
+
+def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria: Sequence[str] | None = None,
+                    systems: Sequence[str] | None = None, target_half_width: float | None = None, alpha: float = 0.05,
+                    epsilon: float = 0.2, alt_min_items: int = 30, uniform_sample: bool | None = None) -> HumanEstimates:
+    """PPI++ means and differences, the Alt-Test and the planner for one judge against the people.
+
+    Args:
+        ratings: the tidy ratings table with the judge's rows and human rows (``human:<id>``).
+        judge: the judge's rater label (default: the only non-human rater).
+        criteria: criteria to estimate (default: every criterion that has judge and human ratings).
+        systems: systems to estimate, in this order; differences are taken for every pair, first
+            minus second (default: every system the judge rated, sorted).
+        target_half_width: plan how many human ratings reach this half-width (per system mean and
+            per difference).
+        alpha: error level of the intervals (default 0.05: 95% intervals).
+        epsilon: the Alt-Test's cost-benefit margin (0.2 for experts, 0.15 skilled, 0.1 crowd).
+        alt_min_items: items an annotator needs to be tested by the Alt-Test (the paper's minimum: 30).
+        uniform_sample: whether the human-rated items were drawn uniformly at random (False adds a
+            warning; None: unknown, a reminder).
+
+    Returns:
+        :class:`HumanEstimates`.
+
+    Raises:
+        JudgelabError: no judge or no human ratings, several judges and none chosen, an unknown
+            criterion or system.
+
+    Example:
+        >>> row = dict(system="A", group=None, criterion="q", sample=0, status="ok")
+        >>> rows = [dict(row, item_id=f"i{k}", rater="judge", score=2 + k % 3) for k in range(6)]
+        >>> rows += [dict(row, item_id=f"i{k}", rater="human:ann", score=3 + k % 3) for k in range(4)]
+        >>> est = human_estimates(pd.DataFrame(rows))
+        >>> est.means[0].n_human, est.means[0].n_judge, round(est.means[0].result.estimate, 2)
+        (4, 6, 3.96)
+    """
+    if ratings.empty:
+        raise JudgelabError("no ratings")
+    judge = choose_judge(ratings, judge)
+    humans = ratings[ratings["rater"].map(is_human)]
+    if humans.empty:
+        raise JudgelabError("no human ratings (raters named human:<id>): annotate some items first (judgelab annotate)")
+    judged = ratings[ratings["rater"] == judge]
+    means = item_means(pd.concat([judged, humans], ignore_index=True))
+    j_means = means[means["rater"] == judge]
+    h_rows = means[means["rater"].map(is_human)]
+    h_means = h_rows.groupby(["criterion", "system", "item_id"], as_index=False)["score"].mean()
+
+    both = sorted(set(j_means["criterion"]) & set(h_means["criterion"]))
+    if criteria is None:
+        if not both:
+            raise JudgelabError(f"no criterion has both judge ({judge}) and human ratings")
+        chosen_criteria = both
+    else:
+        unknown = [c for c in criteria if c not in both]
+        if unknown:
+            raise JudgelabError(f"criterion {', '.join(map(repr, unknown))} lacks judge or human ratings; "
+                                f"both exist for: {', '.join(both) or 'none'}")
+        chosen_criteria = list(criteria)
+    known_systems = sorted(set(j_means["system"]))
+    if systems is None:
+        chosen_systems = known_systems
+    else:
+        unknown = [s for s in systems if s not in known_systems]
+        if unknown:
+            raise JudgelabError(f"unknown system {', '.join(map(repr, unknown))}; the judge rated: {', '.join(known_systems)}")
+        chosen_systems = list(dict.fromkeys(systems))
+
+    notes = []
+    if uniform_sample is False:
+        notes.append("the human-rated items were not drawn uniformly at random (e.g. --sample disagreement): "
+                     "PPI and human-only intervals assume they were and may be biased")
+    elif uniform_sample is None:
+        notes.append("PPI assumes the human-rated items are a uniform random sample of each system's items")
+
+    mean_results: list[SystemEstimate] = []
+    data: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]] = {}
+    for criterion in chosen_criteria:
+        for system in chosen_systems:
+            j = _series(j_means, criterion, system)
+            h = _series(h_means, criterion, system)
+            y, yhat, yhat_u, labelled = _split(j, h)
+            data[(criterion, system)] = (y, yhat, yhat_u, labelled)
+            raters = h_rows[(h_rows["criterion"] == criterion) & (h_rows["system"] == system)]["rater"].nunique()
+            only_human = len(set(h.index) - set(j.index))
+            extra = f"; {only_human} human-rated item(s) the judge did not rate are left out" if only_human else ""
+            if y.size < 2 or yhat_u.size < 1:
+                why = (f"PPI needs at least 2 human-rated items and 1 item rated by the judge only; "
+                       f"have {y.size} and {yhat_u.size}")
+                mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), None, why + extra))
+                continue
+            try:
+                result = ppi_mean(y, yhat, yhat_u, alpha=alpha)
+            except ValueError as exc:
+                mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), None, str(exc)))
+                continue
+            mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), result, extra.lstrip("; ")))
+
+    differences: list[DifferenceEstimate] = []
+    for criterion in chosen_criteria:
+        for a, b in itertools.combinations(chosen_systems, 2):
+            ya, yhata, yua, la = data[(criterion, a)]
+            yb, yhatb, yub, lb = data[(criterion, b)]
+            ids_a = set(_series(j_means, criterion, a).index)
+            ids_b = set(_series(j_means, criterion, b).index)
+            paired = bool(ids_a & ids_b)
+            note = ("the systems share item ids (a paired design); this interval treats them as independent "
+                    "samples, which is conservative when the pairing correlates positively") if paired else ""
+            if min(ya.size, yb.size) < 2 or min(yua.size, yub.size) < 1:
+                differences.append(DifferenceEstimate(criterion, a, b, None, paired,
+                                                      "needs each system's PPI estimate (see the means)"))
+                continue
+            try:
+                result = ppi_mean_difference(ya, yhata, yua, yb, yhatb, yub, alpha=alpha)
+            except ValueError as exc:
+                differences.append(DifferenceEstimate(criterion, a, b, None, paired, str(exc)))
+                continue
+            differences.append(DifferenceEstimate(criterion, a, b, result, paired, note))
+
+    alt_tests = [_alt_test(h_rows, j_means, criterion, chosen_systems, epsilon, alt_min_items) for criterion in chosen_criteria]
+
+    plans: list[PlanOutcome] = []
+    if target_half_width is not None:
+        if not (math.isfinite(target_half_width) and target_half_width > 0):
+            raise JudgelabError(f"--target-half-width must be a positive number, got {target_half_width}")
+        for criterion in chosen_criteria:
+            for system in chosen_systems:
+                plans.append(_plan_mean(criterion, system, data[(criterion, system)], target_half_width, alpha))
+            for a, b in itertools.combinations(chosen_systems, 2):
+                plans.append(_plan_difference(criterion, a, b, data[(criterion, a)], data[(criterion, b)],
+                                              target_half_width, alpha))
+
+    return HumanEstimates(judge, alpha, tuple(chosen_criteria), tuple(chosen_systems), tuple(mean_results),
+                          tuple(differences), tuple(alt_tests), tuple(plans), target_half_width, tuple(notes))
+
+
+def _alt_test(h_rows: pd.DataFrame, j_means: pd.DataFrame, criterion: str, systems: Sequence[str], epsilon: float,
+              min_items: int) -> AltTestOutcome:
+    people = h_rows[(h_rows["criterion"] == criterion) & h_rows["system"].isin(list(systems))]
+    table = people.pivot_table(index=["system", "item_id"], columns="rater", values="score", aggfunc="first")
+    annotators = tuple(str(c) for c in table.columns)
+    if len(annotators) < 3:
+        return AltTestOutcome(criterion, annotators, None,
+                              f"the Alt-Test needs at least 3 annotators who rated the same items; {criterion!r} has "
+                              f"{len(annotators)} ({', '.join(annotators) or 'none'})")
+    common = int((table.notna().sum(axis=1) >= 2).sum())
+    if common == 0:
+        return AltTestOutcome(criterion, annotators, None, "no item was rated by two or more annotators")
+    judge = j_means[j_means["criterion"] == criterion].set_index(["system", "item_id"])["score"]
+    try:
+        result = alt_test(table, judge, epsilon=epsilon, min_items=min_items)
+    except ValueError as exc:
+        return AltTestOutcome(criterion, annotators, None, str(exc))
+    return AltTestOutcome(criterion, annotators, result)
+
+
+def _plan_mean(criterion: str, system: str, data, target: float, alpha: float) -> PlanOutcome:
+    y, yhat, yhat_u, _ = data
+    if y.size < 2 or yhat_u.size < 1:
+        return PlanOutcome(criterion, "mean", (system,), int(y.size), None, note="needs a pilot: at least 2 human-rated "
+                           "items and 1 judge-only item")
+    try:
+        plan = plan_ppi_mean(y, yhat, int(yhat_u.size), target, alpha=alpha,
+                             yhat_unlabeled=yhat_u if yhat_u.size >= 2 else None)
+    except ValueError as exc:
+        return PlanOutcome(criterion, "mean", (system,), int(y.size), None, note=str(exc))
+    total = int(y.size + yhat_u.size)
+    reachable = plan.n <= total
+    note = "" if reachable else f"more human-rated items than the {total} items the judge rated: add items or accept a wider interval"
+    return PlanOutcome(criterion, "mean", (system,), int(y.size), plan, max(0, plan.n - int(y.size)), reachable, note)
+
+
+def _plan_difference(criterion: str, a: str, b: str, da, db, target: float, alpha: float) -> PlanOutcome:
+    ya, yhata, yua, _ = da
+    yb, yhatb, yub, _ = db
+    now = int(min(ya.size, yb.size))
+    if min(ya.size, yb.size) < 2 or min(yua.size, yub.size) < 1:
+        return PlanOutcome(criterion, "difference", (a, b), now, None, note="needs a pilot in both systems")
+    try:
+        plan = plan_ppi_difference(ya, yhata, int(yua.size), yb, yhatb, int(yub.size), target, alpha=alpha,
+                                   yhat_unlabeled_a=yua if yua.size >= 2 else None,
+                                   yhat_unlabeled_b=yub if yub.size >= 2 else None)
+    except ValueError as exc:
+        return PlanOutcome(criterion, "difference", (a, b), now, None, note=str(exc))
+    total = int(min(ya.size + yua.size, yb.size + yub.size))
+    reachable = plan.n <= total
+    note = "" if reachable else f"more human-rated items per system than the judge rated ({total}): add items or accept a wider interval"
+    return PlanOutcome(criterion, "difference", (a, b), now, plan, max(0, plan.n - now), reachable, note)

@@ -1,0 +1,409 @@
+"""An annotation session: the judge's rubric as a rating form, and every submitted rating in the store.
+
+People see the text the judge gets (:mod:`judgelab.annotate.form`; Chiang & Lee 2023, §2.2),
+blind to the system that wrote a text, to its id and to the judge's scores, one item at a time
+in their own seeded order (:func:`judgelab.annotate.selection.annotator_order`).
+
+Every submission is written before the HTTP request is answered, in one transaction
+(:meth:`judgelab.store.Store.put`): one row per rating, ``rater = human:<annotator>``,
+``sample = 0``, ``status = ok``, ``score`` the chosen point, ``raw`` the optional comment,
+``latency_s`` the seconds the item was on screen. The store's primary key
+``(rater, criterion, system, item_id, sample)`` and its insert-or-ignore make a rating
+recorded exactly once: **the first answer wins**. A re-submission of a rated item (a second
+tab, the back button, a retried request) changes nothing and is reported as already recorded.
+A rating is evidence: it is what the overview, the agreement and the estimates saw, and it is
+never rewritten silently.
+
+What stays fixed across restarts lives beside the store:
+
+* ``annotation.json`` — the settings (template and its SHA-256, criteria, variant, items
+  digest, ``--sample``, seed) and the selected items. Restarting with the same command reuses
+  the selection (a ``disagreement`` selection would otherwise move as people rate); other
+  settings are one clear error.
+* ``annotators.json`` (mode 0600) — the per-annotator link tokens, the organiser's token and
+  the secret that signs each form, so links and open forms survive a restart.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from judgelab.annotate.form import ItemForm, render_form, scale_labels
+from judgelab.annotate.overview import Overview, overview_of
+from judgelab.annotate.selection import ItemKey, Selection, annotator_order
+from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+from judgelab.prompts import Template
+from judgelab.store import Judgment, Store, describe_changes
+
+__all__ = [
+    "AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan", "Annotators", "load_annotators", "valid_name",
+    "SubmissionError", "SubmitResult", "AnnotationSession", "HUMAN_PREFIX",
+]
+
+HUMAN_PREFIX = "human:"
+PLAN_FILE = "annotation.json"
+ANNOTATORS_FILE = "annotators.json"
+MAX_COMMENT = 2000
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def valid_name(name: str) -> bool:
+    """Annotator names: 1–40 letters, digits, ``_ . -``, starting with a letter or digit (never a path)."""
+    return bool(_NAME.match(name))
+
+
+# --------------------------------------------------------------------------- the plan (fixed across restarts)
+
+
+def items_digest(items: Sequence[Item]) -> str:
+    """SHA-256 over the items' content (ids, systems, groups, texts, contexts, other fields), order-independent."""
+    rows = sorted(json.dumps([i.system, i.item_id, i.group, i.text, i.context, i.extra], sort_keys=True,
+                             ensure_ascii=False, default=str) for i in items)
+    return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class AnnotationPlan:
+    """What is annotated, fixed for the life of an annotation folder.
+
+    Attributes:
+        settings: template, its SHA-256, criteria, variant, items digest, ``--sample``, seed, stratification.
+        keys: the selected items, in selection order.
+        uniform: the selection is all items or a uniform random sample (valid for PPI).
+    """
+
+    settings: dict[str, Any]
+    keys: tuple[ItemKey, ...]
+    uniform: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "settings": self.settings, "uniform_sample": self.uniform,
+                "items": [{"system": s, "item_id": i} for s, i in self.keys]}
+
+
+def _write_private(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write a file atomically (temporary file, then rename), readable by its owner only when ``mode`` says so."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        tmp.replace(path)
+    except OSError as exc:
+        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _settings_changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """What differs between two plans' settings, digests of data in words."""
+    words = {"items_sha256": "the items changed", "ids_sha256": "the ids file changed"}
+    phrases = [w for k, w in words.items() if old.get(k) != new.get(k)]
+    rest = describe_changes({k: v for k, v in old.items() if k not in words}, {k: v for k, v in new.items() if k not in words})
+    return "; ".join(p for p in [*phrases, rest] if p)
+
+
+def load_or_make_plan(folder: Path, settings: dict[str, Any], make: Callable[[], Selection]) -> tuple[AnnotationPlan, bool]:
+    """(the folder's plan, whether it is new): reused when its settings equal ``settings``, else made with ``make()``.
+
+    A new plan is not written yet (:func:`save_plan`), so that a start that fails later leaves no
+    selection behind.
+
+    Raises:
+        JudgelabError: the folder holds a plan made with other settings (named in the message).
+    """
+    path = folder / PLAN_FILE
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            old = data["settings"]
+            keys = tuple((str(r["system"]), str(r["item_id"])) for r in data["items"])
+            uniform = bool(data.get("uniform_sample", False))
+        except (OSError, ValueError, KeyError, TypeError):
+            raise JudgelabError(f"{path} is damaged; move it away to make a new selection") from None
+        if old != settings:
+            raise JudgelabError(f"{folder} holds an annotation made with other settings ({_settings_changes(old, settings)}); "
+                                f"use another --out, or the same options as before")
+        return AnnotationPlan(old, keys, uniform), False
+    selection = make()
+    return AnnotationPlan(settings, selection.keys, selection.uniform), True
+
+
+def save_plan(folder: Path, plan: AnnotationPlan) -> None:
+    """Write ``annotation.json`` (atomically)."""
+    _write_private(folder / PLAN_FILE, json.dumps(plan.to_json(), ensure_ascii=False, indent=1) + "\n", 0o644)
+
+
+@dataclass(frozen=True)
+class Annotators:
+    """Who may annotate.
+
+    Attributes:
+        names: the annotators named with ``--annotators`` (empty: any valid name, name links only).
+        tokens: annotator → link token (token links; empty without ``--tokens``).
+        organiser: the token of the overview page (token links only).
+        secret: signs each form (so a form is only accepted from a page this server served).
+    """
+
+    names: tuple[str, ...]
+    tokens: dict[str, str] = field(default_factory=dict)
+    organiser: str | None = None
+    secret: bytes = b""
+
+    @property
+    def use_tokens(self) -> bool:
+        return bool(self.tokens)
+
+
+def load_annotators(folder: Path, names: Sequence[str], use_tokens: bool) -> Annotators:
+    """Read (or create) ``annotators.json``: tokens and the form secret persist across restarts; new names get new tokens."""
+    for name in names:
+        if not valid_name(name):
+            raise JudgelabError(f"bad annotator name {name!r}: 1-40 letters, digits, '_', '.' or '-'")
+    if len(set(names)) != len(names):
+        raise JudgelabError("--annotators lists a name twice")
+    if use_tokens and not names:
+        raise JudgelabError("--tokens needs --annotators (one secret link per annotator)")
+    path = folder / ANNOTATORS_FILE
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError
+        except (OSError, ValueError):
+            raise JudgelabError(f"{path} is damaged; move it away (existing links stop working)") from None
+    changed = False
+    if not data.get("secret"):
+        data["secret"], changed = secrets.token_hex(32), True
+    tokens: dict[str, str] = dict(data.get("tokens") or {})
+    if use_tokens:
+        for name in names:
+            if name not in tokens:
+                tokens[name], changed = secrets.token_urlsafe(24), True
+        if not data.get("organiser"):
+            data["organiser"], changed = secrets.token_urlsafe(24), True
+        data["tokens"] = tokens
+    if changed:
+        _write_private(path, json.dumps(data, indent=1) + "\n")
+    return Annotators(tuple(names), {n: tokens[n] for n in names} if use_tokens else {},
+                      data.get("organiser") if use_tokens else None, bytes.fromhex(data["secret"]))
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+class SubmissionError(ValueError):
+    """A submitted form that cannot be recorded (a question unanswered, a value off the scale, a forged form)."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What happened to a submission: ``recorded`` (written now) or ``already`` (the first answer is kept)."""
+
+    status: str
+    ratings: int
+
+
+# --------------------------------------------------------------------------- the session
+
+
+def _last_submissions(store: Store) -> dict[str, str]:
+    """Annotator → time of their latest rating in the store (from the rows' metadata)."""
+    ratings = store.ratings(with_meta=True)
+    last: dict[str, str] = {}
+    for rater, meta in zip(ratings["rater"], ratings["meta"]):
+        if not str(rater).startswith(HUMAN_PREFIX):
+            continue
+        try:
+            stamp = json.loads(meta).get("submitted")
+        except (TypeError, ValueError, AttributeError):
+            continue
+        name = str(rater)[len(HUMAN_PREFIX):]
+        if isinstance(stamp, str) and stamp > last.get(name, ""):
+            last[name] = stamp
+    return last
+
+
+
+class AnnotationSession:
+    """One annotation server's state: the plan, the forms, the store (held by this process), progress.
+
+    Thread-safe: the web app calls it from a thread pool; every store access holds one lock.
+    Nothing here prints.
+    """
+
+    def __init__(self, store: Store, template: Template, criteria: Sequence[str], variant: str | None,
+                 items: Sequence[Item], plan: AnnotationPlan, annotators: Annotators,
+                 clock: Callable[[], float] = time.time) -> None:
+        by_key = {(i.system, i.item_id): i for i in items}
+        missing = [k for k in plan.keys if k not in by_key]
+        if missing:
+            raise JudgelabError(f"the selection names items that are not in the items file (first: {missing[0]})")
+        self.store = store
+        self.template = template
+        self.criteria = list(criteria)
+        self.variant = variant
+        self.plan = plan
+        self.annotators = annotators
+        self.items = [by_key[k] for k in plan.keys]
+        self.outputs = tuple(o for c in self.criteria for o in template.outputs(c))
+        self.labels = scale_labels(template)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._forms: dict[int, ItemForm] = {}
+        self._orders: dict[str, tuple[int, ...]] = {}
+        # Render every form once up front: a missing field is an error before the server starts.
+        for index, item in enumerate(self.items):
+            self._forms[index] = render_form(template, self.criteria, item.fields(), variant)
+        self._done: set[tuple[str, str, str, str]] = set()
+        for rater, criterion, system, item_id, sample in store.done():
+            if rater.startswith(HUMAN_PREFIX) and sample == 0:
+                self._done.add((rater[len(HUMAN_PREFIX):], criterion, system, item_id))
+        self._last: dict[str, str] = _last_submissions(store)
+
+    # -- who ---------------------------------------------------------------
+    @property
+    def seed(self) -> int:
+        return int(self.plan.settings.get("seed", 0))
+
+    def annotator_by_name(self, name: str) -> str | None:
+        """The annotator of a name link (``/a/<name>``); None with token links or for an unknown or invalid name."""
+        if self.annotators.use_tokens or not valid_name(name):
+            return None
+        if self.annotators.names and name not in self.annotators.names:
+            return None
+        return name
+
+    def annotator_by_token(self, token: str) -> str | None:
+        """The annotator whose link token this is (constant-time comparisons), else None."""
+        found = None
+        for name, secret in self.annotators.tokens.items():
+            if hmac.compare_digest(token.encode("utf-8"), secret.encode("utf-8")):
+                found = name
+        return found
+
+    def is_organiser(self, token: str | None) -> bool:
+        """May this request see the overview? Always with name links (loopback only); with tokens, the organiser's token."""
+        if not self.annotators.use_tokens:
+            return True
+        return token is not None and self.annotators.organiser is not None and hmac.compare_digest(
+            token.encode("utf-8"), self.annotators.organiser.encode("utf-8"))
+
+    def known_annotators(self) -> list[str]:
+        """The named annotators, then everyone else who has rated in this store (sorted)."""
+        with self._lock:
+            seen = {a for a, *_ in self._done}
+        return list(self.annotators.names) + sorted(seen - set(self.annotators.names))
+
+    # -- progress ------------------------------------------------------------
+    def order(self, annotator: str) -> tuple[int, ...]:
+        if annotator not in self._orders:
+            self._orders[annotator] = annotator_order(len(self.items), annotator, self.seed)
+        return self._orders[annotator]
+
+    def _item_done(self, annotator: str, index: int) -> bool:
+        item = self.items[index]
+        return all((annotator, o, item.system, item.item_id) in self._done for o in self.outputs)
+
+    def progress(self, annotator: str) -> tuple[int, int]:
+        """(items this annotator has rated, items in the selection)."""
+        with self._lock:
+            return sum(self._item_done(annotator, i) for i in range(len(self.items))), len(self.items)
+
+    def next_position(self, annotator: str) -> int | None:
+        """The first position in the annotator's order that is not rated yet; None when all are."""
+        with self._lock:
+            for position, index in enumerate(self.order(annotator)):
+                if not self._item_done(annotator, index):
+                    return position
+        return None
+
+    def form(self, annotator: str, position: int) -> ItemForm:
+        return self._forms[self.order(annotator)[position]]
+
+    # -- signing forms -----------------------------------------------------------
+    def sign(self, annotator: str, position: int, shown: float) -> str:
+        """A signature binding a form to its annotator, position and the time it was shown."""
+        message = f"{annotator}\x1f{position}\x1f{shown:.3f}".encode("utf-8")
+        return hmac.new(self.annotators.secret, message, hashlib.sha256).hexdigest()
+
+    def now(self) -> float:
+        return round(self._clock(), 3)
+
+    # -- recording ---------------------------------------------------------------
+    def submit(self, annotator: str, position: int, shown: float, signature: str,
+               values: Mapping[int, str], comment: str = "") -> SubmitResult:
+        """Validate a submitted form and write its ratings in one transaction, before returning.
+
+        ``values`` maps the index of each rating (form order over :attr:`outputs`) to the chosen
+        point. The first answer wins: an item this annotator has rated already is left as it is.
+
+        Raises:
+            SubmissionError: a forged or stale form, a position outside the selection, an unanswered
+                question or a value that is not a point of the scale.
+            JudgelabError: the store cannot be written (disk full …); nothing was recorded.
+        """
+        if not (0 <= position < len(self.items)):
+            raise SubmissionError("this form does not belong to the current selection")
+        if not hmac.compare_digest(self.sign(annotator, position, shown), signature):
+            raise SubmissionError("this form was not served to you by this annotation (reload the page)")
+        scores: list[float] = []
+        missing = []
+        for k in range(len(self.outputs)):
+            raw = (values.get(k) or "").strip()
+            if not raw:
+                missing.append(k + 1)
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale") from None
+            if value not in self.labels:
+                raise SubmissionError(f"rating {value} is outside the scale {self.labels[0]}–{self.labels[-1]}")
+            scores.append(float(value))
+        if missing:
+            raise SubmissionError("please answer every question (missing: " + ", ".join(map(str, missing)) + ")")
+        comment = " ".join(comment.split())[:MAX_COMMENT] if comment else ""
+        index = self.order(annotator)[position]
+        item = self.items[index]
+        now = self._clock()
+        seconds = max(0.0, now - shown)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        criterion_of = {o: c for c in self.criteria for o in self.template.outputs(c)}
+        meta = {"source": "judgelab annotate", "template": self.template.name,
+                "template_sha256": self.plan.settings.get("template_sha256"), "variant": self.variant,
+                "position": position, "submitted": stamp}
+        rows = [Judgment(item_id=item.item_id, system=item.system, group=item.group, criterion=output,
+                         rater=HUMAN_PREFIX + annotator, sample=0, score=score, score_parsed=None, score_logprob=None,
+                         logprob_outside=None, status="ok", raw=comment or None, latency_s=seconds,
+                         meta={**meta, "question": criterion_of[output]})
+                for output, score in zip(self.outputs, scores)]
+        with self._lock:
+            if self._item_done(annotator, index):
+                return SubmitResult("already", 0)
+            fresh = [j for j in rows if (annotator, j.criterion, j.system, j.item_id) not in self._done]
+            self.store.put(judgments=fresh)  # committed (WAL) before the request is answered
+            self._done.update((annotator, j.criterion, j.system, j.item_id) for j in fresh)
+            self._last[annotator] = stamp
+        return SubmitResult("recorded", len(fresh))
+
+    # -- the organiser's view -------------------------------------------------------
+    def overview(self) -> Overview:
+        with self._lock:
+            ratings = self.store.ratings()
+            done = {a: sum(self._item_done(a, i) for i in range(len(self.items))) for a in {a for a, *_ in self._done}}
+            last = dict(self._last)
+        names = list(self.annotators.names) + sorted(set(done) - set(self.annotators.names))
+        return overview_of(ratings, self.plan.keys, self.outputs, names, done, last)

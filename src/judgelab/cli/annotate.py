@@ -1,0 +1,188 @@
+"""The human loop on the command line: annotate (a local web app) and human-estimate (PPI++, Alt-Test, planner)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judgelab.cli.common import app, split_list
+from judgelab.errors import JudgelabError
+
+
+@app.command()
+def annotate(
+    items: Path = typer.Option(..., "--items", help="JSONL/CSV with id, text and optional context, system, group (as for rate)"),
+    template: str = typer.Option("chiang-lee-story", "--template", help="the judge's template: shipped name or path to a .yaml"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all of the template)"),
+    variant: Optional[str] = typer.Option(None, "--variant", help="instruction variant, e.g. persona"),
+    out: Path = typer.Option(..., "--out", help="folder: store.sqlite (shared with `judgelab rate --out`), annotation.json"),
+    annotators: Optional[str] = typer.Option(None, "--annotators", help="comma-separated annotator names (default: anyone "
+                                             "opening /a/<name>)"),
+    tokens: bool = typer.Option(False, "--tokens", help="a secret link per annotator (and for the overview) instead of /a/<name>"),
+    sample: str = typer.Option("all", "--sample", help="all | random:N | disagreement:N | ids:FILE"),
+    seed: int = typer.Option(0, "--seed", help="seed of the selection and of each annotator's order"),
+    stratify_by_system: bool = typer.Option(False, "--stratify-by-system", help="random:N drawn per system, in proportion"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on; anything but loopback needs --tokens"),
+    port: int = typer.Option(8765, "--port", help="port (0 picks a free one; a fixed port keeps links valid across restarts)"),
+    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
+    context_field: str = typer.Option("context", "--context-field"),
+    system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
+) -> None:
+    """Collect human ratings in the browser with the judge's own instructions, sample and questions.
+
+    Each annotator rates the selected items one at a time, in their own seeded order (digits
+    rate, Enter saves); every rating is written to OUT/store.sqlite as a human:<name> row before
+    the page moves on. Stop with Ctrl-C; the same command resumes.
+    """
+    from judgelab.annotate.server import bind, is_loopback, url_host
+
+    if not is_loopback(host) and not tokens:
+        raise JudgelabError(f"--host {host} is reachable from other machines: add --tokens (a secret link per annotator), "
+                            "or listen on 127.0.0.1")
+    names = split_list(annotators) or []
+    if tokens and not names:
+        raise JudgelabError("--tokens needs --annotators (one secret link per annotator)")
+
+    from judgelab.annotate.app import LOOPBACK_NAMES, create_app
+    from judgelab.annotate.server import serve
+    from judgelab.annotate.workflow import links, prepare
+    from judgelab.datasets.items import FieldMap
+
+    fields = FieldMap(id=id_field, text=text_field, context=context_field, system=system_field, group=group_field)
+    session = prepare(items, template, out, criteria=split_list(criteria), variant=variant, annotators=names,
+                      tokens=tokens, sample=sample, seed=seed, stratify=stratify_by_system, fields=fields)
+    try:
+        sock = bind(host, port)
+        try:
+            # Without tokens the host is a loopback one: answer loopback names only (DNS-rebinding guard).
+            web = create_app(session, allowed_hosts=None if tokens else (*LOOPBACK_NAMES, host.strip("[]")))
+            shown_host = host
+            if host in {"0.0.0.0", "::"}:
+                import socket
+
+                shown_host = socket.gethostname()
+            base = f"http://{url_host(shown_host)}:{sock.getsockname()[1]}"
+            n_items = len(session.items)
+            who = f"annotators: {', '.join(names)}" if names else "annotators by name"
+            typer.echo(f"judgelab annotate: {n_items} items × {len(session.outputs)} questions ({session.template.name}), "
+                       f"{who}; ratings go to {out / 'store.sqlite'}")
+            for label, path in links(session):
+                typer.echo(f"  {label}: {base}{path}")
+            if not names:
+                typer.echo(f"  anyone: {base}/a/<name>")
+            typer.echo("Ratings are saved as they are submitted. Ctrl-C stops; the same command resumes.")
+            try:
+                serve(web, sock)
+            except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: stopping is the normal end
+                pass
+        finally:
+            sock.close()
+    finally:
+        session.store.close()
+    done = ", ".join(f"{a} {session.progress(a)[0]}" for a in session.known_annotators()) or "none yet"
+    typer.echo(f"stopped; items rated of {len(session.items)}: {done}; ratings in {out / 'store.sqlite'}")
+
+
+@app.command("human-estimate")
+def human_estimate(
+    store: Optional[Path] = typer.Option(None, "--store", help="a store with judge and human ratings (e.g. FOLDER/store.sqlite)"),
+    ratings: Optional[Path] = typer.Option(None, "--ratings", help="the judge's ratings file (instead of --store)"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human ratings, tidy long layout (with --ratings)"),
+    criterion: Optional[str] = typer.Option(None, "--criterion", help="criteria, comma-separated (default: all with judge and human ratings)"),
+    systems: Optional[str] = typer.Option(None, "--systems", help="systems, comma-separated; differences are first minus second"),
+    judge_rater: Optional[str] = typer.Option(None, "--judge-rater", help="the judge's rater label when the ratings hold several"),
+    target_half_width: Optional[float] = typer.Option(None, "--target-half-width", help="plan the human ratings this half-width needs"),
+    alpha: float = typer.Option(0.05, "--alpha", help="error level of the intervals (0.05: 95%)"),
+    epsilon: float = typer.Option(0.2, "--epsilon", help="Alt-Test margin: 0.2 experts, 0.15 skilled, 0.1 crowd"),
+    alt_min_items: int = typer.Option(30, "--alt-min-items", min=2, help="items an annotator needs for the Alt-Test (paper: 30)"),
+    out: Path = typer.Option(Path("judgelab-runs/human-estimate"), "--out", help="folder for estimates.csv, differences.csv, "
+                             "alt_test.csv, plan.csv and estimates.json"),
+) -> None:
+    """Combine a few human ratings with the judge on every item: PPI++ means and differences, Alt-Test, planner."""
+    import json
+
+    from judgelab.annotate.estimate import human_estimates
+    from judgelab.report.terminal import console, print_table
+    from judgelab.store import write_table
+
+    if not (0 < alpha < 1):
+        raise JudgelabError(f"--alpha must be between 0 and 1, got {alpha}")
+    if not (0 <= epsilon < 1):
+        raise JudgelabError(f"--epsilon must be in [0, 1), got {epsilon}")
+    frame, uniform = _load_ratings(store, ratings, human)
+    result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
+                             target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
+                             alt_min_items=alt_min_items, uniform_sample=uniform)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgelabError(f"cannot create output folder {out}: {exc.strerror}") from None
+    tables = result.tables()
+    for name in ("estimates", "differences", "alt_test", "plan"):
+        path = out / f"{name}.csv"
+        if name in tables:
+            write_table(tables[name], path)
+        elif path.exists():
+            path.unlink()  # no stale plan from an earlier call with a target
+    (out / "estimates.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+    level = f"{1 - alpha:.0%}"
+    show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "n_human", "n_judge", "lam"]
+    print_table(tables["estimates"][[c for c in show if c in tables["estimates"]]],
+                title=f"Mean rating per system ({level} intervals): PPI++ vs human-only vs judge-only ({result.judge})")
+    if not tables["differences"].empty:
+        cols = ["criterion", "system_a", "system_b", "method", "estimate", "ci_low", "ci_high", "p_value"]
+        print_table(tables["differences"][cols], title="Difference between systems (A - B)")
+    for m in result.means:
+        if m.note:
+            console.print(f"note ({m.system}, {m.criterion}): {m.note}", markup=False)
+    for d in result.differences:
+        if d.note:
+            console.print(f"note ({d.system_a} - {d.system_b}, {d.criterion}): {d.note}", markup=False)
+    for a in result.alt_tests:
+        if a.ran:
+            r = a.result
+            console.print(f"Alt-Test ({a.criterion}): winning rate {r.winning_rate:.2f}, advantage probability "
+                          f"{r.advantage_probability:.2f}, epsilon {r.epsilon} → the judge "
+                          f"{'may' if r.passed else 'may not'} replace the annotators", markup=False)
+        else:
+            console.print(f"Alt-Test ({a.criterion}) cannot run: {a.reason}", markup=False)
+    if "plan" in tables:
+        cols = ["criterion", "scope", "systems", "n_human_now", "n_needed", "more_needed", "predicted_half_width",
+                "n_human_only", "note"]
+        print_table(tables["plan"][cols], title=f"Human ratings needed for a half-width of {target_half_width} "
+                                                 "(per system for a difference)")
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False)
+    console.print(f"wrote {', '.join(sorted(p.name for p in out.iterdir() if p.suffix in {'.csv', '.json'}))} to {out}",
+                  markup=False)
+
+
+def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optional[Path]):
+    """(ratings table, whether the human items were a uniform sample: True, False or None unknown)."""
+    import json
+
+    from judgelab.ratings import combine, is_human, read_ratings
+
+    if store is not None and (ratings is not None or human is not None):
+        raise JudgelabError("give --store, or --ratings with --human, not both")
+    if store is not None:
+        from judgelab.store import Store
+
+        with Store(store, read_only=True) as s:  # never locks: works while the annotation server runs
+            frame = s.ratings()
+        uniform = None
+        plan = Path(store).parent / "annotation.json"
+        if plan.is_file():
+            try:
+                uniform = bool(json.loads(plan.read_text(encoding="utf-8"))["uniform_sample"])
+            except (OSError, ValueError, KeyError, TypeError):
+                uniform = None
+        return frame, uniform
+    if ratings is None or human is None:
+        raise JudgelabError("give --store FOLDER/store.sqlite, or --ratings judge.csv with --human human.csv")
+    judge = read_ratings(ratings)
+    people = read_ratings(human)
+    people["rater"] = [r if is_human(r) else f"human:{r}" for r in people["rater"]]
+    return combine([judge, people]), None

@@ -1,0 +1,106 @@
+"""Shared pieces of the annotation tests: item files, judge ratings in a store, the server in a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def env() -> dict[str, str]:
+    """The environment of a ``judgelab`` subprocess: this checkout's sources first."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]), COLUMNS="200")
+
+
+def judgelab(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True, env=env(),
+                          timeout=timeout, **kw)
+
+
+def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
+    """Assert the command-line contract for a user error: exit 2, one line on stderr, no traceback."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("judgelab: error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_items(path: Path, per_system: int = 6, systems=("alpha-sys", "beta-sys"), extra: list[dict] | None = None) -> Path:
+    """Items of two systems (distinctive names, to check the form never shows them); ``extra`` rows appended."""
+    rows = []
+    for s, system in enumerate(systems):
+        for k in range(per_system):
+            rows.append({"id": f"it{k:02d}", "system": system, "group": f"g{k}",
+                         "text": f"Paragraph {k} of writer {s}. It has {k + 2} plain sentences about topic {k}."})
+    rows.extend(extra or [])
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def put_judge(store_path: Path, items: list[dict], score_of, samples: int = 2, rater: str = "judge@plain-quality",
+              criteria=("fluency", "coherence")) -> None:
+    """Judge rows in a store (as `judgelab rate` writes them), ``score_of(row, criterion, sample)``."""
+    from judgelab.store import Judgment, Store
+
+    rows = []
+    for item in items:
+        for criterion in criteria:
+            for sample in range(samples):
+                score = score_of(item, criterion, sample)
+                rows.append(Judgment(item_id=item["id"], system=item["system"], group=item.get("group"), criterion=criterion,
+                                     rater=rater, sample=sample, score=score, score_parsed=score, score_logprob=None,
+                                     logprob_outside=None, status="ok", raw=str(score)))
+    with Store(store_path) as store:
+        store.put(judgments=rows)
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class Server:
+    """`judgelab annotate …` in a subprocess; parses the links it prints."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+        self.proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", "annotate", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env())
+        self.links: dict[str, str] = {}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise AssertionError(f"the server ended: {self.proc.wait()} {self.proc.stderr.read()}")
+            if line.startswith("  ") and ": http" in line:
+                label, url = line.strip().split(": ", 1)
+                self.links[label] = url
+            if line.startswith("Ratings are saved"):
+                return
+        raise AssertionError("the server did not print its links within 60 s")
+
+    def kill9(self) -> None:
+        self.proc.kill()  # SIGKILL: no shutdown, no flush
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

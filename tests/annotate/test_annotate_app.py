@@ -1,0 +1,332 @@
+"""The annotation app over HTTP (starlette's TestClient): the judge's exact text, blindness, escaping,
+one row per rating written before the answer, first answer wins, resume, tokens, the overview."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+from starlette.testclient import TestClient  # noqa: E402
+
+from annotate_helpers import put_judge, read_rows, write_items  # noqa: E402
+from judgelab.annotate.app import create_app  # noqa: E402
+from judgelab.annotate.selection import annotator_order  # noqa: E402
+from judgelab.annotate.workflow import links, prepare  # noqa: E402
+from judgelab.errors import JudgelabError  # noqa: E402
+from judgelab.prompts import load_template  # noqa: E402
+from judgelab.store import Store  # noqa: E402
+
+
+@pytest.fixture
+def opened():
+    sessions = []
+
+    def open_(items, out, **kw):
+        kw.setdefault("annotators", ["alice", "bob"])
+        session = prepare(items, kw.pop("template", "plain-quality"), out, **kw)
+        sessions.append(session)
+        client = TestClient(create_app(session), base_url="http://127.0.0.1:8765")
+        return session, client
+
+    yield open_
+    for s in sessions:
+        s.store.close()
+
+
+def _hidden(page: str, name: str) -> str:
+    return re.search(rf'name="{name}" value="([^"]*)"', page).group(1)
+
+
+def _texts(page: str, css_class: str) -> list[str]:
+    return [html.unescape(t) for t in re.findall(rf'<div class="{css_class}"[^>]*>(.*?)</div>', page, re.S)]
+
+
+def _submit(client, path: str, page: str, ratings: dict[int, int], comment: str = "", **override):
+    data = {"position": _hidden(page, "position"), "shown": _hidden(page, "shown"), "signature": _hidden(page, "signature"),
+            **{f"r{k}": str(v) for k, v in ratings.items()}, "comment": comment, **override}
+    return client.post(path, data=data, follow_redirects=False)
+
+
+def _human_rows(out: Path) -> list[tuple]:
+    db = sqlite3.connect(out / "store.sqlite")
+    try:
+        return db.execute("SELECT rater, criterion, system, item_id, sample, score, status, raw FROM judgments "
+                          "WHERE rater LIKE 'human:%' ORDER BY rater, system, item_id, criterion").fetchall()
+    finally:
+        db.close()
+
+
+def test_the_form_shows_exactly_the_text_the_judge_gets(tmp_path, opened):
+    """Chiang & Lee §2.2: same instructions, sample and question; the split for display loses nothing."""
+    rows = [{"id": f"s{k}", "text": f"Story {k}.\nIt goes on.", "context": f"Prompt {k}", "system": "w"} for k in range(3)]
+    items = tmp_path / "stories.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    template = load_template("chiang-lee-story")
+    for variant in (None, "persona", "explain"):
+        session, client = opened(items, tmp_path / f"out-{variant}", template="chiang-lee-story", variant=variant)
+        page = client.get("/a/alice").text
+        shared, questions = _texts(page, "prompt"), _texts(page, "question")
+        assert len(shared) == 1 and len(questions) == 4  # the instruction and story once, four questions
+        item = session.items[annotator_order(3, "alice", 0)[0]]
+        for criterion, question in zip(template.criteria, questions):
+            assert shared[0] + "\n" + question == template.render(criterion, item.fields(), variant)
+        session.store.close()
+
+
+def test_multi_metric_criterion_gives_one_row_per_metric(tmp_path, opened):
+    items = tmp_path / "nle.jsonl"
+    items.write_text(json.dumps({"id": "e1", "text": "Because a man is a person.", "premise": "A man sleeps.",
+                                 "hypothesis": "A person sleeps.", "relationship": "entailment"}) + "\n", encoding="utf-8")
+    session, client = opened(items, tmp_path / "out", template="nle-esnli")
+    page = client.get("/a/alice").text
+    assert len(re.findall(r'class="rating-row"', page)) == 2 and "informativeness" in page and "clarity" in page
+    assert 'value="7"' in page and 'value="8"' not in page  # the template's 1-7 scale
+    assert _submit(client, "/a/alice", page, {0: 6, 1: 3}).status_code == 303
+    assert [(r[1], r[5]) for r in _human_rows(tmp_path / "out")] == [("clarity", 3.0), ("informativeness", 6.0)]
+
+
+def test_blind_and_escaped(tmp_path, opened):
+    evil = "<script>alert(1)</script> & \"quotes\" <b>bold</b>"
+    items = write_items(tmp_path / "items.jsonl", per_system=1, extra=[{"id": "x1", "system": "beta-sys", "text": evil}])
+    (tmp_path / "out").mkdir()
+    put_judge(tmp_path / "out" / "store.sqlite", read_rows(items), lambda r, c, s: 4.0)
+    session, client = opened(items, tmp_path / "out", annotators=["alice"])
+    seen = []
+    for _ in range(3):
+        response = client.get("/a/alice")
+        page = response.text
+        seen.append(page)
+        for secret in ("alpha-sys", "beta-sys", "it00", "x1", "judge@plain-quality"):
+            assert secret not in page
+        assert len(re.findall(r"<script", page)) == 1  # only the page's own script, with its nonce
+        nonce = re.search(r"script-src 'nonce-([^']+)'", response.headers["content-security-policy"]).group(1)
+        assert f'<script nonce="{nonce}">' in page
+        _submit(client, "/a/alice", page, {0: 3, 1: 3})
+    shown = next(p for p in seen if "alert(1)" in p)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &#34;quotes&#34; &lt;b&gt;bold&lt;/b&gt;" in shown
+    assert evil in _texts(shown, "prompt")[0]
+
+
+def test_ratings_are_rows_of_the_tidy_table_written_once(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=3)
+    session, client = opened(items, tmp_path / "out")
+    page = client.get("/a/alice").text
+    assert "Item 1 of 6" in page
+    response = _submit(client, "/a/alice", page, {0: 4, 1: 2}, comment="  clear,\n but short  ")
+    assert response.status_code == 303 and response.headers["location"] == "/a/alice?note=saved"
+    rows = _human_rows(tmp_path / "out")
+    first = session.items[annotator_order(6, "alice", 0)[0]]
+    assert rows == [("human:alice", "coherence", first.system, first.item_id, 0, 2.0, "ok", "clear, but short"),
+                    ("human:alice", "fluency", first.system, first.item_id, 0, 4.0, "ok", "clear, but short")]
+    # The same form again, with other values: the first answer wins, nothing is added.
+    again = _submit(client, "/a/alice", page, {0: 1, 1: 1})
+    assert again.headers["location"] == "/a/alice?note=already"
+    assert _human_rows(tmp_path / "out") == rows
+    nxt = client.get(again.headers["location"]).text
+    assert "Item 2 of 6" in nxt and "first answer is kept" in nxt
+    ratings = session.store.ratings()
+    human = ratings[ratings["rater"] == "human:alice"]
+    assert list(human.columns)[:7] == ["item_id", "system", "group", "criterion", "rater", "sample", "score"]
+    assert (human["group"] == first.group).all()
+
+
+@pytest.mark.parametrize("ratings,override,needle", [
+    ({0: 4}, {}, "missing: 2"),
+    ({0: 4, 1: 9}, {}, "outside the scale"),
+    ({0: 4, 1: "x"}, {}, "not a point of the scale"),
+    ({0: 4, 1: 4}, {"signature": "0" * 64}, "not served to you"),
+    ({0: 4, 1: 4}, {"position": "99"}, "current selection"),
+])
+def test_bad_submissions_are_refused_and_write_nothing(tmp_path, opened, ratings, override, needle):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    session, client = opened(items, tmp_path / "out")
+    page = client.get("/a/alice").text
+    response = _submit(client, "/a/alice", page, ratings, **override)
+    assert response.status_code == 400 and needle in html.unescape(response.text)
+    assert _human_rows(tmp_path / "out") == []
+
+
+def test_a_form_for_bob_is_not_accepted_for_alice(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    _, client = opened(items, tmp_path / "out")
+    bobs = client.get("/a/bob").text
+    assert _submit(client, "/a/alice", bobs, {0: 3, 1: 3}).status_code == 400
+
+
+def test_each_annotator_has_an_order_and_resumes_where_they_left(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=4)
+    session, client = opened(items, tmp_path / "out", sample="random:6", seed=3)
+    texts = {}
+    for name in ("alice", "bob"):
+        texts[name] = []
+        for _ in range(2):
+            page = client.get(f"/a/{name}").text
+            texts[name].append(_texts(page, "prompt")[0])
+            _submit(client, f"/a/{name}", page, {0: 5, 1: 4})
+    for name in ("alice", "bob"):  # each sees the selection in their own seeded order
+        expected = [session.items[i].text for i in annotator_order(6, name, 3)[:2]]
+        assert [t.rsplit("\n", 1)[1] for t in texts[name]] == expected
+    assert session.order("alice") != session.order("bob")
+    keys = session.plan.keys
+    session.store.close()
+    session2, client2 = opened(items, tmp_path / "out", sample="random:6", seed=3)  # a restart
+    assert session2.plan.keys == keys
+    page = client2.get("/a/alice").text
+    assert "Item 3 of 6" in page
+    expected = session2.items[annotator_order(6, "alice", 3)[2]]
+    assert expected.text in _texts(page, "prompt")[0]
+    assert session2.progress("alice") == (2, 6) and session2.progress("bob") == (2, 6)
+
+
+def test_finishing_shows_the_done_page(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=1)
+    _, client = opened(items, tmp_path / "out")
+    for _ in range(2):
+        _submit(client, "/a/alice", client.get("/a/alice").text, {0: 2, 1: 2})
+    page = client.get("/a/alice").text
+    assert 'id="done"' in page and "All 2 items rated" in page
+    assert len(_human_rows(tmp_path / "out")) == 4
+
+
+def test_names_links_and_their_limits(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=1)
+    _, client = opened(items, tmp_path / "out")
+    assert client.get("/a/carol").status_code == 404  # not in --annotators
+    assert client.get("/a/..%2F..%2Fetc").status_code == 404
+    index = client.get("/").text
+    assert 'href="/a/alice"' in index and 'href="/a/bob"' in index
+    # A request addressed to another host name is refused (DNS rebinding).
+    assert client.get("/a/alice", headers={"host": "evil.example:8765"}).status_code == 421
+
+
+def test_open_names_without_a_list(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=1)
+    _, client = opened(items, tmp_path / "out", annotators=[])
+    assert client.get("/a/zoe").status_code == 200
+    assert client.get("/a?name=zoe", follow_redirects=False).headers["location"] == "/a/zoe"
+    assert client.get("/a/%3Cscript%3E").status_code == 404
+
+
+def test_tokens(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    out = tmp_path / "out"
+    session, client = opened(items, out, tokens=True)
+    paths = dict(links(session))
+    alice = paths["alice"]
+    assert alice.startswith("/t/") and len(alice) > 30
+    assert client.get("/a/alice").status_code == 404  # names cannot be guessed
+    assert client.get("/t/" + "x" * 32).status_code == 404
+    page = client.get(alice).text
+    assert "Item 1 of 4" in page
+    assert _submit(client, alice, page, {0: 3, 1: 4}).status_code == 303
+    assert "alice" not in client.get("/").text and "bob" not in client.get("/").text
+    assert client.get("/overview").status_code == 404
+    assert client.get("/overview?token=wrong").status_code == 404
+    overview = client.get(paths["overview"])
+    assert overview.status_code == 200 and "alice" in overview.text
+    assert (os.stat(out / "annotators.json").st_mode & 0o777) == 0o600
+    session.store.close()
+    session2, _ = opened(items, out, tokens=True)  # restart: the same links
+    assert dict(links(session2)) == paths
+
+
+def test_other_settings_in_the_same_folder_are_refused(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=4)
+    session, _ = opened(items, tmp_path / "out", sample="random:4", seed=1)
+    session.store.close()
+    with pytest.raises(JudgelabError, match=r"other settings \(sample 'random:4' → 'random:5'"):
+        prepare(items, "plain-quality", tmp_path / "out", sample="random:5", seed=1)
+    with pytest.raises(JudgelabError, match="criteria"):
+        prepare(items, "plain-quality", tmp_path / "out", criteria=["fluency"], sample="random:4", seed=1)
+
+
+def test_comparison_templates_are_refused(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", per_system=1)
+    with pytest.raises(JudgelabError, match="comparisons"):
+        prepare(items, "nle-esnli-pairwise", tmp_path / "out")
+
+
+def test_disagreement_selection_is_kept_while_people_rate(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=4)
+    rows = read_rows(items)
+    (tmp_path / "out").mkdir()
+    put_judge(tmp_path / "out" / "store.sqlite", rows, lambda r, c, s: 1.0 + s * int(r["id"][-1]))
+    session, client = opened(items, tmp_path / "out", sample="disagreement:3")
+    # Samples 1 and 1 + k: the judge disagrees most with itself on it03 (both systems), then it02.
+    assert set(session.plan.keys[:2]) == {("alpha-sys", "it03"), ("beta-sys", "it03")}
+    assert session.plan.keys[2][1] == "it02" and not session.plan.uniform
+    keys = session.plan.keys
+    for _ in range(2):
+        _submit(client, "/a/alice", client.get("/a/alice").text, {0: 5, 1: 5})
+    session.store.close()
+    session2, _ = opened(items, tmp_path / "out", sample="disagreement:3")
+    assert session2.plan.keys == keys
+
+
+def test_overview_alpha_and_judge_correlation(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=4)
+    rows = read_rows(items)
+    (tmp_path / "out").mkdir()
+    put_judge(tmp_path / "out" / "store.sqlite", rows, lambda r, c, s: float(1 + int(r["id"][-1])))
+    session, client = opened(items, tmp_path / "out")
+    given = {}
+    for name, shift in (("alice", 0), ("bob", 1)):
+        for _ in range(5):
+            page = client.get(f"/a/{name}").text
+            text = _texts(page, "prompt")[0]
+            item = next(i for i in session.items if i.text in text)
+            value = min(5, 1 + int(item.item_id[-1]) + (shift if item.system == "beta-sys" else 0))
+            given[(name, item.system, item.item_id)] = value
+            _submit(client, f"/a/{name}", page, {0: value, 1: value})
+    view = session.overview()
+    assert [(a.annotator, a.done, a.total) for a in view.annotators] == [("alice", 5, 8), ("bob", 5, 8)]
+    from judgelab.stats import krippendorff_alpha
+
+    common = sorted({(s, i) for (_, s, i) in given})
+    matrix = np.array([[given.get((n, s, i), np.nan) for s, i in common] for n in ("alice", "bob")], dtype=float)
+    fluency = next(a for a in view.agreement if a.criterion == "fluency")
+    assert fluency.alpha == pytest.approx(krippendorff_alpha(matrix, "ordinal"))
+    assert fluency.items_rated_twice == int((~np.isnan(matrix)).all(axis=0).sum())
+    judge = {(j.criterion, j.method): j for j in view.judges}
+    assert judge[("fluency", "kendall")].n == len(common) and judge[("fluency", "kendall")].rater == "judge@plain-quality"
+    page = client.get("/overview").text
+    assert "Krippendorff" in page and "judge@plain-quality" in page and f"{fluency.alpha:.3f}" in page
+
+
+def test_the_store_is_held_while_the_session_runs(tmp_path, opened):
+    import subprocess
+    import sys
+
+    from annotate_helpers import env
+
+    items = write_items(tmp_path / "items.jsonl", per_system=1)
+    opened(items, tmp_path / "out")
+    store = str(tmp_path / "out" / "store.sqlite")
+    code = f"from judgelab.store import Store\ntry:\n    Store({store!r})\nexcept Exception as e:\n    print(e)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=60)
+    assert "is in use by judgelab process" in result.stdout
+    with Store(store, read_only=True) as reader:  # readers (export, human-estimate) are never blocked
+        assert reader.ratings().empty
+
+
+def test_a_failed_start_leaves_no_selection_and_changed_items_are_named(tmp_path, opened):
+    rows = [{"id": f"s{k}", "text": f"Story {k}.", "system": "w"} for k in range(3)]
+    items = tmp_path / "stories.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(JudgelabError, match="needs the field 'context'"):
+        prepare(items, "chiang-lee-story", tmp_path / "out")
+    assert not (tmp_path / "out" / "annotation.json").exists()
+    items.write_text("".join(json.dumps({**r, "context": "A prompt"}) + "\n" for r in rows), encoding="utf-8")
+    session, _ = opened(items, tmp_path / "out", template="chiang-lee-story")  # fixed: starts
+    session.store.close()
+    items.write_text("".join(json.dumps({**r, "context": "Another prompt"}) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(JudgelabError, match=r"other settings \(the items changed\)"):
+        prepare(items, "chiang-lee-story", tmp_path / "out")
