@@ -196,6 +196,8 @@ class OpenAIBackend(Backend):
             choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason, _reasoning(c.message))
                        for c in raw.choices]
         else:
+            if scoring and not cue_suffix and self.space_before_label:
+                return await self._send(request, cue_suffix=" ")  # known tokenizer habit: one request
             prompt = flatten_messages(request.messages)
             if scoring and request.score_cue:
                 prompt = prompt + "\n" + request.score_cue + cue_suffix
