@@ -1,6 +1,6 @@
 """Reading ratings: judgelab's own ratings files and human ratings in long or wide layout.
 
-Every source becomes the same tidy table (``../shared/ARCHITECTURE.md``): one row per
+Every source becomes the same tidy table (``docs/ARCHITECTURE.md``): one row per
 rating with ``item_id, system, group, criterion, rater, sample, score, status``. Human
 raters are named ``human:<id>``, so that every statistic works for human–human,
 judge–human and judge–judge comparisons alike.
