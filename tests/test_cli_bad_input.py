@@ -88,3 +88,60 @@ def test_refused_request_is_one_line(tmp_path, stub_factory):
 def test_openai_judge_needs_model(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 1)
     check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")), "--model")
+
+
+def test_an_output_folder_that_is_a_file(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", 2)
+    a_file = tmp_path / "taken"
+    a_file.write_text("not a folder")
+    args = scripted(tmp_path)
+    args[args.index("--out") + 1] = str(a_file)
+    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", *args), "is a file, not a folder")
+    assert a_file.read_text() == "not a folder"
+
+
+def test_agree_out_pointing_at_a_file(tmp_path):
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("item_id,system,criterion,rater,sample,score\n"
+                       + "".join(f"i{i},s,c,judge,0,{i % 5 + 1}\ni{i},s,c,human:a,0,{(i * 2) % 5 + 1}\n" for i in range(6)))
+    a_file = tmp_path / "taken.csv"
+    a_file.write_text("x")
+    check(judgelab_cmd("agree", str(ratings), "--out", str(a_file)), "is a file, not a folder")
+
+
+def test_negative_pairs_per_gap(tmp_path):
+    result = judgelab_cmd("recipe", "nle", "--dataset", "esnli", "--data", str(tmp_path / "x.csv"), "--per-delta", "-5")
+    check(result, "--per-delta")
+
+
+def test_a_full_disk_is_one_line_and_keeps_finished_judgments(tmp_path, monkeypatch):
+    import sqlite3
+
+    from judgelab.errors import JudgelabError
+    from judgelab.store import Store
+
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put(calls=[("k1", {"q": 1}, {"a": 1})])
+
+        class FullDisk:
+            def __init__(self, db):
+                self._db = db
+
+            def __getattr__(self, name):
+                return getattr(self._db, name)
+
+            def __enter__(self):
+                return self._db.__enter__()
+
+            def __exit__(self, *exc):
+                return self._db.__exit__(*exc)
+
+            def executemany(self, *args):
+                raise sqlite3.OperationalError("database or disk is full")
+
+        real = store._db
+        store._db = FullDisk(real)
+        with pytest.raises(JudgelabError, match="disk is full"):
+            store.put(calls=[("k2", {"q": 2}, {"a": 2})])
+        store._db = real
+        assert store.call_keys() == {"k1"}

@@ -9,8 +9,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from pathlib import Path
 
-__all__ = ["safe_filename"]
+from judgelab.errors import JudgelabError
+
+__all__ = ["safe_filename", "output_folder"]
 
 #: Names Windows reserves whatever the extension (``nul.png`` cannot be created there).
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
@@ -41,3 +44,16 @@ def safe_filename(name: str, max_length: int = 80) -> str:
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     stem = cleaned[: max(1, max_length - 9)].rstrip(".") or "_"
     return f"{stem}-{digest}"
+
+
+def output_folder(path: str | Path, what: str = "output folder") -> Path:
+    """Create ``path`` as a folder (parents too) and return it; one clear error when it is a file or
+    cannot be created (a full disk, no permission)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise JudgelabError(f"{what} {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgelabError(f"cannot create {what} {folder}: {exc.strerror or exc}") from None
+    return folder

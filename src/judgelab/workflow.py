@@ -22,11 +22,9 @@ __all__ = ["rate_items", "run_demo", "demo_items", "execute", "failure_report", 
 
 
 def _prepare_out(out: Path) -> Path:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JudgelabError(f"cannot create output folder {out}: {exc.strerror}") from None
-    return out
+    from judgelab.paths import output_folder
+
+    return output_folder(out)
 
 
 def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",

@@ -61,7 +61,9 @@ def agree(
         "williams": williams_matrix(df, williams_level, method_list[0], variant=kendall_variant),
     }
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        from judgelab.paths import output_folder
+
+        output_folder(out)
         for name, table in tables.items():
             write_table(table, out / f"{name}.csv")
     if fmt == "json":

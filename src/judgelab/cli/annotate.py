@@ -114,10 +114,9 @@ def human_estimate(
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JudgelabError(f"cannot create output folder {out}: {exc.strerror}") from None
+    from judgelab.paths import output_folder
+
+    output_folder(out)
     tables = result.tables()
     for name in ("estimates", "differences", "alt_test", "plan"):
         path = out / f"{name}.csv"

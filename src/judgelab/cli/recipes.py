@@ -127,7 +127,7 @@ def recipe_nle(
     judge: str = JudgeSpecOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
     samples: int = typer.Option(3, "--samples"),
-    per_delta: int = typer.Option(100, "--per-delta", help="pairs per score gap"),
+    per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
     seed: int = typer.Option(0, "--seed"),
     dynamic: bool = typer.Option(True, "--dynamic/--no-dynamic", help="also compare dynamic prompting (needs human scores)"),
     retrieval: str = typer.Option("auto", "--retrieval", help="auto | sentence-transformers | tfidf"),
@@ -201,10 +201,9 @@ def scales(
         if figure_dir is not None:
             from judgelab.report.figures import scatter_identity
 
-            try:
-                figure_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise JudgelabError(f"cannot create figure folder {figure_dir}: {exc.strerror}") from None
+            from judgelab.paths import output_folder
+
+            output_folder(figure_dir, "figure folder")
             scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
                              f"{metric}: judge vs human", "judge", "human")
     emit(pd.DataFrame(rows), fmt, title="agreement by granularity (f1 column holds r for pearson/spearman)" if fmt == "table" else None)
@@ -218,7 +217,7 @@ def pairwise(
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
-    per_delta: int = typer.Option(100, "--per-delta"), seed: int = typer.Option(0, "--seed"),
+    per_delta: int = typer.Option(100, "--per-delta", min=1), seed: int = typer.Option(0, "--seed"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out"),
     quiet: bool = typer.Option(False, "--quiet"),

@@ -15,6 +15,7 @@ from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, summa
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
 from judgelab.errors import JudgelabError
+from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
 from judgelab.report.terminal import console, print_table
@@ -88,7 +89,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
     check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)
     for spec in judges:
         parse_judge(spec, judge_defaults)  # fail on a malformed judge before any work
     with Store(out / "store.sqlite") as store:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
+from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
 from judgelab.paths import safe_filename
@@ -28,10 +29,7 @@ class RecipeOutput:
     entries: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise JudgelabError(f"cannot create output folder {self.folder}: {exc.strerror}") from None
+        output_folder(self.folder)
 
     def table(self, df: pd.DataFrame, name: str, description: str, show: bool = True) -> pd.DataFrame:
         """Write ``<name>.csv`` into the folder (``name`` made a safe file name) and list it in the index."""
