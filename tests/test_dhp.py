@@ -14,7 +14,6 @@ from judgelab.dhp.task import available_tasks, load_task
 from judgelab.errors import JudgelabError
 from judgelab.perturb import rules
 from judgelab.perturb.llm import check_generation, clean_generation
-from judgelab.stats.discernment import discernment, harmonic_mean_p
 
 TEXT = ("The old lighthouse was switched off in 1994. For years it stood empty. Last spring volunteers repaired the roof. "
         "They now open it to visitors on weekends. A small museum tells the story of the keepers.")

@@ -1,6 +1,5 @@
 """Issue 4: scales, pairwise comparison, dynamic prompting, the NLE prompts and recipe."""
 import json
-import random
 
 import numpy as np
 import pandas as pd

@@ -1,6 +1,5 @@
 """The runner with the scripted test double: samples, n, refusals, resume, query modes."""
 import asyncio
-import math
 
 import pytest
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.datasets.dhp_sources import demo_set, load_reference_items
-from judgelab.datasets.items import FieldMap, Item
+from judgelab.datasets.items import FieldMap
 from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, summary_table
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task

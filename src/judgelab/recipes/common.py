@@ -9,7 +9,6 @@ from typing import Any
 import pandas as pd
 
 from judgelab.datasets.items import Item
-from judgelab.errors import JudgelabError
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge

@@ -189,7 +189,6 @@ def williams_table(scores: HannaScores, measure: str, level: str = "overall", me
     others = [f for f in (versus or _families(scores)) if f != measure]
     for other in others:
         column_for(scores, other, CRITERIA[0])  # unknown names fail here, with the list of known ones
-    cells: list[tuple[int, str, float]] = []
     raw = np.full((len(others), len(CRITERIA)), np.nan)
     for i, other in enumerate(others):
         for j, crit in enumerate(CRITERIA):
