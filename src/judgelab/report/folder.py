@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["RunFolder", "open_folder", "read_table", "StoreReader", "HumanRatings", "load_humans", "RATINGS_FILES",
+__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "HumanRatings", "load_humans", "RATINGS_FILES",
            "HUMAN_FILES", "is_human"]
 
 HUMAN_PREFIX = "human:"
@@ -53,6 +54,22 @@ _NUMBERS = ("sample", "score", "score_parsed", "score_logprob", "logprob_outside
 def is_human(rater: object) -> bool:
     """A human rater's name starts with ``human:``."""
     return str(rater).startswith(HUMAN_PREFIX)
+
+
+_KEY = re.compile(r'"key":\s*"([^"\\]*)"')
+
+
+def attempt_keys(attempts: object) -> list[str]:
+    """The ledger keys of a judgment's attempts, in order, read from its ``attempts`` JSON.
+
+    A quoted ``"key": "`` cannot occur inside a JSON string value (its quotes would be
+    escaped), so the keys are found without parsing the whole list.
+    """
+    if isinstance(attempts, list):
+        return [str(a.get("key")) for a in attempts if isinstance(a, dict) and a.get("key")]
+    if not isinstance(attempts, str) or not attempts:
+        return []
+    return _KEY.findall(attempts)
 
 
 @dataclass
@@ -191,13 +208,21 @@ class StoreReader:
         self.close()
 
     def judgments(self) -> pd.DataFrame:
-        """Every judgment, in the order it was recorded (``seq``); ``grp`` is named ``group``."""
-        df = pd.read_sql_query("SELECT * FROM judgments ORDER BY seq", self._db)
-        df = df.rename(columns={"grp": "group"})
-        for col in JUDGMENT_COLUMNS:
-            if col not in df.columns:
-                df[col] = None
-        return df[JUDGMENT_COLUMNS]
+        """Every judgment (without ``meta``) in the order it was recorded; ``grp`` is named ``group`` and
+        ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`)."""
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
+        columns = [c for c in JUDGMENT_COLUMNS if c != "meta"]
+        names = [("grp" if c == "group" else c) for c in columns]
+        select = ", ".join(n if n in have else "NULL" for n in names)
+        rows = self._db.execute(f"SELECT {select} FROM judgments").fetchall()
+        df = pd.DataFrame.from_records(rows, columns=columns)
+        for col in _NUMBERS:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+        if not df.empty:
+            df = df.sort_values("seq", kind="stable").reset_index(drop=True)
+        df["meta"] = None
+        df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]
+        return df
 
     def calls(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """key → (request JSON, response JSON) for the given keys (absent keys are left out)."""
@@ -229,7 +254,9 @@ def ratings_from_file(path: Path) -> pd.DataFrame:
         if col not in df.columns:
             df[col] = defaults.get(col)
     df["seq"] = range(1, len(df) + 1)
-    return _normalise(df[JUDGMENT_COLUMNS])
+    df = _normalise(df[JUDGMENT_COLUMNS])
+    df["keys"] = [[] for _ in range(len(df))]
+    return df
 
 
 def _normalise(df: pd.DataFrame) -> pd.DataFrame:

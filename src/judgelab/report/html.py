@@ -42,7 +42,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.report import html_build as B
 from judgelab.report.folder import RATINGS_FILES, StoreReader, is_human, load_humans, open_folder, ratings_from_file
-from judgelab.report.html_items import PAGE_SIZE, _attempts, build_items
+from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
 
@@ -95,22 +95,24 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         judge = None if judgments is None else judgments[~judgments["rater"].map(is_human)].reset_index(drop=True)
         if judge is not None and judge.empty:
             judge = None
-        calls: dict[str, tuple[str, str]] = {}
+        calls = CallCache()
         if reader is not None and judge is not None:
-            keys = {a.get("key") for value in judge["attempts"] for a in _attempts(value)}
-            calls = _guard(problems, "store.sqlite calls", lambda: reader.calls(k for k in keys if k)) or {}
+            keys = {k for row in judge["keys"] for k in row}
+            calls = CallCache(_guard(problems, "store.sqlite calls", lambda: reader.calls(keys)) or {})
+        templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
+                     if isinstance(s, dict) and s.get("template")}
         data = ReportData(
             folder=str(rf.path.resolve()), title=f"judgelab report: {rf.path.resolve().name}",
             generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), judgelab_version=__version__,
             files=[f for f in rf.files if not f.endswith((".lock", ".journal", ".tmp", "-wal", "-shm"))],
         )
-        data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans))
+        data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
         data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
         data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(rf, judge, humans))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
-            data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE))
+            data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
         data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES)) or []

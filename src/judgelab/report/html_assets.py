@@ -122,7 +122,7 @@ SCRIPT = r"""
   var n = idx.i.length;
   var pageSize = parseInt(root.getAttribute("data-page-size"), 10) || 50;
   var state = { criterion: "", system: "", rater: "", sort: root.getAttribute("data-sort"), page: 0 };
-  var strings = null, details = null, loading = null, renderToken = 0;
+  var strings = null, details = null, loading = null, renderToken = 0, firstShown = false;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -326,6 +326,8 @@ SCRIPT = r"""
       }
       message.textContent = "";
       root.setAttribute("data-ready", "1");
+      if (!firstShown && window.performance && performance.mark) { performance.mark("judgelab-items-ready"); }
+      firstShown = true;
     }, function (err) {
       message.textContent = "The item details could not be read: " + err.message;
       root.setAttribute("data-ready", "error");

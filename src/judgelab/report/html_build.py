@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, is_human, read_table
-from judgelab.report.html_items import messages_of
+from judgelab.report.html_items import CallCache, messages_of
 from judgelab.report.html_model import (
     Agreement,
     ColumnKind,
@@ -229,40 +229,25 @@ def _settings_table(infos: list[RunInfo]) -> Table | None:
                  note="One column per run (rater). template_sha256 is the SHA-256 of the template's full content.")
 
 
-def first_prompts(judge: pd.DataFrame | None, reader: StoreReader | None) -> list[PromptExample]:
+def first_prompts(judge: pd.DataFrame | None, calls: CallCache) -> list[PromptExample]:
     """The messages of the first stored request of each rater and criterion (by recording order)."""
-    if judge is None or reader is None or judge.empty:
+    if judge is None or judge.empty or not len(calls):
         return []
-    from judgelab.report.html_items import _attempts
-
     firsts = judge.sort_values("seq", kind="mergesort").drop_duplicates(["rater", "criterion"], keep="first")
-    keys = {}
-    for row in firsts.itertuples(index=False):
-        attempts = _attempts(row.attempts)
-        if attempts and attempts[0].get("key"):
-            keys[(row.rater, row.criterion)] = (attempts[0]["key"], row)
-    calls = reader.calls(k for k, _ in keys.values())
     out = []
-    import json
-
-    for (rater, criterion), (key, row) in sorted(keys.items()):
-        if key not in calls:
-            continue
-        try:
-            request = json.loads(calls[key][0])
-        except json.JSONDecodeError:
-            continue
+    for row in firsts.sort_values(["rater", "criterion"]).itertuples(index=False):
+        request = calls.request(row.keys[0]) if row.keys else None
         msgs = messages_of(request)
         if msgs is None:
             continue
-        out.append(PromptExample(rater=str(rater), criterion=str(criterion), item_id=str(row.item_id),
+        out.append(PromptExample(rater=str(row.rater), criterion=str(row.criterion), item_id=str(row.item_id),
                                  system=str(row.system), messages=msgs,
                                  score_cue=None if request.get("score_cue") is None else str(request["score_cue"])))
     return out
 
 
 def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame | None,
-             humans: HumanRatings) -> WhatRan | None:
+             humans: HumanRatings, calls: CallCache) -> WhatRan | None:
     manifest = folder.manifest
     store_runs = reader.runs if reader is not None else {}
     if manifest is None and not store_runs and judge is None:
@@ -283,7 +268,7 @@ def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame 
         command=m.get("command"), argv=shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
         started=m.get("started"), finished=m.get("finished"), wall_s=m.get("wall_s"), python=m.get("python"),
         platform=m.get("platform"), versions=dict(m.get("versions") or {}), runs=infos,
-        settings_table=_settings_table(infos), prompts=first_prompts(judge, reader), sources=sources)
+        settings_table=_settings_table(infos), prompts=first_prompts(judge, calls), sources=sources)
 
 
 # -- results ---------------------------------------------------------------------
@@ -380,11 +365,12 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
     elif judge is not None and not judge.empty and humans.table is not None and not humans.table.empty:
         from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
 
-        source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
-                  "(Kendall τ-b; overall, group and system levels)")
         df = _tidy_for_agree(judge, humans)
-        tables["correlations"] = judge_vs_human(df, ["kendall"], ["overall", "group", "system"])
-        tables["human_baseline"] = human_baseline(df, ["kendall"], ["overall", "group", "system"])
+        levels = ["overall", "group", "system"] if df["group"].notna().any() else ["overall", "system"]
+        source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
+                  f"(Kendall τ-b; levels {', '.join(levels)})")
+        tables["correlations"] = judge_vs_human(df, ["kendall"], levels)
+        tables["human_baseline"] = human_baseline(df, ["kendall"], levels)
         tables["self_consistency"] = self_consistency(df)
         if df.loc[~df["rater"].map(is_human), "rater"].nunique() > 1:
             tables["williams"] = williams_matrix(df, "overall", "kendall")
@@ -516,7 +502,7 @@ def discernment(folder: RunFolder) -> Discernment | None:
 def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failures | None:
     if judge is None or judge.empty:
         return None
-    from judgelab.report.html_items import _attempts
+    from judgelab.report.html_items import parse_attempts
 
     total = len(judge)
     failed = int((judge["status"] != "ok").sum())
@@ -535,7 +521,7 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
     bad = judge[judge["status"] != "ok"].sort_values("seq", kind="mergesort")
     for (rater, status), grp in bad.groupby(["rater", "status"], sort=True):
         for row in grp.head(examples_per_status).itertuples(index=False):
-            atts = [(str(a.get("status", "")), str(a.get("text") or "")) for a in _attempts(row.attempts)]
+            atts = [(str(a.get("status", "")), str(a.get("text") or "")) for a in parse_attempts(row.attempts)]
             raw = row.raw if isinstance(row.raw, str) else ""
             examples.append(FailureExample(str(rater), str(row.criterion), str(row.system), str(row.item_id),
                                            int(row.sample), str(status), raw, atts if len(atts) > 1 else []))
@@ -543,12 +529,8 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
 
 
 # -- cost and time ---------------------------------------------------------------------------
-def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: dict[str, tuple[str, str]],
+def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
               infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
-    import json
-
-    from judgelab.report.html_items import _attempts
-
     manifest = folder.manifest or {}
     rows = []
     notes = []
@@ -561,19 +543,14 @@ def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: dict[str, tu
         if judge is not None and rater in raters:
             mine = judge[judge["rater"] == rater]
             n_judgments = len(mine)
-            for value in mine["attempts"]:
-                for a in _attempts(value):
-                    if a.get("key"):
-                        keys.add(a["key"])
+            for row in mine["keys"]:
+                keys.update(row)
         pt = ct = 0
         latencies = []
         found = 0
         for key in keys:
-            if key not in calls:
-                continue
-            try:
-                resp = json.loads(calls[key][1])
-            except json.JSONDecodeError:
+            resp = calls.response(key)
+            if resp is None:
                 continue
             found += 1
             pt += int(resp.get("prompt_tokens") or 0)

@@ -40,7 +40,7 @@ import pandas as pd
 from judgelab.report.folder import HumanRatings
 from judgelab.report.html_model import ItemBrowser
 
-__all__ = ["build_items", "unit_key", "PAGE_SIZE"]
+__all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "distribution", "parse_attempts"]
 
 PAGE_SIZE = 50
 TOP_TOKENS = 10
@@ -54,11 +54,12 @@ def unit_key(rater: str, criterion: str, system: str, item_id: str) -> tuple[str
 def _num(value: Any, digits: int = 4) -> float | None:
     if value is None:
         return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return round(f, digits) if math.isfinite(f) else None
+    if type(value) is not float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
+    return round(value, digits) if math.isfinite(value) else None
 
 
 class _Interner:
@@ -89,7 +90,8 @@ def _scale_of(template: str | None) -> tuple[float, float]:
     return (1.0, 5.0)
 
 
-def _attempts(value: Any) -> list[dict[str, Any]]:
+def parse_attempts(value: Any) -> list[dict[str, Any]]:
+    """The attempts of a judgment (its ``attempts`` JSON or list); [] when absent or unreadable."""
     if isinstance(value, list):
         return value
     if isinstance(value, str) and value:
@@ -101,13 +103,29 @@ def _attempts(value: Any) -> list[dict[str, Any]]:
     return []
 
 
-class _Calls:
-    """Parsed requests and responses, each parsed once."""
+class CallCache:
+    """Requests and responses of the ledger (key → JSON texts), each parsed once when first asked for."""
 
-    def __init__(self, calls: dict[str, tuple[str, str]]) -> None:
-        self._raw = calls
+    def __init__(self, calls: dict[str, tuple[str, str]] | None = None) -> None:
+        self._raw = calls or {}
         self._req: dict[str, dict[str, Any] | None] = {}
         self._resp: dict[str, dict[str, Any] | None] = {}
+        self._messages: dict[str, tuple[tuple[str, str], ...] | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def messages(self, key: str | None) -> tuple[tuple[str, str], ...] | None:
+        """The (role, content) messages of the stored request ``key`` (cached)."""
+        if not key:
+            return None
+        if key not in self._messages:
+            msgs = messages_of(self.request(key))
+            self._messages[key] = None if msgs is None else tuple(msgs)
+        return self._messages[key]
 
     def request(self, key: str | None) -> dict[str, Any] | None:
         if not key or key not in self._raw:
@@ -192,86 +210,86 @@ def _human_index(humans: HumanRatings) -> dict[tuple[str, str | None, str], dict
     if table is None or table.empty:
         return out
     ok = table[(table["status"] == "ok") & table["score"].notna()]
-    for row in ok.itertuples(index=False):
-        system = row.system if isinstance(row.system, str) else None
-        out.setdefault((str(row.criterion), system, str(row.item_id)), {}).setdefault(str(row.rater), []).append(float(row.score))
+    for criterion, system, item, rater, score in zip(ok["criterion"].tolist(), ok["system"].tolist(),
+                                                     ok["item_id"].tolist(), ok["rater"].tolist(), ok["score"].tolist()):
+        key = (str(criterion), system if isinstance(system, str) else None, str(item))
+        out.setdefault(key, {}).setdefault(str(rater), []).append(float(score))
     return out
 
 
-def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: dict[str, tuple[str, str]],
-                page_size: int = PAGE_SIZE) -> ItemBrowser:
-    """The item browser over the judge's judgments (see the module docstring for the payload)."""
-    lookup = _Calls(calls)
+def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
+                page_size: int = PAGE_SIZE, templates: dict[str, str] | None = None) -> ItemBrowser:
+    """The item browser over the judge's judgments (see the module docstring for the payload).
+
+    ``judge`` has the judgments columns and ``keys`` (the ledger keys of each judgment's
+    attempts); ``templates`` maps a rater to its template's name (for the rating scale).
+    """
     human_idx = _human_index(humans)
     strings = _Interner()
+    encoded: dict[tuple[tuple[str, str], ...], list[Any]] = {}
     raters: dict[str, int] = {}
     criteria: dict[str, int] = {}
     systems: dict[str, int] = {}
     units: list[dict[str, Any]] = []
     prompts_available = False
-    df = judge.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort")
-    cols = list(df.columns)
-    pos = {c: k for k, c in enumerate(cols)}
-    current: tuple[str, str, str, str] | None = None
-    rows: list[tuple[Any, ...]] = []
+    col = {c: judge[c].tolist() for c in ("rater", "criterion", "system", "item_id", "sample", "status", "score",
+                                          "score_parsed", "score_logprob", "logprob_outside", "raw", "attempts", "keys")}
+    ids = [(str(r), str(c), str(s), str(i)) for r, c, s, i in zip(col["rater"], col["criterion"], col["system"], col["item_id"])]
+    order = sorted(range(len(ids)), key=lambda k: (ids[k], col["sample"][k]))
 
-    def flush() -> None:
+    def flush(unit: tuple[str, str, str, str], rows: list[int]) -> None:
         nonlocal prompts_available
-        if current is None:
-            return
-        rater, criterion, system, item = current
+        rater, criterion, system, item = unit
+        template = (templates or {}).get(rater)
         prompt_ids: dict[tuple[tuple[str, str], ...], int] = {}
         prompts: list[list[Any]] = []
         samples: list[list[Any]] = []
         scores: list[float] = []
         cue = None
-        template = None
-        for r in rows:
-            attempts = _attempts(r[pos["attempts"]])
-            last_key = attempts[-1].get("key") if attempts else None
-            request = lookup.request(last_key)
-            msgs = messages_of(request)
+        for k in rows:
+            keys = col["keys"][k]
+            last_key = keys[-1] if keys else None
+            request = calls.request(last_key)
+            msgs = calls.messages(last_key)
             p_index = None
             if msgs is not None:
                 prompts_available = True
-                key = tuple(msgs)
-                if key not in prompt_ids:
-                    prompt_ids[key] = len(prompts)
-                    prompts.append([[role, [strings(line) for line in content.split("\n")]] for role, content in msgs])
-                p_index = prompt_ids[key]
-                if request and request.get("score_cue") is not None:
-                    cue = str(request["score_cue"])
-            status = str(r[pos["status"]])
-            score = _num(r[pos["score"]])
+                p_index = prompt_ids.get(msgs)
+                if p_index is None:
+                    p_index = prompt_ids[msgs] = len(prompts)
+                    lines = encoded.get(msgs)
+                    if lines is None:
+                        lines = encoded[msgs] = [[role, [strings(line) for line in content.split("\n")]]
+                                                 for role, content in msgs]
+                    prompts.append(lines)
+                if request.get("score_cue") is not None:  # type: ignore[union-attr]
+                    cue = str(request["score_cue"])  # type: ignore[index]
+            status = str(col["status"][k])
+            score = _num(col["score"][k])
             if status == "ok" and score is not None:
-                scores.append(float(r[pos["score"]]))
-            raw = r[pos["raw"]]
+                scores.append(float(col["score"][k]))
+            raw = col["raw"][k]
             raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
             att = None
-            if len(attempts) > 1 or any(a.get("reasoning") for a in attempts):
+            attempts_text = col["attempts"][k]
+            if len(keys) > 1 or (isinstance(attempts_text, str) and '"reasoning"' in attempts_text):
                 att = [[strings(str(a.get("text") or "")), str(a.get("status") or ""), a.get("finish_reason"),
-                        strings(a["reasoning"]) if a.get("reasoning") else None] for a in attempts]
+                        strings(a["reasoning"]) if a.get("reasoning") else None] for a in parse_attempts(attempts_text)]
             dist = None
+            sample = int(col["sample"][k])
             if request is not None:
-                response = lookup.response(last_key)
-                choice = _choice(request, response, int(r[pos["sample"]]))
+                response = calls.response(last_key)
+                choice = _choice(request, response, sample)
                 if choice and choice.get("tokens"):
-                    if template is None:
-                        try:
-                            template = json.loads(r[pos["meta"]] or "{}").get("template")
-                        except (TypeError, json.JSONDecodeError):
-                            template = None
-                    dist = distribution(request, response, int(r[pos["sample"]]), raw, template)
-            samples.append([int(r[pos["sample"]]), status, score, _num(r[pos["score_parsed"]]),
-                            _num(r[pos["score_logprob"]]), _num(r[pos["logprob_outside"]]), strings(raw), p_index, att, dist])
-        rated = human_idx.get((criterion, system, item), {})
-        loose = human_idx.get((criterion, None, item), {})
+                    dist = distribution(request, response, sample, raw, template)
+            samples.append([sample, status, score, _num(col["score_parsed"][k]), _num(col["score_logprob"][k]),
+                            _num(col["logprob_outside"][k]), strings(raw), p_index, att, dist])
         human_scores: dict[str, list[float]] = {}
-        for source in (rated, loose):
-            for name, values in source.items():
+        for source in (human_idx.get((criterion, system, item)), human_idx.get((criterion, None, item))):
+            for name, values in (source or {}).items():
                 human_scores.setdefault(name, []).extend(values)
         per_rater = [sum(v) / len(v) for v in human_scores.values()]
-        hlist = [[name, round(s, 4)] for name, values in sorted(human_scores.items()) for s in values]
+        hlist = [[name, round(v, 4)] for name, values in sorted(human_scores.items()) for v in values]
         jmean = sum(scores) / len(scores) if scores else None
         hmean = sum(per_rater) / len(per_rater) if per_rater else None
         units.append({
@@ -283,13 +301,16 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: dict[str, tupl
             "detail": [prompts, samples, hlist, cue],
         })
 
-    for row in df.itertuples(index=False, name=None):
-        key = (str(row[pos["rater"]]), str(row[pos["criterion"]]), str(row[pos["system"]]), str(row[pos["item_id"]]))
-        if key != current:
-            flush()
-            current, rows = key, []
-        rows.append(row)
-    flush()
+    current: tuple[str, str, str, str] | None = None
+    rows: list[int] = []
+    for k in order:
+        if ids[k] != current:
+            if current is not None:
+                flush(current, rows)
+            current, rows = ids[k], []
+        rows.append(k)
+    if current is not None:
+        flush(current, rows)
 
     has_human = any(u["h"] is not None for u in units)
     default_sort = "absdiff" if has_human else "spread"
