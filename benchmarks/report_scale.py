@@ -147,7 +147,8 @@ def open_in_chromium(report: Path, rounds: int = 3) -> dict:
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=opts)
     driver.set_page_load_timeout(120)
-    out: dict = {"load_event_s": [], "items_ready_s": [], "filter_s": [], "console_errors": []}
+    out: dict = {"load_event_s": [], "items_ready_s": [], "filter_s": [], "console_errors": [],
+                 "load_average_1min_before": round(os.getloadavg()[0], 2)}
     try:
         for _ in range(rounds):
             driver.get("about:blank")
@@ -193,14 +194,17 @@ def main() -> None:
         results["folder"]["build_s"] = round(time.perf_counter() - t0, 1)
     else:
         results["folder"] = {"reused": str(folder)}
-    t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
     path = write_report(folder)
-    write_s = time.perf_counter() - t0
-    results["report"] = {"write_s": round(write_s, 2), "bytes": path.stat().st_size,
+    write_s, write_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    results["report"] = {"write_s": round(write_s, 2), "write_cpu_s": round(write_cpu_s, 2),
+                         "load_average_1min_before": round(load_before, 2), "bytes": path.stat().st_size,
                          "mb": round(path.stat().st_size / 1e6, 2),
                          "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
                          "target_write_s": 30}
-    print(f"write_report: {write_s:.1f} s, {path.stat().st_size / 1e6:.1f} MB ({path})")
+    print(f"write_report: {write_s:.1f} s ({write_cpu_s:.1f} s CPU, load average {load_before:.1f} on "
+          f"{os.cpu_count()} cores), {path.stat().st_size / 1e6:.1f} MB ({path})")
     if not args.skip_browser:
         results["browser"] = open_in_chromium(path)
         results["browser"]["target_load_s"] = 5

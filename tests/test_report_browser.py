@@ -195,3 +195,23 @@ def test_pages_of_fifty(driver, tmp_path_factory):
     assert len(_articles(driver)) == len(units) - 50 * (len(units) // 50) or len(_articles(driver)) == 50
     assert driver.find_element("id", "p-next").get_attribute("disabled") is not None
     _no_console_errors(driver)
+
+
+def test_log_probability_distribution_in_the_page(driver, tmp_path):
+    import json
+
+    from conftest import judgelab_cmd
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text {i}."}) + "\n" for i in range(2)))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.25}}))
+    out = tmp_path / "run"
+    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
+                     "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    _open(driver, write_report(out))
+    table = driver.find_element("css selector", "#units article.unit table.dist")
+    cells = [c.text for c in table.find_elements("css selector", ":scope > tbody > tr:first-child > *")]
+    assert cells[0] == '"3"' and cells[-1] == "0.500", cells
+    _no_console_errors(driver)

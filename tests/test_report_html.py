@@ -322,3 +322,23 @@ def test_render_is_pure_and_escapes_everything(rate_run):
     html = render_report(data)
     assert XSS not in html and not URL.search(html)
     assert re.search(r"<title>&lt;script&gt;alert\(1\)&lt;/script&gt;</title>", html)
+
+
+def test_human_ratings_of_a_recorded_agree_command(rate_run, tmp_path):
+    """A folder whose run.json records `judgelab agree … --human FILE` (wide layout, other column names)."""
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    wide = pd.DataFrame(human_rows()).pivot_table(index=["item_id", "rater", "system"], columns="criterion",
+                                                  values="score").reset_index()
+    wide = wide.rename(columns={"item_id": "story", "rater": "teacher"})
+    wide.to_csv(tmp_path / "teachers.csv", index=False)
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest.update(command="agree", argv=["judgelab", "agree", "ratings.csv", "--human", str(tmp_path / "teachers.csv"),
+                                           "--human-layout", "wide", "--criteria-cols",
+                                           "grammaticality,cohesiveness,likability,relevance", "--item-col", "story",
+                                           "--rater-col", "teacher", "--out", str(folder)])
+    (folder / "run.json").write_text(json.dumps(manifest))
+    data = build_report(folder)
+    assert data.items.has_human and "teachers.csv" in data.items.human_sources[0] and not data.problems
+    units = decode_units(parse(render_report(data)))
+    assert all(u["human"] is not None for u in units)

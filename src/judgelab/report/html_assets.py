@@ -60,9 +60,12 @@ article.unit { border: 1px solid var(--line); border-radius: 6px; padding: 0.4re
 article.unit h3 { margin: 0.2rem 0; overflow-wrap: anywhere; }
 .unit-meta, .unit-scores, .unit-humans { margin: 0.15rem 0; overflow-wrap: anywhere; }
 .diff { font-weight: 700; }
-.dist { display: grid; grid-template-columns: max-content 10rem max-content; gap: 0.1rem 0.5rem; align-items: center; font-size: 0.82rem; margin-top: 0.3rem; }
-.dist .bar { background: #0072B2; height: 0.7rem; }
-.dist code { white-space: pre; }
+table.dist { font-size: 0.82rem; margin-top: 0.3rem; }
+table.dist caption { font-weight: 600; font-size: 0.82rem; }
+table.dist th, table.dist td { border: 0; padding: 0.05rem 0.4rem; background: none; }
+table.dist td.barcell { width: 10rem; }
+table.dist .bar { background: #0072B2; height: 0.7rem; }
+table.dist code { white-space: pre; }
 ol.attempts { margin: 0.2rem 0; padding-left: 1.4rem; font-size: 0.86rem; }
 .status-bad { color: var(--bad); font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
@@ -210,22 +213,24 @@ SCRIPT = r"""
   }
 
   function renderDist(dist) {
-    var box = el("div", "dist");
-    box.setAttribute("role", "table");
-    box.setAttribute("aria-label", "next-token probabilities where the score was read");
+    var t = el("table", "dist");
+    t.appendChild(el("caption", null, "Next-token probabilities where the score was read"));
+    var body = el("tbody");
     dist.forEach(function (tp) {
-      var code = el("code", null, JSON.stringify(tp[0]));
-      code.setAttribute("role", "cell");
-      var barWrap = el("div", null);
-      barWrap.setAttribute("aria-hidden", "true");
+      var tr = el("tr");
+      var th = el("th", null);
+      th.setAttribute("scope", "row");
+      th.appendChild(el("code", null, JSON.stringify(tp[0])));
+      var barCell = el("td", "barcell");
+      barCell.setAttribute("aria-hidden", "true");
       var bar = el("div", "bar");
       bar.style.width = Math.max(0.5, tp[1] * 100).toFixed(1) + "%";
-      barWrap.appendChild(bar);
-      var p = el("span", null, tp[1].toFixed(3));
-      p.setAttribute("role", "cell");
-      box.appendChild(code); box.appendChild(barWrap); box.appendChild(p);
+      barCell.appendChild(bar);
+      tr.appendChild(th); tr.appendChild(barCell); tr.appendChild(el("td", "num", tp[1].toFixed(3)));
+      body.appendChild(tr);
     });
-    return box;
+    t.appendChild(body);
+    return t;
   }
 
   function renderUnit(u, rank) {
