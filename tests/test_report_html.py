@@ -342,3 +342,23 @@ def test_human_ratings_of_a_recorded_agree_command(rate_run, tmp_path):
     assert data.items.has_human and "teachers.csv" in data.items.human_sources[0] and not data.problems
     units = decode_units(parse(render_report(data)))
     assert all(u["human"] is not None for u in units)
+
+
+def test_store_with_human_ratings_only_and_a_readme(tmp_path):
+    """An annotation folder (human rows only) with a README: results of the humans, the README as text."""
+    folder = tmp_path / "annotations"
+    folder.mkdir()
+    with Store(folder / "store.sqlite") as store:
+        store.put(judgments=[Judgment(item_id=h["item_id"], system=h["system"], group=None, criterion=h["criterion"],
+                                      rater=f"human:{h['rater']}", sample=0, score=float(h["score"]),
+                                      score_parsed=float(h["score"]), score_logprob=None, logprob_outside=None,
+                                      status="ok", raw=None) for h in human_rows()])
+    (folder / "README.md").write_text(f"# Notes\nSee https://example.org/guide {XSS}\n")
+    data = build_report(folder)
+    assert not data.problems and data.items is None and data.failures is None and data.agreement is None
+    assert data.results is not None and all(r[0].startswith("humans (mean of 2 raters)") for r in data.results.summary.rows)
+    html = render_report(data)
+    _no_external_references(html)
+    assert XSS not in html and XSS in "".join(parse(html).text)
+    assert "readme" in parse(html).ids()
+    assert not (folder / "store.sqlite-wal").exists() and not (folder / "store.sqlite-shm").exists()

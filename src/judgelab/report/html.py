@@ -23,7 +23,8 @@ Sections, each present when the folder has data for it:
   judge, with the exact prompt, every sample's raw answer, parse status and score, the
   log-probability distribution where there is one, and the human ratings; 50 per page.
   Where human ratings are read from is listed in :mod:`judgelab.report.folder`.
-* **Cost and time**, **Other tables** (the folder's other CSVs), **Figures** (its PNGs).
+* **Cost and time**, **The folder's README** (a recipe's notes, as text), **Other tables**
+  (the folder's other CSVs), **Figures** (its PNGs and JPEGs).
 
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
@@ -115,6 +116,9 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
+        if rf.has("README.md"):
+            data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
+                                                                                              errors="replace"))
         data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES)) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:

@@ -278,7 +278,8 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
         w = read_table(folder.file("welch.csv"))
         if not w.empty:
             welch = df_table(w, "welch", "Welch's t-test between two systems (per-item means)")
-    if judge is None or judge.empty:
+    no_humans = humans.table is None or humans.table.empty
+    if (judge is None or judge.empty) and no_humans:
         if folder.has("summary.csv"):
             s = read_table(folder.file("summary.csv"))
             if not s.empty:
@@ -287,10 +288,13 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
         return None
     from judgelab.summary import summarize
 
-    base = summarize(judge)
-    ok = judge[(judge["status"] == "ok") & judge["score"].notna()]
-    item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean()
     rows = []
+    if judge is not None and not judge.empty:
+        base = summarize(judge)
+        ok = judge[(judge["status"] == "ok") & judge["score"].notna()]
+        item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean()
+    else:
+        base = pd.DataFrame()
     for rec in base.itertuples(index=False):
         try:
             values = item_means.loc[(rec.rater, rec.system, rec.criterion)].to_numpy(float)

@@ -198,6 +198,8 @@ class ReportData:
     failures: Failures | None = None
     items: ItemBrowser | None = None
     cost: CostTime | None = None
+    #: The folder's README.md (a recipe's index and notes), shown as text.
+    readme: str | None = None
     other_tables: list[Table] = field(default_factory=list)
     folder_figures: list[FolderFigure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -215,6 +217,7 @@ class ReportData:
             ("items", "Disagreements" if self.items is not None and self.items.has_human else "Items",
              self.items is not None),
             ("cost", "Cost and time", self.cost is not None),
+            ("readme", "The folder's README", self.readme is not None),
             ("tables", "Other tables", bool(self.other_tables)),
             ("figures", "Figures", bool(self.folder_figures)),
         ):

@@ -255,6 +255,13 @@ _TEMPLATE = r"""<!DOCTYPE html>
 </section>
 {%- endif %}
 
+{%- if d.readme is not none %}
+<section id="readme" aria-labelledby="h-readme">
+<h2 id="h-readme">The folder's README</h2>
+<pre class="readme">{{ d.readme }}</pre>
+</section>
+{%- endif %}
+
 {%- if d.other_tables %}
 <section id="tables" aria-labelledby="h-tables">
 <h2 id="h-tables">Other tables</h2>
