@@ -104,13 +104,18 @@ def parse_attempts(value: Any) -> list[dict[str, Any]]:
 
 
 class CallCache:
-    """Requests and responses of the ledger (key → JSON texts), each parsed once when first asked for."""
+    """The ledger's requests and responses (key → JSON texts).
+
+    ``request(key)`` is a slim, cached summary of a request (its ``messages`` as a tuple,
+    ``n`` and ``score_cue``), so that 100,000 judgments do not keep 100,000 parsed requests
+    in memory; ``response(key)`` parses on demand (the last one is remembered, as the
+    samples of one call ask for it in turn).
+    """
 
     def __init__(self, calls: dict[str, tuple[str, str]] | None = None) -> None:
         self._raw = calls or {}
         self._req: dict[str, dict[str, Any] | None] = {}
-        self._resp: dict[str, dict[str, Any] | None] = {}
-        self._messages: dict[str, tuple[tuple[str, str], ...] | None] = {}
+        self._last: tuple[str | None, dict[str, Any] | None] = (None, None)
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -118,39 +123,51 @@ class CallCache:
     def __contains__(self, key: object) -> bool:
         return key in self._raw
 
-    def messages(self, key: str | None) -> tuple[tuple[str, str], ...] | None:
-        """The (role, content) messages of the stored request ``key`` (cached)."""
-        if not key:
-            return None
-        if key not in self._messages:
-            msgs = messages_of(self.request(key))
-            self._messages[key] = None if msgs is None else tuple(msgs)
-        return self._messages[key]
-
     def request(self, key: str | None) -> dict[str, Any] | None:
+        """``{"messages": ((role, content), …) or None, "n": int, "score_cue": str or None}`` of a stored request."""
         if not key or key not in self._raw:
             return None
         if key not in self._req:
             try:
-                self._req[key] = json.loads(self._raw[key][0])
+                full = json.loads(self._raw[key][0])
             except json.JSONDecodeError:
+                full = None
+            if not isinstance(full, dict):
                 self._req[key] = None
+            else:
+                msgs = messages_of(full)
+                self._req[key] = {"messages": None if msgs is None else tuple(msgs), "n": full.get("n"),
+                                  "score_cue": full.get("score_cue")}
         return self._req[key]
 
+    def messages(self, key: str | None) -> tuple[tuple[str, str], ...] | None:
+        """The (role, content) messages of the stored request ``key``."""
+        request = self.request(key)
+        return None if request is None else request["messages"]
+
+    def has_tokens(self, key: str | None) -> bool:
+        """Whether the stored response carries per-token log-probabilities (read without parsing it)."""
+        if not key or key not in self._raw:
+            return False
+        text = self._raw[key][1]
+        return '"tokens": [' in text or '"tokens":[' in text
+
     def response(self, key: str | None) -> dict[str, Any] | None:
+        """The stored response of ``key``, parsed."""
         if not key or key not in self._raw:
             return None
-        if key not in self._resp:
+        if self._last[0] != key:
             try:
-                self._resp[key] = json.loads(self._raw[key][1])
+                parsed = json.loads(self._raw[key][1])
             except json.JSONDecodeError:
-                self._resp[key] = None
-        return self._resp[key]
+                parsed = None
+            self._last = (key, parsed if isinstance(parsed, dict) else None)
+        return self._last[1]
 
 
 def messages_of(request: dict[str, Any] | None) -> list[tuple[str, str]] | None:
     """The (role, content) messages of a stored request."""
-    if not request or not isinstance(request.get("messages"), list):
+    if not request or not isinstance(request.get("messages"), (list, tuple)):
         return None
     out = []
     for m in request["messages"]:
@@ -277,7 +294,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                         strings(a["reasoning"]) if a.get("reasoning") else None] for a in parse_attempts(attempts_text)]
             dist = None
             sample = int(col["sample"][k])
-            if request is not None:
+            if request is not None and calls.has_tokens(last_key):
                 response = calls.response(last_key)
                 choice = _choice(request, response, sample)
                 if choice and choice.get("tokens"):
