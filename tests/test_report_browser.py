@@ -60,8 +60,6 @@ def rate_report(tmp_path_factory):
 
 
 def _open(driver, path: Path) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
     driver.get_log("browser")  # drop what an earlier page logged
     driver.get(path.resolve().as_uri())
     _wait_ready(driver)

@@ -11,9 +11,9 @@ from judgelab.cli.common import app
 
 @app.command()
 def report(
-    folder: Path = typer.Argument(..., help="an output folder of judgelab (rate, agree --out, dhp, a recipe)"),
-    out: Optional[Path] = typer.Option(None, "--out", help="the HTML file to write (default: FOLDER/report.html)"),
-    human: Optional[list[Path]] = typer.Option(None, "--human", help="human ratings to compare with (tidy long layout: "
+    folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (rate, agree --out, dhp, a recipe)"),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="the HTML file to write (default: FOLDER/report.html)"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to compare with (tidy long layout: "
                                                "item_id, criterion, rater, score[, system]); repeatable"),
 ) -> None:
     """Write one self-contained HTML file (no network needed) with what ran, results, agreement, discernment,

@@ -39,7 +39,7 @@ __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReade
 HUMAN_PREFIX = "human:"
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
-#: Files that make a folder a judgelab output folder.
+#: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
 MARKERS = ("run.json", "store.sqlite", *RATINGS_FILES, "summary.csv", "correlations.csv", "williams.csv",
            "human_baseline.csv", "discernment.csv", "perturbations.csv")
 
@@ -99,9 +99,9 @@ def open_folder(folder: str | Path) -> RunFolder:
         files = sorted(p.name for p in path.iterdir() if p.is_file())
     except OSError as exc:
         raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not any(m in files for m in MARKERS):
-        raise JudgelabError(f"{path} is not a judgelab output folder (none of run.json, store.sqlite, ratings.csv, "
-                            "summary.csv, correlations.csv, discernment.csv)")
+    if not any(m in files for m in MARKERS) and not any(f.endswith((".csv", ".png")) for f in files):
+        raise JudgelabError(f"{path} is not a judgelab output folder (no run.json, store.sqlite, CSV table or PNG "
+                            "figure in it)")
     manifest = None
     problems = []
     if "run.json" in files:
