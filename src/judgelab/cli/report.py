@@ -1,0 +1,25 @@
+"""``judgelab report``: a self-contained HTML report of an output folder."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judgelab.cli.common import app
+
+
+@app.command()
+def report(
+    folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (rate, agree --out, dhp, a recipe)"),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="the HTML file to write (default: FOLDER/report.html)"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to compare with (tidy long layout: "
+                                               "item_id, criterion, rater, score[, system]); repeatable"),
+) -> None:
+    """Write one self-contained HTML file (no network needed) with what ran, results, agreement, discernment,
+    failures, a browser of the largest judge-human disagreements, and cost and time."""
+    from judgelab.report.html import write_report
+
+    path = write_report(folder, out, human or ())
+    size = path.stat().st_size
+    typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")

@@ -1,0 +1,382 @@
+"""Reading a judgelab output folder for the HTML report — read-only, tolerant of what is absent.
+
+A folder may hold any of: ``run.json`` (the manifest), ``store.sqlite`` (calls and
+judgments), ``ratings.csv|.jsonl|.parquet``, ``summary.csv``, ``welch.csv``, the tables
+of ``judgelab agree --out`` (``correlations.csv``, ``williams.csv``, ``human_baseline.csv``,
+``self_consistency.csv``), the DHP tables (``discernment.csv``, ``perturbations.csv``,
+``perturbation_report.csv``), a recipe's CSV tables and PNG figures. Nothing here writes
+to the folder (not even SQLite's ``-wal``/``-shm`` files, see :class:`StoreReader`).
+
+Human ratings (rater names ``human:<id>``) are gathered from, in this order:
+
+1. human rows of ``store.sqlite`` (as the annotation app writes them);
+2. human rows of the folder's ratings file;
+3. ``human_ratings.csv|.jsonl|.parquet`` in the folder (tidy long layout: ``item_id,
+   criterion, rater, score`` and optional ``system, group, sample, status``);
+4. the ``--human`` file named on the command line recorded in ``run.json`` when the
+   folder was written by ``judgelab agree`` (with its layout and column options);
+5. files passed explicitly (``write_report(folder, human=[…])``, ``judgelab report --human``).
+
+The same rating (rater, criterion, system, item, sample) found twice is counted once.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "HumanRatings", "load_humans", "RATINGS_FILES",
+           "HUMAN_FILES", "is_human"]
+
+HUMAN_PREFIX = "human:"
+RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
+HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
+#: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
+MARKERS = ("run.json", "store.sqlite", *RATINGS_FILES, "summary.csv", "correlations.csv", "williams.csv",
+           "human_baseline.csv", "discernment.csv", "perturbations.csv")
+
+JUDGMENT_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "score_parsed",
+                    "score_logprob", "logprob_outside", "status", "raw", "attempts", "prompt_tokens",
+                    "completion_tokens", "latency_s", "meta", "seq"]
+_TEXT = ("item_id", "system", "group", "criterion", "rater", "status", "raw")
+_NUMBERS = ("sample", "score", "score_parsed", "score_logprob", "logprob_outside", "prompt_tokens", "completion_tokens",
+            "latency_s", "seq")
+
+
+def is_human(rater: object) -> bool:
+    """A human rater's name starts with ``human:``."""
+    return str(rater).startswith(HUMAN_PREFIX)
+
+
+_KEY = re.compile(r'"key":\s*"([^"\\]*)"')
+
+
+def attempt_keys(attempts: object) -> list[str]:
+    """The ledger keys of a judgment's attempts, in order, read from its ``attempts`` JSON.
+
+    A quoted ``"key": "`` cannot occur inside a JSON string value (its quotes would be
+    escaped), so the keys are found without parsing the whole list.
+    """
+    if isinstance(attempts, list):
+        return [str(a.get("key")) for a in attempts if isinstance(a, dict) and a.get("key")]
+    if not isinstance(attempts, str) or not attempts:
+        return []
+    return _KEY.findall(attempts)
+
+
+@dataclass
+class RunFolder:
+    """A folder checked to be a judgelab output folder: its path, its file names and its manifest."""
+
+    path: Path
+    files: list[str]
+    manifest: dict[str, Any] | None
+    problems: list[str] = field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return name in self.files
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+
+def open_folder(folder: str | Path) -> RunFolder:
+    """Check ``folder`` and read its manifest. One-line :class:`JudgelabError` when it is not an output folder."""
+    path = Path(folder)
+    if not path.exists():
+        raise JudgelabError(f"folder not found: {path}")
+    if not path.is_dir():
+        raise JudgelabError(f"{path} is not a folder (give the output folder of a judgelab command)")
+    try:
+        files = sorted(p.name for p in path.iterdir() if p.is_file())
+    except OSError as exc:
+        raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not any(m in files for m in MARKERS) and not any(f.endswith((".csv", ".png")) for f in files):
+        raise JudgelabError(f"{path} is not a judgelab output folder (no run.json, store.sqlite, CSV table or PNG "
+                            "figure in it)")
+    manifest = None
+    problems = []
+    if "run.json" in files:
+        try:
+            manifest = json.loads((path / "run.json").read_text(encoding="utf-8"))
+            if not isinstance(manifest, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            manifest = None
+            problems.append(f"run.json could not be read ({exc}); the run's settings are taken from the store")
+    return RunFolder(path, files, manifest, problems)
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A CSV/JSONL/Parquet table; an empty file is an empty table. Identifier columns stay text."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    if suffix in {".jsonl", ".json"}:
+        if path.stat().st_size == 0:
+            return pd.DataFrame()
+        return pd.read_json(path, lines=True, dtype=False)
+    if path.stat().st_size == 0 or not path.read_text(encoding="utf-8", errors="replace").strip():
+        return pd.DataFrame()
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for col in df.columns:
+        if col in _TEXT or col in {"note", "judge", "judge_a", "judge_b", "perturbation", "level", "method", "reason",
+                                   "raters_are", "system_a", "system_b"}:
+            continue
+        converted = pd.to_numeric(df[col].replace("", None), errors="coerce")
+        # keep a column as text unless every non-empty value is a number (booleans stay text)
+        nonempty = df[col] != ""
+        if nonempty.any() and converted[nonempty].notna().all():
+            df[col] = converted
+    return df
+
+
+class StoreReader:
+    """Read-only access to ``store.sqlite``: judgments (with every column) and the calls they used.
+
+    A store whose writer has finished (no ``-wal`` file beside it) is opened with SQLite's
+    ``immutable=1``, so that reading it creates no ``-wal``/``-shm`` files in the folder
+    (``Store(path, read_only=True)`` would); a store with a ``-wal`` file (a writer may be
+    running) is opened with ``Store(path, read_only=True)``'s own ``mode=ro``. The format is
+    checked as :class:`judgelab.store.Store` checks it: another application's database is
+    refused with one line.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if not path.is_file():
+            raise JudgelabError(f"store not found: {path}")
+        live = Path(f"{path}-wal").exists()
+        if live:
+            from judgelab.store import Store
+
+            with Store(path, read_only=True):  # its format check (the -wal/-shm files exist already)
+                pass
+        uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
+        try:
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._check_format()
+            self.runs: dict[str, dict[str, Any]] = self._runs()
+        except sqlite3.DatabaseError as exc:
+            raise JudgelabError(f"{path}: not a readable judgelab store ({exc})") from None
+
+    def _check_format(self) -> None:
+        from judgelab.store import STORE_FORMAT, STORE_VERSION
+
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "judgelab_meta" in tables:
+            meta = dict(self._db.execute("SELECT name, value FROM judgelab_meta").fetchall())
+            if meta.get("format") != STORE_FORMAT:
+                raise JudgelabError(f"{self.path}: not a judgelab store (format {meta.get('format')!r})")
+            if int(meta.get("version", "0")) > STORE_VERSION:
+                raise JudgelabError(f"{self.path}: written by a newer judgelab (store version {meta['version']}); "
+                                    "upgrade judgelab")
+        expected = {"calls": {"key", "request", "response", "created"},
+                    "judgments": {"item_id", "system", "criterion", "rater", "sample", "status", "meta", "seq"}}
+        for table, columns in expected.items():
+            have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+            if not columns <= have:
+                raise JudgelabError(f"{self.path}: not a judgelab store (table {table!r} missing or of another shape)")
+
+    def _runs(self) -> dict[str, dict[str, Any]]:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "runs" not in tables:
+            return {}
+        out = {}
+        for rater, identity in self._db.execute("SELECT rater, identity FROM runs"):
+            try:
+                out[str(rater)] = json.loads(identity)
+            except (TypeError, json.JSONDecodeError):
+                out[str(rater)] = {}
+        return out
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "StoreReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def judgments(self) -> pd.DataFrame:
+        """Every judgment (without ``meta``) in the order it was recorded; ``grp`` is named ``group`` and
+        ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`)."""
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
+        columns = [c for c in JUDGMENT_COLUMNS if c != "meta"]
+        names = [("grp" if c == "group" else c) for c in columns]
+        select = ", ".join(n if n in have else "NULL" for n in names)
+        rows = self._db.execute(f"SELECT {select} FROM judgments").fetchall()
+        df = pd.DataFrame.from_records(rows, columns=columns)
+        for col in _NUMBERS:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+        if not df.empty:
+            df = df.sort_values("seq", kind="stable").reset_index(drop=True)
+        df["meta"] = None
+        df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]
+        return df
+
+    def calls(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """key → (request JSON, response JSON) for the given keys (absent keys are left out)."""
+        wanted = sorted({k for k in keys if k})
+        out: dict[str, tuple[str, str]] = {}
+        for i in range(0, len(wanted), 500):
+            batch = wanted[i:i + 500]
+            marks = ",".join("?" * len(batch))
+            for key, request, response in self._db.execute(
+                    f"SELECT key, request, response FROM calls WHERE key IN ({marks})", batch):
+                out[key] = (request, response)
+        return out
+
+    def call_span(self) -> tuple[float, float, int] | None:
+        """(first, last) recording time of the calls and their number; None when there are none."""
+        row = self._db.execute("SELECT MIN(created), MAX(created), COUNT(*) FROM calls").fetchone()
+        return None if not row or row[2] == 0 else (float(row[0]), float(row[1]), int(row[2]))
+
+
+def ratings_from_file(path: Path) -> pd.DataFrame:
+    """The folder's ratings file as a judgments table (no attempts, tokens or calls)."""
+    df = read_table(path)
+    missing = [c for c in ("item_id", "criterion", "rater") if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
+    df = df.copy()
+    defaults: dict[str, Any] = {"system": "default", "group": None, "sample": 0, "status": "ok", "raw": None}
+    for col in JUDGMENT_COLUMNS:
+        if col not in df.columns:
+            df[col] = defaults.get(col)
+    df["seq"] = range(1, len(df) + 1)
+    df = _normalise(df[JUDGMENT_COLUMNS])
+    df["keys"] = [[] for _ in range(len(df))]
+    return df
+
+
+def _normalise(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for col in ("item_id", "system", "criterion", "rater", "status"):
+        df[col] = df[col].astype(str)
+    df["group"] = df["group"].map(lambda g: None if g is None or (isinstance(g, float) and math.isnan(g)) or g == ""
+                                  else str(g))
+    for col in _NUMBERS:
+        df[col] = pd.to_numeric(df[col], errors="coerce")
+    df["sample"] = df["sample"].fillna(0).astype(int)
+    if "score" in df:
+        bad = df["score"].isna() & (df["status"] == "ok")
+        df.loc[bad, "status"] = "missing"
+    return df
+
+
+@dataclass
+class HumanRatings:
+    """Tidy human ratings (``item_id, system, group, criterion, rater, sample, score, status``),
+    ``has_system`` False where a source gave no system (matched on item and criterion alone)."""
+
+    table: pd.DataFrame
+    sources: list[str]
+    problems: list[str] = field(default_factory=list)
+
+
+def _tidy_humans(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    missing = [c for c in ("item_id", "criterion", "rater", "score") if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{where}: missing column {', '.join(missing)} (a tidy long layout needs item_id, "
+                            "criterion, rater, score)")
+    out = pd.DataFrame({
+        "item_id": df["item_id"].astype(str), "criterion": df["criterion"].astype(str),
+        "rater": df["rater"].astype(str).map(lambda r: r if is_human(r) else HUMAN_PREFIX + r),
+        "score": pd.to_numeric(df["score"], errors="coerce"),
+        "system": df["system"].map(_text_or_none) if "system" in df.columns else None,
+        "group": df["group"] if "group" in df.columns else None,
+        "sample": pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int) if "sample" in df.columns else 0,
+        "status": df["status"].astype(str) if "status" in df.columns else "ok",
+        "source": where,
+    })
+    out.loc[out["score"].isna() & (out["status"] == "ok"), "status"] = "missing"
+    return out
+
+
+def _text_or_none(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return None
+    return str(value)
+
+
+def _argv_value(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _agree_human_file(folder: RunFolder) -> tuple[pd.DataFrame, str] | None:
+    """The ``--human`` file of a recorded ``judgelab agree`` command line, read with its recorded options."""
+    manifest = folder.manifest or {}
+    argv = [str(a) for a in manifest.get("argv") or []]
+    if manifest.get("command") != "agree" and "agree" not in argv:
+        return None
+    given = _argv_value(argv, "--human")
+    if not given:
+        return None
+    candidates = [Path(given)] if Path(given).is_absolute() else [Path(given), folder.path / given,
+                                                                  folder.path / Path(given).name]
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
+    from judgelab.ratings import import_long, import_wide
+
+    opts = {k: _argv_value(argv, f"--{k.replace('_', '-')}") for k in
+            ("item_col", "rater_col", "criterion_col", "score_col", "system_col", "group_col")}
+    item, rater = opts["item_col"] or "item_id", opts["rater_col"] or "rater"
+    system, group = opts["system_col"] or "system", opts["group_col"] or "group"
+    if (_argv_value(argv, "--human-layout") or "long") == "wide":
+        cols = [c.strip() for c in (_argv_value(argv, "--criteria-cols") or "").split(",") if c.strip()]
+        df = import_wide(path, cols, item, rater, system, group)
+    else:
+        df = import_long(path, item, rater, opts["criterion_col"] or "criterion", opts["score_col"] or "score",
+                         system, group)
+    if system not in read_table(path).columns:
+        df["system"] = None  # no system column: matched on item and criterion alone
+    return _tidy_humans(df, str(path)), str(path)
+
+
+def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterable[str | Path] = ()) -> HumanRatings:
+    """Human ratings from every supported source (see the module docstring); never raises for a bad source."""
+    frames: list[pd.DataFrame] = []
+    sources: list[str] = []
+    problems: list[str] = []
+    if judgments is not None and len(judgments):
+        mine = judgments[judgments["rater"].map(is_human)]
+        if len(mine):
+            frames.append(_tidy_humans(mine, "store.sqlite" if "store.sqlite" in folder.files else "ratings file"))
+            sources.append(frames[-1]["source"].iloc[0])
+    paths = [folder.file(n) for n in HUMAN_FILES if folder.has(n)] + [Path(p) for p in extra]
+    for path in paths:
+        try:
+            frames.append(_tidy_humans(read_table(path), path.name if path.parent == folder.path else str(path)))
+            sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
+        except (OSError, ValueError, JudgelabError) as exc:
+            problems.append(f"human ratings {path} could not be read: {exc}")
+    try:
+        found = _agree_human_file(folder)
+        if found is not None:
+            frames.append(found[0])
+            sources.append(f"{found[1]} (the --human file of the recorded agree command)")
+    except (OSError, ValueError, JudgelabError) as exc:
+        problems.append(f"human ratings named in run.json could not be read: {exc}")
+    if not frames:
+        empty = pd.DataFrame(columns=["item_id", "criterion", "rater", "score", "system", "group", "sample", "status", "source"])
+        return HumanRatings(empty, [], problems)
+    table = pd.concat(frames, ignore_index=True)
+    table["system_key"] = table["system"].where(table["system"].notna(), None)
+    table = table.drop_duplicates(["rater", "criterion", "system_key", "item_id", "sample"], keep="first")
+    return HumanRatings(table.drop(columns=["system_key"]).reset_index(drop=True), sources, problems)

@@ -1,0 +1,182 @@
+"""A self-contained HTML report of a judgelab output folder.
+
+``write_report(folder)`` writes ``folder/report.html``: one file that opens from
+``file://`` with no network — styles, script, charts (inline SVG) and data are embedded,
+and the page references nothing outside itself. ``build_report(folder)`` reads the folder
+into typed :class:`ReportData` (pure: it writes nothing, prints nothing) and
+``render_report(data)`` turns that into the page.
+
+Sections, each present when the folder has data for it:
+
+* **What ran** — ``run.json`` (command, versions, time) and the store's runs: judge,
+  template and its SHA-256, sampling, tokens, cost when prices were recorded; the exact
+  messages of the first stored request of each criterion.
+* **Results** — mean score per rater, system and criterion with 95% CIs (numbers and
+  error bars); Welch's tests from ``welch.csv``.
+* **Agreement with humans** — the tables of ``judgelab agree --out`` in the folder
+  (correlations with Fisher-z CIs added, Williams matrix, human baseline,
+  self-consistency); without them, computed from the folder's judge and human ratings.
+* **Discernment** — the DHP tables and a chart of D per perturbation.
+* **Failures** — counts by status and example raw answers.
+* **Disagreements** (or **Items** without human ratings) — a browser of every judged
+  item and criterion, ranked by |judge − human|, filterable by criterion, system and
+  judge, with the exact prompt, every sample's raw answer, parse status and score, the
+  log-probability distribution where there is one, and the human ratings; 50 per page.
+  Where human ratings are read from is listed in :mod:`judgelab.report.folder`.
+* **Cost and time**, **The folder's README** (a recipe's notes, as text), **Other tables**
+  (the folder's other CSVs), **Figures** (its PNGs and JPEGs).
+
+A section whose data is absent is left out; a section whose data cannot be read is
+replaced by a line under "Problems reading the folder" — the report is still written.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.report import html_build as B
+from judgelab.report.folder import RATINGS_FILES, StoreReader, is_human, load_humans, open_folder, ratings_from_file
+from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
+from judgelab.report.html_model import FolderFigure, ReportData
+from judgelab.report.html_render import render
+
+__all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
+
+#: PNG figures of the folder larger than this are not embedded (they are named in a note).
+FIGURE_LIMIT_BYTES = 5 * 1024 * 1024
+
+T = TypeVar("T")
+
+
+def _guard(problems: list[str], what: str, build: Callable[[], T]) -> T | None:
+    """Run one section builder; a failure on damaged data becomes a line in the report, not an error."""
+    try:
+        return build()
+    except Exception as exc:  # noqa: BLE001 - a report is written whatever one section's data holds
+        problems.append(f"{what}: not shown — {type(exc).__name__}: {' '.join(str(exc).split())}")
+        return None
+
+
+def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> ReportData:
+    """Read ``folder`` into :class:`ReportData` (writes nothing).
+
+    ``human``: extra human-ratings files (tidy long layout) to compare the judge with.
+    Raises :class:`JudgelabError` (one line) when ``folder`` is missing or not a judgelab
+    output folder; never because a section's data is absent.
+    """
+    from judgelab import __version__
+
+    rf = open_folder(folder)
+    problems = list(rf.problems)
+    reader: StoreReader | None = None
+    judgments: pd.DataFrame | None = None
+    if rf.has("store.sqlite"):
+        try:
+            reader = StoreReader(rf.file("store.sqlite"))
+            judgments = reader.judgments()
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign store: the other files still report
+            problems.append(f"store.sqlite: not read — {' '.join(str(exc).split())}")
+            if reader is not None:
+                reader.close()
+            reader, judgments = None, None
+    if judgments is None:
+        name = next((n for n in RATINGS_FILES if rf.has(n)), None)
+        if name is not None:
+            judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
+    try:
+        humans = load_humans(rf, judgments, human)
+        problems += humans.problems
+        judge = None if judgments is None else judgments[~judgments["rater"].map(is_human)].reset_index(drop=True)
+        if judge is not None and judge.empty:
+            judge = None
+        calls = CallCache()
+        if reader is not None and judge is not None:
+            keys = {k for row in judge["keys"] for k in row}
+            calls = CallCache(_guard(problems, "store.sqlite calls", lambda: reader.calls(keys)) or {})
+        templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
+                     if isinstance(s, dict) and s.get("template")}
+        data = ReportData(
+            folder=str(rf.path.resolve()), title=f"judgelab report: {rf.path.resolve().name}",
+            generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), judgelab_version=__version__,
+            files=[f for f in rf.files if not f.endswith((".lock", ".journal", ".tmp", "-wal", "-shm"))],
+        )
+        data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
+        data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
+        data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(rf, judge, humans))
+        data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
+        data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
+        if judge is not None:
+            data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
+        infos = data.what_ran.runs if data.what_ran is not None else []
+        data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
+        if rf.has("README.md"):
+            data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
+                                                                                              errors="replace"))
+        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES)) or []
+        data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
+    finally:
+        if reader is not None:
+            reader.close()
+    if judgments is None:
+        data.notes.append("No judgments in this folder (no store.sqlite or ratings file): the sections that need them "
+                          "are left out.")
+    data.problems = problems
+    return data
+
+
+def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:
+    out = []
+    for name in files:
+        lowered = name.lower()
+        mime = "image/png" if lowered.endswith(".png") else "image/jpeg" if lowered.endswith((".jpg", ".jpeg")) else None
+        if mime is None:
+            continue
+        file = path / name
+        if file.stat().st_size > FIGURE_LIMIT_BYTES:
+            notes.append(f"{name} is larger than {FIGURE_LIMIT_BYTES // (1024 * 1024)} MB and is not embedded.")
+            continue
+        stem = name.rsplit(".", 1)[0].replace("_", " ")
+        out.append(FolderFigure(name=name, alt=f"Figure {stem} written by judgelab into the folder", mime=mime,
+                                data_base64=base64.b64encode(file.read_bytes()).decode("ascii")))
+    return out
+
+
+def render_report(data: ReportData) -> str:
+    """The self-contained HTML page of ``data``."""
+    return render(data)
+
+
+def write_report(folder: str | Path, out: str | Path | None = None, human: Iterable[str | Path] = ()) -> Path:
+    """Write the HTML report of ``folder`` to ``out`` (default ``folder/report.html``) and return its path.
+
+    The file is written atomically (a temporary file, then renamed). Raises
+    :class:`JudgelabError` with one line when the folder is missing or not an output folder,
+    or when ``out`` cannot be written; never because a section's data is absent.
+    """
+    data = build_report(folder, human)
+    page = render_report(data)
+    target = Path(out) if out is not None else Path(folder) / "report.html"
+    if target.is_dir():
+        raise JudgelabError(f"{target} is a folder; give a file name for the report, e.g. {target / 'report.html'}")
+    if not target.parent.exists():
+        raise JudgelabError(f"cannot write {target}: folder {target.parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=target.parent)
+    except OSError as exc:
+        raise JudgelabError(f"cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(page)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise JudgelabError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return target

@@ -1,0 +1,619 @@
+"""Section builders of the HTML report: each turns what a folder holds into typed report data.
+
+Each builder returns ``None`` when its data is absent; :func:`judgelab.report.html.build_report`
+runs them and records (rather than raises) a builder's failure on damaged data, so that a
+report is always written.
+"""
+from __future__ import annotations
+
+import math
+import shlex
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, is_human, read_table
+from judgelab.report.html_items import CallCache, messages_of
+from judgelab.report.html_model import (
+    Agreement,
+    ColumnKind,
+    CostTime,
+    Discernment,
+    FailureExample,
+    Failures,
+    Figure,
+    PromptExample,
+    Results,
+    RunInfo,
+    Table,
+    WhatRan,
+)
+from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
+
+__all__ = ["df_table", "correlation_ci", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
+           "cost_time", "other_tables", "CONSUMED_FILES", "OTHER_TABLE_ROWS"]
+
+#: Files the sections read; any other CSV in the folder is shown under "Other tables".
+CONSUMED_FILES = {"ratings.csv", "summary.csv", "welch.csv", "correlations.csv", "williams.csv", "human_baseline.csv",
+                  "self_consistency.csv", "discernment.csv", "perturbations.csv", "perturbation_report.csv", "cost.csv",
+                  "human_ratings.csv"}
+OTHER_TABLE_ROWS = 500
+_Z95 = 1.959963984540054
+
+
+# -- helpers -----------------------------------------------------------------
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _clean(value: Any) -> Any:
+    """A table cell: numpy scalars to Python, NaN to None."""
+    if value is None:
+        return None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(float(value)) else None
+    if isinstance(value, (np.bool_, bool)):
+        return str(bool(value)).lower()
+    if isinstance(value, (list, tuple, dict)):
+        return str(value)
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return value
+
+
+def _kind(name: str, series: pd.Series) -> ColumnKind:
+    lowered = name.lower()
+    if pd.api.types.is_bool_dtype(series):
+        return "text"
+    if pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_numeric_dtype(series):
+        if lowered == "p" or lowered.startswith("p_") or lowered.endswith("_p"):
+            return "p"
+        return "num"
+    return "text"
+
+
+def df_table(df: pd.DataFrame, table_id: str, caption: str, note: str = "", rename: dict[str, str] | None = None,
+             kinds: dict[str, ColumnKind] | None = None, row_header: bool = True) -> Table:
+    """A report table from a DataFrame (column kinds inferred; ``kinds`` overrides)."""
+    kinds = kinds or {}
+    columns = [str(c) for c in df.columns]
+    return Table(
+        id=table_id, caption=caption,
+        columns=[(rename or {}).get(c, c) for c in columns],
+        kinds=[kinds.get(c, _kind(c, df[c])) for c in columns],
+        rows=[[_clean(v) for v in row] for row in df.itertuples(index=False, name=None)],
+        note=note, row_header=row_header,
+    )
+
+
+def correlation_ci(r: float | None, n: float | None, method: str) -> tuple[float | None, float | None]:
+    """Approximate 95% CI of a correlation by Fisher's z transformation.
+
+    Standard errors: Pearson 1/√(n−3); Spearman √((1 + r²/2)/(n−3)) (Bonett & Wright 2000);
+    Kendall √(0.437/(n−4)) (Fieller, Hartley & Pearson 1957). ``(None, None)`` where n is too
+    small, r is undefined, or |r| = 1.
+    """
+    if not _finite(r) or not _finite(n):
+        return None, None
+    r, n = float(r), float(n)  # type: ignore[arg-type]
+    if abs(r) >= 1.0:
+        return None, None
+    if method == "pearson":
+        se = 1 / math.sqrt(n - 3) if n > 3 else None
+    elif method == "spearman":
+        se = math.sqrt((1 + r * r / 2) / (n - 3)) if n > 3 else None
+    elif method == "kendall":
+        se = math.sqrt(0.437 / (n - 4)) if n > 4 else None
+    else:
+        se = None
+    if se is None:
+        return None, None
+    z = math.atanh(r)
+    return math.tanh(z - _Z95 * se), math.tanh(z + _Z95 * se)
+
+
+def mean_ci(values: Iterable[float]) -> tuple[float | None, float | None, float | None, int]:
+    """(mean, low, high, n): a 95% t-interval of the mean (no interval below two values)."""
+    arr = np.asarray([v for v in values if _finite(v)], dtype=float)
+    n = int(arr.size)
+    if n == 0:
+        return None, None, None, 0
+    mean = float(arr.mean())
+    if n < 2:
+        return mean, None, None, n
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.975, n - 1) * arr.std(ddof=1) / math.sqrt(n))
+    return mean, mean - half, mean + half, n
+
+
+def _judge_label(judge: Any) -> str:
+    if isinstance(judge, dict):
+        parts = [str(judge.get("kind", "")), str(judge.get("model", ""))]
+        extra = [f"{k} {v}" for k, v in sorted(judge.items()) if k not in {"kind", "model"} and v not in (None, "")]
+        return " ".join(p for p in parts if p) + (f" ({', '.join(extra)})" if extra else "")
+    return "" if judge is None else str(judge)
+
+
+def _flatten(settings: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if key == "judge" and not prefix:
+            out[name] = _judge_label(value)
+        elif isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        elif isinstance(value, list):
+            out[name] = ", ".join(map(str, value))
+        else:
+            out[name] = "none" if value is None else str(value)
+    return out
+
+
+# -- what ran ------------------------------------------------------------------
+def _prices(entry: dict[str, Any], manifest: dict[str, Any]) -> tuple[float | None, float | None]:
+    for source in (entry, manifest):
+        prices = source.get("prices") if isinstance(source.get("prices"), dict) else {}
+        pin = source.get("price_in", prices.get("in"))
+        pout = source.get("price_out", prices.get("out"))
+        if _finite(pin) and _finite(pout):
+            return float(pin), float(pout)
+    return None, None
+
+
+def run_infos(folder: RunFolder, store_runs: dict[str, dict[str, Any]]) -> list[RunInfo]:
+    """Runs of the manifest first, then the store's other runs."""
+    manifest = folder.manifest or {}
+    infos: list[RunInfo] = []
+    seen = set()
+    for entry in manifest.get("runs") or []:
+        if not isinstance(entry, dict):
+            continue
+        rater = str(entry.get("rater", ""))
+        settings = entry.get("settings") or store_runs.get(rater) or {}
+        pin, pout = _prices(entry, manifest)
+        pt, ct = entry.get("prompt_tokens"), entry.get("completion_tokens")
+        cost = entry.get("cost_usd")
+        if not _finite(cost) and pin is not None and _finite(pt) and _finite(ct):
+            cost = (float(pt) * pin + float(ct) * pout) / 1e6  # type: ignore[operator]
+        notes = [str(n) for n in entry.get("backend_notes") or []]
+        for key in ("transport", "cpu_path", "max_tokens_param"):
+            if entry.get(key):
+                notes.append(f"{key.replace('_', ' ')}: {entry[key]}")
+        infos.append(RunInfo(
+            rater=rater, judge=_judge_label(settings.get("judge")), settings=settings,
+            judgments=entry.get("judgments"), calls_made=entry.get("calls_made"),
+            already_in_store=entry.get("already_in_store"), statuses=dict(entry.get("statuses") or {}),
+            prompt_tokens=pt, completion_tokens=ct, wall_s=entry.get("wall_s"),
+            cost_usd=float(cost) if _finite(cost) else None, notes=notes))
+        seen.add(rater)
+    for rater in sorted(store_runs):
+        if rater not in seen:
+            settings = store_runs[rater]
+            infos.append(RunInfo(rater=rater, judge=_judge_label(settings.get("judge")), settings=settings))
+    return infos
+
+
+def _settings_table(infos: list[RunInfo]) -> Table | None:
+    if not infos:
+        return None
+    flat = [_flatten(i.settings) for i in infos]
+    order: list[str] = []
+    for f in flat:
+        order += [k for k in f if k not in order]
+    rows: list[list[Any]] = [[k, *[f.get(k, "") for f in flat]] for k in order]
+    for label, getter in (
+        ("judgments", lambda i: i.judgments), ("already in the store", lambda i: i.already_in_store),
+        ("calls made", lambda i: i.calls_made),
+        ("statuses", lambda i: ", ".join(f"{k} {v}" for k, v in sorted(i.statuses.items())) or None),
+        ("prompt tokens", lambda i: i.prompt_tokens), ("completion tokens", lambda i: i.completion_tokens),
+        ("wall time (s)", lambda i: i.wall_s), ("cost (USD)", lambda i: None if i.cost_usd is None else f"{i.cost_usd:.4f}"),
+        ("notes", lambda i: "; ".join(i.notes) or None),
+    ):
+        values = [getter(i) for i in infos]
+        if any(v is not None for v in values):
+            rows.append([label, *["" if v is None else str(v) for v in values]])
+    return Table(id="settings", caption="Run settings (the run identity) and what each run did",
+                 columns=["setting", *[i.rater for i in infos]], kinds=["text"] * (len(infos) + 1), rows=rows,
+                 note="One column per run (rater). template_sha256 is the SHA-256 of the template's full content.")
+
+
+def first_prompts(judge: pd.DataFrame | None, calls: CallCache) -> list[PromptExample]:
+    """The messages of the first stored request of each rater and criterion (by recording order)."""
+    if judge is None or judge.empty or not len(calls):
+        return []
+    firsts = judge.sort_values("seq", kind="mergesort").drop_duplicates(["rater", "criterion"], keep="first")
+    out = []
+    for row in firsts.sort_values(["rater", "criterion"]).itertuples(index=False):
+        request = calls.request(row.keys[0]) if row.keys else None
+        msgs = messages_of(request)
+        if msgs is None:
+            continue
+        out.append(PromptExample(rater=str(row.rater), criterion=str(row.criterion), item_id=str(row.item_id),
+                                 system=str(row.system), messages=msgs,
+                                 score_cue=None if request.get("score_cue") is None else str(request["score_cue"])))
+    return out
+
+
+def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame | None,
+             humans: HumanRatings, calls: CallCache) -> WhatRan | None:
+    manifest = folder.manifest
+    store_runs = reader.runs if reader is not None else {}
+    if manifest is None and not store_runs and judge is None:
+        return None
+    m = manifest or {}
+    infos = run_infos(folder, store_runs)
+    argv = m.get("argv")
+    sources = []
+    if manifest is not None:
+        sources.append("run.json")
+    if reader is not None:
+        sources.append("store.sqlite")
+    if humans.sources:
+        n = len(humans.table)
+        k = humans.table["rater"].nunique()
+        sources.append(f"human ratings: {n} by {k} rater{'s' if k != 1 else ''} from {', '.join(humans.sources)}")
+    return WhatRan(
+        command=m.get("command"), argv=shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
+        started=m.get("started"), finished=m.get("finished"), wall_s=m.get("wall_s"), python=m.get("python"),
+        platform=m.get("platform"), versions=dict(m.get("versions") or {}), runs=infos,
+        settings_table=_settings_table(infos), prompts=first_prompts(judge, calls), sources=sources)
+
+
+# -- results ---------------------------------------------------------------------
+def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Results | None:
+    welch = None
+    if folder.has("welch.csv"):
+        w = read_table(folder.file("welch.csv"))
+        if not w.empty:
+            welch = df_table(w, "welch", "Welch's t-test between two systems (per-item means)")
+    no_humans = humans.table is None or humans.table.empty
+    if (judge is None or judge.empty) and no_humans:
+        if folder.has("summary.csv"):
+            s = read_table(folder.file("summary.csv"))
+            if not s.empty:
+                return Results(df_table(s, "summary", "Summary (summary.csv)"), [], welch,
+                               "No judgments in the folder to compute intervals from; summary.csv is shown as written.")
+        return None
+    from judgelab.summary import summarize
+
+    rows = []
+    if judge is not None and not judge.empty:
+        base = summarize(judge)
+        ok = judge[(judge["status"] == "ok") & judge["score"].notna()]
+        item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean()
+    else:
+        base = pd.DataFrame()
+    for rec in base.itertuples(index=False):
+        try:
+            values = item_means.loc[(rec.rater, rec.system, rec.criterion)].to_numpy(float)
+        except KeyError:
+            values = np.array([])
+        mean, lo, hi, n = mean_ci(values)
+        rows.append([rec.rater, rec.system, rec.criterion, rec.items, rec.samples, mean, lo, hi, rec.sd, rec.alpha,
+                     rec.exact_agreement, rec.failed, rec.failure_rate])
+    hum = humans.table
+    if hum is not None and not hum.empty:
+        hok = hum[(hum["status"] == "ok") & hum["score"].notna()].copy()
+        hok["system"] = hok["system"].where(hok["system"].notna(), "(any)")
+        per_rater = hok.groupby(["system", "criterion", "item_id", "rater"])["score"].mean()
+        per_item = per_rater.groupby(level=["system", "criterion", "item_id"]).mean()
+        for (system, criterion), values in per_item.groupby(level=["system", "criterion"]):
+            mean, lo, hi, n = mean_ci(values.to_numpy(float))
+            raters = hok[(hok["system"] == system) & (hok["criterion"] == criterion)]["rater"].nunique()
+            rows.append([f"humans (mean of {raters} rater{'s' if raters != 1 else ''})", system, criterion, n, None,
+                         mean, lo, hi, None, None, None, None, None])
+    table = Table(
+        id="summary", caption="Mean score per rater, system and criterion, with 95% confidence intervals",
+        columns=["rater", "system", "criterion", "items", "samples", "mean", "95% CI low", "95% CI high", "SD",
+                 "α (ordinal, samples)", "exact agreement", "failed", "failure rate"],
+        kinds=["text", "text", "text", "int", "int", "num", "num", "num", "num", "num", "num", "int", "num"],
+        rows=rows,
+        note="mean = mean of per-item means (samples averaged, failed judgments left out); 95% CI = t-interval over "
+             "items (items are the independent units). SD over all successful ratings; α = Krippendorff's α (ordinal) "
+             "with samples as annotators; exact agreement = share of items whose samples all agree.")
+    figures = []
+    for k, criterion in enumerate(sorted({r[2] for r in rows})):
+        mine = [r for r in rows if r[2] == criterion]
+        raters = sorted({r[0] for r in mine})
+        points = [Point(label=f"{r[1]}" if len(raters) == 1 else f"{r[1]} · {r[0]}", value=r[5], low=r[6], high=r[7],
+                        series=raters.index(r[0])) for r in mine]
+        figures.append(Figure(
+            id=f"fig-results-{k}", title=f"Mean {criterion} score by system, with 95% CI",
+            description=f"Dot plot of the mean {criterion} score of each system"
+                        + (f" for raters {', '.join(raters)}" if len(raters) > 1 else f" rated by {raters[0]}")
+                        + "; horizontal lines are 95% confidence intervals over items.",
+            svg=interval_chart(points, f"fig-results-{k}", f"Mean {criterion} score by system, with 95% CI",
+                               f"Mean {criterion} score per system with 95% confidence intervals over items.",
+                               f"mean {criterion} score (95% CI over items)", "system" if len(raters) == 1 else "system · rater",
+                               series_names=raters if len(raters) > 1 else ())))
+    return Results(table, figures, welch, "")
+
+
+# -- agreement ---------------------------------------------------------------------
+def _tidy_for_agree(judge: pd.DataFrame, humans: HumanRatings) -> pd.DataFrame:
+    hum = humans.table.copy()
+    if hum["system"].isna().any():
+        systems = judge.drop_duplicates("item_id").set_index("item_id")["system"]
+        unique = judge.groupby("item_id")["system"].nunique()
+        mapping = systems[unique[unique == 1].index]
+        hum.loc[hum["system"].isna(), "system"] = hum.loc[hum["system"].isna(), "item_id"].map(mapping)
+        hum = hum[hum["system"].notna()]
+    cols = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
+    both = pd.concat([judge[cols], hum[cols]], ignore_index=True)
+    both["group"] = both["group"].where(both["group"].notna(), None)
+    return both.drop_duplicates(["rater", "criterion", "system", "item_id", "sample"])
+
+
+def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Agreement | None:
+    """From ``judgelab agree``'s CSVs in the folder; else computed from the folder's judge and human ratings."""
+    notes: list[str] = []
+    tables: dict[str, pd.DataFrame] = {}
+    names = ("correlations", "williams", "human_baseline", "self_consistency")
+    if folder.has("correlations.csv"):
+        source = "the tables written by `judgelab agree --out` (correlations.csv, williams.csv, human_baseline.csv, self_consistency.csv)"
+        for name in names:
+            if folder.has(f"{name}.csv"):
+                tables[name] = read_table(folder.file(f"{name}.csv"))
+    elif judge is not None and not judge.empty and humans.table is not None and not humans.table.empty:
+        from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
+
+        df = _tidy_for_agree(judge, humans)
+        levels = ["overall", "group", "system"] if df["group"].notna().any() else ["overall", "system"]
+        source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
+                  f"(Kendall τ-b; levels {', '.join(levels)})")
+        tables["correlations"] = judge_vs_human(df, ["kendall"], levels)
+        tables["human_baseline"] = human_baseline(df, ["kendall"], levels)
+        tables["self_consistency"] = self_consistency(df)
+        if df.loc[~df["rater"].map(is_human), "rater"].nunique() > 1:
+            tables["williams"] = williams_matrix(df, "overall", "kendall")
+    else:
+        return None
+    corr = tables.get("correlations", pd.DataFrame())
+    corr_table = None
+    figures: list[Figure] = []
+    if not corr.empty and {"r", "n", "method"} <= set(corr.columns):
+        corr = corr.copy()
+        cis = [correlation_ci(r, n, m) if lvl != "group" else (None, None)
+               for r, n, m, lvl in zip(corr["r"], corr["n"], corr["method"], corr.get("level", [""] * len(corr)))]
+        pos = list(corr.columns).index("r") + 1
+        corr.insert(pos, "ci_low", [c[0] for c in cis])
+        corr.insert(pos + 1, "ci_high", [c[1] for c in cis])
+        corr_table = df_table(corr, "correlations", "Judge vs mean human rating: correlation per criterion, level and method",
+                              rename={"r": "r", "ci_low": "95% CI low", "ci_high": "95% CI high", "n": "n",
+                                      "failure_rate": "failure rate"},
+                              kinds={"ci_low": "num", "ci_high": "num", "n": "int"},
+                              note="95% CI: Fisher z approximation (Pearson 1/√(n−3); Spearman √((1+r²/2)/(n−3)), "
+                                   "Bonett & Wright 2000; Kendall √(0.437/(n−4)), Fieller et al. 1957). The group level "
+                                   "is a mean of per-group correlations (n = groups): no interval is given.")
+        baseline = tables.get("human_baseline", pd.DataFrame())
+        raters = sorted(corr["rater"].astype(str).unique()) if "rater" in corr else []
+        for k, method in enumerate(sorted(corr["method"].astype(str).unique())):
+            mine = corr[corr["method"] == method]
+            points, markers = [], []
+            for row in mine.itertuples(index=False):
+                label = f"{row.criterion} · {row.level}" + (f" · {row.rater}" if len(raters) > 1 else "")
+                points.append(Point(label, _clean(row.r), _clean(row.ci_low), _clean(row.ci_high),
+                                    raters.index(str(row.rater)) if str(row.rater) in raters else 0,
+                                    str(row.note) if isinstance(getattr(row, "note", None), str) and row.note else ""))
+                if not baseline.empty and {"criterion", "level", "method", "vs_mean"} <= set(baseline.columns):
+                    b = baseline[(baseline["criterion"] == row.criterion) & (baseline["level"] == row.level)
+                                 & (baseline["method"] == method)]
+                    if len(b) and _finite(b["vs_mean"].iloc[0]):
+                        markers.append(Point(label, float(b["vs_mean"].iloc[0])))
+            fig_id = f"fig-corr-{k}"
+            title = f"{method} correlation of each judge with the mean human rating, with 95% CI"
+            figures.append(Figure(fig_id, title,
+                                  f"Dot plot of {method} correlations per criterion and level; lines are 95% CIs"
+                                  + ("; hollow diamonds mark the human baseline (each human vs the mean of all humans)"
+                                     if markers else "") + ".",
+                                  interval_chart(points, fig_id, title, f"{method} correlations with 95% CI",
+                                                 f"{method} correlation with the mean human rating", "criterion · level"
+                                                 + (" · judge" if len(raters) > 1 else ""),
+                                                 series_names=raters if len(raters) > 1 else (), domain=(-1.0, 1.0),
+                                                 reference=0.0, extra_markers=markers,
+                                                 extra_label="human baseline (vs mean)")))
+    williams = tables.get("williams")
+    williams_table = None
+    matrices: list[Table] = []
+    if williams is not None and not williams.empty:
+        williams_table = df_table(williams, "williams", "Williams tests: does judge A correlate better with the humans than judge B?",
+                                  note="One-sided Williams test of corr(A, humans) > corr(B, humans); p_bh is "
+                                       "Benjamini–Hochberg adjusted over the pairs of one criterion.")
+        for k, (criterion, grp) in enumerate(williams.groupby("criterion", sort=True)):
+            judges = sorted(set(grp["judge_a"].astype(str)) | set(grp["judge_b"].astype(str)))
+            cell = {(str(a), str(b)): _clean(p) for a, b, p in zip(grp["judge_a"], grp["judge_b"], grp["p_bh"])}
+            matrices.append(Table(
+                id=f"williams-matrix-{k}", caption=f"Williams matrix, {criterion}: BH-adjusted p that the row judge "
+                                                   "correlates better with the humans than the column judge",
+                columns=["judge A (row) \u2192 judge B (column)", *judges], kinds=["text", *(["p"] * len(judges))],
+                rows=[[a, *[cell.get((a, b)) if a != b else None for b in judges]] for a in judges]))
+    else:
+        n_judges = corr["rater"].nunique() if not corr.empty and "rater" in corr else 0
+        notes.append("No Williams tests: they compare two or more judges" + (f"; this folder has {n_judges}." if n_judges else "."))
+    baseline = tables.get("human_baseline")
+    sc = tables.get("self_consistency")
+    return Agreement(
+        correlations=corr_table, figures=figures, williams=williams_table, williams_matrices=matrices,
+        human_baseline=df_table(baseline, "human-baseline", "Human baseline: each human vs the mean of all humans "
+                                "(vs_mean, an upper bound) and mean pairwise correlation between humans")
+        if baseline is not None and not baseline.empty else None,
+        self_consistency=df_table(sc, "self-consistency", "Self-consistency: Krippendorff's α and ICC(2,k) with "
+                                  "samples (judges) or raters (humans) as the raters")
+        if sc is not None and not sc.empty else None,
+        source=source, notes=notes)
+
+
+# -- discernment -------------------------------------------------------------------------
+def discernment(folder: RunFolder) -> Discernment | None:
+    if not (folder.has("discernment.csv") or folder.has("perturbations.csv")):
+        return None
+    summary = read_table(folder.file("discernment.csv")) if folder.has("discernment.csv") else pd.DataFrame()
+    per = read_table(folder.file("perturbations.csv")) if folder.has("perturbations.csv") else pd.DataFrame()
+    figure = None
+    if not per.empty and {"perturbation", "D"} <= set(per.columns):
+        judges = sorted(per["judge"].astype(str).unique()) if "judge" in per else ["judge"]
+        cats: list[str] = []
+        for row in per.itertuples(index=False):
+            label = f"{row.perturbation} ({row.level})" if "level" in per else str(row.perturbation)
+            if label not in cats:
+                cats.append(label)
+        series = []
+        for j in judges:
+            mine = per[per["judge"].astype(str) == j] if "judge" in per else per
+            values = {(f"{r.perturbation} ({r.level})" if "level" in per else str(r.perturbation)): _clean(r.D)
+                      for r in mine.itertuples(index=False)}
+            series.append(BarSeries(j, [values.get(c) for c in cats]))
+        title = "Discernment D per perturbation (D > 1: the judge rates perturbed copies lower, p < 0.05)"
+        figure = Figure("fig-dhp", title,
+                        "Horizontal bars of the discernment score D = log base 0.05 of the combined p-value for each "
+                        "perturbation and judge; the dashed line marks D = 1.",
+                        bar_chart(cats, series, "fig-dhp", title, "D per perturbation and judge", "discernment D",
+                                  "perturbation (level)", threshold=1.0, threshold_label="D = 1 (p = 0.05)"))
+    left_out = None
+    if folder.has("perturbation_report.csv"):
+        rep = read_table(folder.file("perturbation_report.csv"))
+        if not rep.empty and {"perturbation", "ok"} <= set(rep.columns):
+            ok = rep["ok"].astype(str).str.lower().isin({"true", "1"})
+            made = rep[ok].groupby("perturbation").size()
+            rows = []
+            for pert in dict.fromkeys(rep["perturbation"].astype(str)):
+                reasons = rep[(~ok) & (rep["perturbation"].astype(str) == pert)]
+                reason_text = "; ".join(f"{c} × {r}" for r, c in reasons.groupby("reason").size().items()) if len(reasons) else ""
+                rows.append([pert, int(made.get(pert, 0)), int(len(reasons)), reason_text])
+            left_out = Table("dhp-left-out", "Perturbed copies made and left out (perturbation_report.csv)",
+                             ["perturbation", "copies made", "left out", "reasons"], ["text", "int", "int", "text"], rows)
+    return Discernment(
+        summary=df_table(summary, "dhp-summary", "Discernment scores per judge (D > 1: significant at 0.05)")
+        if not summary.empty else None,
+        perturbations=df_table(per, "dhp-perturbations", "Per perturbation: one-sided Wilcoxon p per metric, "
+                               "harmonic-mean p and D = log₀.₀₅ p") if not per.empty else None,
+        figure=figure, left_out=left_out)
+
+
+# -- failures -----------------------------------------------------------------------------
+def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failures | None:
+    if judge is None or judge.empty:
+        return None
+    from judgelab.report.html_items import parse_attempts
+
+    total = len(judge)
+    failed = int((judge["status"] != "ok").sum())
+    counts = judge.groupby(["rater", "status"]).size().reset_index(name="judgments")
+    per_rater = judge.groupby("rater").size()
+    counts["share"] = [c / per_rater[r] for r, c in zip(counts["rater"], counts["judgments"])]
+    by_status = df_table(counts, "failures-status", "Judgments by status", kinds={"judgments": "int", "share": "num"},
+                         note="ok = a rating was read. refusal, no_rating, out_of_range, empty, truncated … are failures "
+                              "and never enter the statistics.")
+    by_criterion = None
+    if judge["criterion"].nunique() > 1 and failed:
+        bad = judge[judge["status"] != "ok"].groupby(["rater", "criterion", "status"]).size().reset_index(name="judgments")
+        by_criterion = df_table(bad, "failures-criterion", "Failed judgments by criterion and status",
+                                kinds={"judgments": "int"})
+    examples = []
+    bad = judge[judge["status"] != "ok"].sort_values("seq", kind="mergesort")
+    for (rater, status), grp in bad.groupby(["rater", "status"], sort=True):
+        for row in grp.head(examples_per_status).itertuples(index=False):
+            atts = [(str(a.get("status", "")), str(a.get("text") or "")) for a in parse_attempts(row.attempts)]
+            raw = row.raw if isinstance(row.raw, str) else ""
+            examples.append(FailureExample(str(rater), str(row.criterion), str(row.system), str(row.item_id),
+                                           int(row.sample), str(status), raw, atts if len(atts) > 1 else []))
+    return Failures(total, failed, by_status, by_criterion, examples)
+
+
+# -- cost and time ---------------------------------------------------------------------------
+def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
+              infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
+    manifest = folder.manifest or {}
+    rows = []
+    notes = []
+    raters = sorted(judge["rater"].unique()) if judge is not None and not judge.empty else []
+    by_rater = {i.rater: i for i in infos}
+    for rater in dict.fromkeys([*by_rater, *raters]):
+        info = by_rater.get(rater)
+        keys: set[str] = set()
+        n_judgments = None
+        if judge is not None and rater in raters:
+            mine = judge[judge["rater"] == rater]
+            n_judgments = len(mine)
+            for row in mine["keys"]:
+                keys.update(row)
+        pt = ct = 0
+        latencies = []
+        found = 0
+        for key in keys:
+            resp = calls.response(key)
+            if resp is None:
+                continue
+            found += 1
+            pt += int(resp.get("prompt_tokens") or 0)
+            ct += int(resp.get("completion_tokens") or 0)
+            if _finite(resp.get("latency_s")):
+                latencies.append(float(resp["latency_s"]))
+        lat = np.asarray(latencies, float)
+        cost = info.cost_usd if info else None
+        pin, pout = _prices({}, manifest)
+        if cost is None and pin is not None and found:
+            cost = (pt * pin + ct * pout) / 1e6  # type: ignore[operator]
+        rows.append([
+            rater, n_judgments if n_judgments is not None else (info.judgments if info else None),
+            found or (info.calls_made if info else None),
+            pt if found else (info.prompt_tokens if info else None),
+            ct if found else (info.completion_tokens if info else None),
+            (pt + ct) / n_judgments if found and n_judgments else None,
+            float(lat.sum()) if lat.size else None, float(lat.mean()) if lat.size else None,
+            float(np.percentile(lat, 95)) if lat.size else None,
+            info.wall_s if info else None, cost,
+        ])
+    if not rows:
+        return None
+    if not any(r[10] is not None for r in rows):
+        notes.append("No prices were recorded, so no money is shown (run.json keys price_in / price_out in USD per "
+                     "million tokens, per run or for the folder, or cost_usd).")
+    if manifest.get("wall_s") is not None:
+        notes.append(f"The command ({manifest.get('command') or 'unknown'}) took {manifest['wall_s']} s in all, from "
+                     f"{manifest.get('started')} to {manifest.get('finished')}.")
+    if reader is not None:
+        span = reader.call_span()
+        if span is not None:
+            import time as _time
+
+            fmt = "%Y-%m-%d %H:%M:%S"
+            notes.append(f"The store holds {span[2]} calls, recorded between {_time.strftime(fmt, _time.localtime(span[0]))} "
+                         f"and {_time.strftime(fmt, _time.localtime(span[1]))} (local time).")
+    table = Table("cost", "Calls, tokens, time and cost per run", [
+        "rater", "judgments", "calls", "prompt tokens", "completion tokens", "tokens per judgment", "call latency, sum (s)",
+        "call latency, mean (s)", "call latency, 95th percentile (s)", "run wall time (s)", "cost (USD)"],
+        ["text", "int", "int", "int", "int", "num", "num", "num", "num", "num", "num"], rows,
+        note="Calls and tokens are counted once per distinct call in the store used by the rater's judgments (a call "
+             "with n samples counts once; cached calls of an earlier identical run count too). Latency is the judge's "
+             "answer time per call; the run wall time is from run.json.")
+    cost_table = None
+    if folder.has("cost.csv"):
+        c = read_table(folder.file("cost.csv"))
+        if not c.empty:
+            cost_table = df_table(c, "cost-csv", "Cost and time (cost.csv)")
+    return CostTime(table, cost_table, notes)
+
+
+# -- other tables ------------------------------------------------------------------------------
+def other_tables(folder: RunFolder, consumed: set[str]) -> list[Table]:
+    out = []
+    for k, name in enumerate(n for n in folder.files if n.endswith(".csv") and n not in consumed):
+        df = read_table(folder.file(name))
+        if df.empty:
+            continue
+        note = f"The first {OTHER_TABLE_ROWS} of {len(df)} rows." if len(df) > OTHER_TABLE_ROWS else ""
+        out.append(df_table(df.head(OTHER_TABLE_ROWS), f"other-{k}", name, note=note))
+    return out

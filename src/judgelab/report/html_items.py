@@ -1,0 +1,355 @@
+"""The item browser's data: every judged unit with its exact prompt, samples and human ratings.
+
+A *unit* is one (rater, criterion, system, item): the judge's score is the mean of its
+successful samples, the human score the mean over human raters of each rater's mean
+rating of that item and criterion (as ``judgelab agree`` computes it). Units are ranked by
+|judge − human| (largest first; units without a human score last), or, when the folder
+has no human ratings, by the spread (max − min) of the judge's own samples.
+
+Two payloads are embedded in the page:
+
+* ``index`` — plain JSON, columnar, one entry per unit in ranked order:
+  ``raters``, ``criteria``, ``systems`` (name lists) and the per-unit arrays ``r, c, s``
+  (indices into them), ``i`` (item id), ``j`` (judge mean), ``h`` (human mean),
+  ``d`` (judge − human), ``sp`` (sample spread), ``n`` (samples), ``ok`` (successful
+  samples), ``nh`` (human ratings);
+* ``details`` — JSON ``{"S": strings, "D": units}`` compressed with gzip and base64
+  encoded (decompressed in the browser with ``DecompressionStream``). Texts are interned in
+  ``S``: message contents are stored as lists of line indices (a prompt's lines are
+  ``"\\n".join(S[k] for k in lines)``), so a template's lines and an item's text are stored
+  once however many criteria and samples share them. ``D[u]`` is
+  ``[prompts, samples, humans, score_cue]`` with ``prompts = [[[role, [line, …]], …], …]``
+  (the distinct message lists sent for the unit), ``samples = [[sample, status, score,
+  score_parsed, score_logprob, logprob_outside, raw (S index), prompt (index into prompts),
+  attempts or null, distribution or null], …]``, ``attempts = [[text (S index), status,
+  finish_reason, reasoning (S index or null)], …]`` (given when there was more than one
+  attempt or a reasoning text), ``distribution = [[token, probability], …]`` (the ten most
+  likely next tokens where the score was read), ``humans = [[rater, score], …]``.
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+from judgelab.report.folder import HumanRatings
+from judgelab.report.html_model import ItemBrowser
+
+__all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "distribution", "parse_attempts"]
+
+PAGE_SIZE = 50
+TOP_TOKENS = 10
+
+
+def unit_key(rater: str, criterion: str, system: str, item_id: str) -> tuple[str, str, str, str]:
+    """The identity of one unit of the browser."""
+    return (rater, criterion, system, item_id)
+
+
+def _num(value: Any, digits: int = 4) -> float | None:
+    if value is None:
+        return None
+    if type(value) is not float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
+    return round(value, digits) if math.isfinite(value) else None
+
+
+class _Interner:
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        k = self._index.get(text)
+        if k is None:
+            k = self._index[text] = len(self.strings)
+            self.strings.append(text)
+        return k
+
+
+@lru_cache(maxsize=64)
+def _scale_of(template: str | None) -> tuple[float, float]:
+    """The rating scale of a shipped or file template (1–5 when it cannot be loaded)."""
+    if template:
+        try:
+            from judgelab.prompts import load_template
+
+            return tuple(load_template(template).scale)  # type: ignore[return-value]
+        except Exception:  # noqa: BLE001 - a template of another version or a DHP task's own template
+            pass
+    return (1.0, 5.0)
+
+
+def parse_attempts(value: Any) -> list[dict[str, Any]]:
+    """The attempts of a judgment (its ``attempts`` JSON or list); [] when absent or unreadable."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            parsed = json.loads(value)
+            return parsed if isinstance(parsed, list) else []
+        except json.JSONDecodeError:
+            return []
+    return []
+
+
+class CallCache:
+    """The ledger's requests and responses (key → JSON texts).
+
+    ``request(key)`` is a slim, cached summary of a request (its ``messages`` as a tuple,
+    ``n`` and ``score_cue``), so that 100,000 judgments do not keep 100,000 parsed requests
+    in memory; ``response(key)`` parses on demand (the last one is remembered, as the
+    samples of one call ask for it in turn).
+    """
+
+    def __init__(self, calls: dict[str, tuple[str, str]] | None = None) -> None:
+        self._raw = calls or {}
+        self._req: dict[str, dict[str, Any] | None] = {}
+        self._last: tuple[str | None, dict[str, Any] | None] = (None, None)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def request(self, key: str | None) -> dict[str, Any] | None:
+        """``{"messages": ((role, content), …) or None, "n": int, "score_cue": str or None}`` of a stored request."""
+        if not key or key not in self._raw:
+            return None
+        if key not in self._req:
+            try:
+                full = json.loads(self._raw[key][0])
+            except json.JSONDecodeError:
+                full = None
+            if not isinstance(full, dict):
+                self._req[key] = None
+            else:
+                msgs = messages_of(full)
+                self._req[key] = {"messages": None if msgs is None else tuple(msgs), "n": full.get("n"),
+                                  "score_cue": full.get("score_cue")}
+        return self._req[key]
+
+    def messages(self, key: str | None) -> tuple[tuple[str, str], ...] | None:
+        """The (role, content) messages of the stored request ``key``."""
+        request = self.request(key)
+        return None if request is None else request["messages"]
+
+    def has_tokens(self, key: str | None) -> bool:
+        """Whether the stored response carries per-token log-probabilities (read without parsing it)."""
+        if not key or key not in self._raw:
+            return False
+        text = self._raw[key][1]
+        return '"tokens": [' in text or '"tokens":[' in text
+
+    def response(self, key: str | None) -> dict[str, Any] | None:
+        """The stored response of ``key``, parsed."""
+        if not key or key not in self._raw:
+            return None
+        if self._last[0] != key:
+            try:
+                parsed = json.loads(self._raw[key][1])
+            except json.JSONDecodeError:
+                parsed = None
+            self._last = (key, parsed if isinstance(parsed, dict) else None)
+        return self._last[1]
+
+
+def messages_of(request: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+    """The (role, content) messages of a stored request."""
+    if not request or not isinstance(request.get("messages"), (list, tuple)):
+        return None
+    out = []
+    for m in request["messages"]:
+        if isinstance(m, dict):
+            out.append((str(m.get("role", "")), str(m.get("content", ""))))
+        elif isinstance(m, (list, tuple)) and len(m) == 2:
+            out.append((str(m[0]), str(m[1])))
+    return out
+
+
+def _choice(request: dict[str, Any] | None, response: dict[str, Any] | None, sample: int) -> dict[str, Any] | None:
+    if not response or not isinstance(response.get("choices"), list):
+        return None
+    choices = response["choices"]
+    index = sample if request and int(request.get("n") or 1) > 1 else 0
+    return choices[index] if 0 <= index < len(choices) else None
+
+
+def distribution(request: dict[str, Any] | None, response: dict[str, Any] | None, sample: int, text: str | None,
+                 template: str | None) -> list[list[Any]] | None:
+    """The next-token distribution where the score was read: the cue's (score mode) or the rating token's."""
+    choice = _choice(request, response, sample)
+    if not choice or not choice.get("tokens"):
+        return None
+    tokens = choice["tokens"]
+    index: int | None = None
+    if request and request.get("score_cue") is not None:
+        index = 0
+    else:
+        from judgelab.parse import parse_judgment, rating_token_index
+
+        try:
+            parsed = parse_judgment(text or choice.get("text") or "", _scale_of(template))
+            index = rating_token_index([tuple(t) for t in tokens], choice.get("text") or "", parsed.start)
+        except Exception:  # noqa: BLE001 - a malformed token list: no distribution
+            index = None
+    if index is None or index >= len(tokens):
+        return None
+    token = tokens[index]
+    alternatives = token[2] if len(token) > 2 and isinstance(token[2], dict) else {}
+    if not alternatives and len(token) > 1:
+        alternatives = {token[0]: token[1]}
+    probs = []
+    for tok, logprob in alternatives.items():
+        try:
+            p = math.exp(float(logprob))
+        except (TypeError, ValueError, OverflowError):
+            continue
+        probs.append([str(tok), round(p, 5)])
+    probs.sort(key=lambda tp: -tp[1])
+    return probs[:TOP_TOKENS] or None
+
+
+def _human_index(humans: HumanRatings) -> dict[tuple[str, str | None, str], dict[str, list[float]]]:
+    table = humans.table
+    out: dict[tuple[str, str | None, str], dict[str, list[float]]] = {}
+    if table is None or table.empty:
+        return out
+    ok = table[(table["status"] == "ok") & table["score"].notna()]
+    for criterion, system, item, rater, score in zip(ok["criterion"].tolist(), ok["system"].tolist(),
+                                                     ok["item_id"].tolist(), ok["rater"].tolist(), ok["score"].tolist()):
+        key = (str(criterion), system if isinstance(system, str) else None, str(item))
+        out.setdefault(key, {}).setdefault(str(rater), []).append(float(score))
+    return out
+
+
+def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
+                page_size: int = PAGE_SIZE, templates: dict[str, str] | None = None) -> ItemBrowser:
+    """The item browser over the judge's judgments (see the module docstring for the payload).
+
+    ``judge`` has the judgments columns and ``keys`` (the ledger keys of each judgment's
+    attempts); ``templates`` maps a rater to its template's name (for the rating scale).
+    """
+    human_idx = _human_index(humans)
+    strings = _Interner()
+    encoded: dict[tuple[tuple[str, str], ...], list[Any]] = {}
+    raters: dict[str, int] = {}
+    criteria: dict[str, int] = {}
+    systems: dict[str, int] = {}
+    units: list[dict[str, Any]] = []
+    prompts_available = False
+    col = {c: judge[c].tolist() for c in ("rater", "criterion", "system", "item_id", "sample", "status", "score",
+                                          "score_parsed", "score_logprob", "logprob_outside", "raw", "attempts", "keys")}
+    ids = [(str(r), str(c), str(s), str(i)) for r, c, s, i in zip(col["rater"], col["criterion"], col["system"], col["item_id"])]
+    order = sorted(range(len(ids)), key=lambda k: (ids[k], col["sample"][k]))
+
+    def flush(unit: tuple[str, str, str, str], rows: list[int]) -> None:
+        nonlocal prompts_available
+        rater, criterion, system, item = unit
+        template = (templates or {}).get(rater)
+        prompt_ids: dict[tuple[tuple[str, str], ...], int] = {}
+        prompts: list[list[Any]] = []
+        samples: list[list[Any]] = []
+        scores: list[float] = []
+        cue = None
+        for k in rows:
+            keys = col["keys"][k]
+            last_key = keys[-1] if keys else None
+            request = calls.request(last_key)
+            msgs = calls.messages(last_key)
+            p_index = None
+            if msgs is not None:
+                prompts_available = True
+                p_index = prompt_ids.get(msgs)
+                if p_index is None:
+                    p_index = prompt_ids[msgs] = len(prompts)
+                    lines = encoded.get(msgs)
+                    if lines is None:
+                        lines = encoded[msgs] = [[role, [strings(line) for line in content.split("\n")]]
+                                                 for role, content in msgs]
+                    prompts.append(lines)
+                if request.get("score_cue") is not None:  # type: ignore[union-attr]
+                    cue = str(request["score_cue"])  # type: ignore[index]
+            status = str(col["status"][k])
+            score = _num(col["score"][k])
+            if status == "ok" and score is not None:
+                scores.append(float(col["score"][k]))
+            raw = col["raw"][k]
+            raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)
+            att = None
+            attempts_text = col["attempts"][k]
+            if len(keys) > 1 or (isinstance(attempts_text, str) and '"reasoning"' in attempts_text):
+                att = [[strings(str(a.get("text") or "")), str(a.get("status") or ""), a.get("finish_reason"),
+                        strings(a["reasoning"]) if a.get("reasoning") else None] for a in parse_attempts(attempts_text)]
+            dist = None
+            sample = int(col["sample"][k])
+            if request is not None and calls.has_tokens(last_key):
+                response = calls.response(last_key)
+                choice = _choice(request, response, sample)
+                if choice and choice.get("tokens"):
+                    dist = distribution(request, response, sample, raw, template)
+            samples.append([sample, status, score, _num(col["score_parsed"][k]), _num(col["score_logprob"][k]),
+                            _num(col["logprob_outside"][k]), strings(raw), p_index, att, dist])
+        human_scores: dict[str, list[float]] = {}
+        for source in (human_idx.get((criterion, system, item)), human_idx.get((criterion, None, item))):
+            for name, values in (source or {}).items():
+                human_scores.setdefault(name, []).extend(values)
+        per_rater = [sum(v) / len(v) for v in human_scores.values()]
+        hlist = [[name, round(v, 4)] for name, values in sorted(human_scores.items()) for v in values]
+        jmean = sum(scores) / len(scores) if scores else None
+        hmean = sum(per_rater) / len(per_rater) if per_rater else None
+        units.append({
+            "r": raters.setdefault(rater, len(raters)), "c": criteria.setdefault(criterion, len(criteria)),
+            "s": systems.setdefault(system, len(systems)), "i": item, "j": _num(jmean), "h": _num(hmean),
+            "d": _num(jmean - hmean) if jmean is not None and hmean is not None else None,
+            "sp": _num(max(scores) - min(scores)) if scores else None, "n": len(rows), "ok": len(scores),
+            "nh": len(hlist), "key": (criterion, system, item, rater),
+            "detail": [prompts, samples, hlist, cue],
+        })
+
+    current: tuple[str, str, str, str] | None = None
+    rows: list[int] = []
+    for k in order:
+        if ids[k] != current:
+            if current is not None:
+                flush(current, rows)
+            current, rows = ids[k], []
+        rows.append(k)
+    if current is not None:
+        flush(current, rows)
+
+    has_human = any(u["h"] is not None for u in units)
+    default_sort = "absdiff" if has_human else "spread"
+    if has_human:
+        units.sort(key=lambda u: (u["d"] is None, -abs(u["d"]) if u["d"] is not None else 0.0, u["key"]))
+    else:
+        units.sort(key=lambda u: (u["sp"] is None, -(u["sp"] or 0.0), u["key"]))
+    index: dict[str, Any] = {
+        "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
+        **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},
+    }
+    payload = json.dumps({"S": strings.strings, "D": [u["detail"] for u in units]}, ensure_ascii=False,
+                         separators=(",", ":"), allow_nan=False)
+    blob = base64.b64encode(gzip.compress(payload.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+    notes = []
+    if not has_human:
+        notes.append("No human ratings were found, so items are ranked by the spread (max − min) of the judge's "
+                     "own samples. Human ratings are read from human:<name> raters in store.sqlite or the ratings "
+                     "file, from human_ratings.csv|.jsonl|.parquet in the folder, from the --human file of a "
+                     "recorded `judgelab agree` command, or from `judgelab report --human FILE`.")
+    if not prompts_available:
+        notes.append("The prompts sent are not available (no store.sqlite with the calls in this folder).")
+    return ItemBrowser(units=len(units), has_human=has_human, human_sources=list(humans.sources),
+                       prompts_available=prompts_available, index=index, details_gzip_base64=blob,
+                       page_size=page_size, default_sort=default_sort, notes=notes)

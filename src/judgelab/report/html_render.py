@@ -1,0 +1,297 @@
+"""Rendering :class:`~judgelab.report.html_model.ReportData` into one self-contained HTML page.
+
+Jinja2 in a sandboxed environment with autoescaping: every value from the data is
+escaped, and ``://`` is written as ``:&#47;&#47;`` so that no URL appears literally in a
+report (the page references nothing outside itself). Data for the script is embedded as
+JSON in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
+``\\u003c``, ``\\u003e``, ``\\u0026`` and ``/`` as ``\\/`` (valid JSON, identical once parsed).
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import Markup
+
+from judgelab.report.html_assets import CSS, SCRIPT
+from judgelab.report.html_model import ReportData
+from judgelab.report.svg import esc
+
+__all__ = ["render", "json_for_script", "format_cell"]
+
+
+def json_for_script(value: Any) -> Markup:
+    """JSON safe inside ``<script type="application/json">`` (no ``<``, ``>``, ``&`` or ``/`` as such)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").replace("/", "\\/")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return Markup(text)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
+    """(text, sort value or None for text sorting, CSS class) of one table cell."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "\u2014", "", kind
+    if kind in {"num", "int", "p"}:
+        f = _number(value)
+        if f is None:
+            return str(value), "", kind
+        f = f + 0.0 if f != 0 else 0.0  # no "-0.000"
+        if kind == "int" and f.is_integer():
+            text = f"{int(f):,}"
+        elif kind == "p":
+            text = f"{f:.1e}" if 0 < abs(f) < 0.001 else f"{f:.3f}"
+        elif abs(f) >= 1000:
+            text = f"{f:,.1f}"
+        elif f != 0 and abs(f) < 0.001:
+            text = f"{f:.2e}"
+        else:
+            text = f"{f:.3f}"
+        css = kind + (" sig" if kind == "p" and f < 0.05 else "")
+        return text, repr(f), css
+    return str(value), None, kind
+
+
+def _finalize(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, Markup):
+        return value
+    if isinstance(value, str):
+        return Markup(esc(value))
+    return value
+
+
+_TEMPLATE = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="judgelab {{ d.judgelab_version }}">
+<link rel="icon" href="data:,">
+<title>{{ d.title }}</title>
+<style>{{ css }}</style>
+</head>
+<body>
+{%- macro table(t, sortable=True) %}
+<div class="tablewrap" role="region" aria-label="{{ t.caption }}" tabindex="0">
+<table id="t-{{ t.id }}"{% if sortable %} class="sortable"{% endif %}>
+<caption>{{ t.caption }}</caption>
+<thead><tr>{% for c in t.columns %}<th scope="col" class="{{ t.kinds[loop.index0] }}" aria-sort="none">{% if sortable %}<button type="button">{{ c }}</button>{% else %}{{ c }}{% endif %}</th>{% endfor %}</tr></thead>
+<tbody>
+{%- for row in t.rows %}
+<tr>{% for v in row %}{% set c = cell(v, t.kinds[loop.index0]) %}{% if loop.first and t.row_header %}<th scope="row"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</th>{% else %}<td class="{{ c[2] }}"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</td>{% endif %}{% endfor %}</tr>
+{%- endfor %}
+</tbody>
+</table>
+</div>
+{%- if t.note %}<p class="note">{{ t.note }}</p>{% endif %}
+{%- endmacro %}
+{%- macro figure(f) %}
+<figure id="{{ f.id }}">
+{{ f.svg | safe }}
+<figcaption>{{ f.description }}</figcaption>
+</figure>
+{%- endmacro %}
+<header class="top">
+<h1>{{ d.title }}</h1>
+<p>Folder: <code>{{ d.folder }}</code></p>
+<p>Report written {{ d.generated }} by judgelab {{ d.judgelab_version }}. Files: {{ d.files | join(", ") }}</p>
+<nav class="toc" aria-label="Sections"><ul>
+{%- for anchor, heading in d.sections() %}<li><a href="#{{ anchor }}">{{ heading }}</a></li>{% endfor %}
+</ul></nav>
+</header>
+<main>
+{%- if d.problems %}
+<section id="problems" aria-labelledby="h-problems"><h2 id="h-problems">Problems reading the folder</h2>
+<ul>{% for p in d.problems %}<li class="problem">{{ p }}</li>{% endfor %}</ul></section>
+{%- endif %}
+{%- for note in d.notes %}<p class="note">{{ note }}</p>{% endfor %}
+
+{%- if d.what_ran %}{% set w = d.what_ran %}
+<section id="what-ran" aria-labelledby="h-what-ran">
+<h2 id="h-what-ran">What ran</h2>
+<dl class="kv">
+{%- if w.command %}<dt>command</dt><dd>judgelab {{ w.command }}</dd>{% endif %}
+{%- if w.argv %}<dt>command line</dt><dd><code>{{ w.argv }}</code></dd>{% endif %}
+{%- if w.started %}<dt>started</dt><dd>{{ w.started }}</dd>{% endif %}
+{%- if w.finished %}<dt>finished</dt><dd>{{ w.finished }}</dd>{% endif %}
+{%- if w.wall_s is not none %}<dt>wall time</dt><dd>{{ w.wall_s }} s</dd>{% endif %}
+{%- if w.python %}<dt>Python</dt><dd>{{ w.python }}</dd>{% endif %}
+{%- if w.platform %}<dt>platform</dt><dd>{{ w.platform }}</dd>{% endif %}
+<dt>read from</dt><dd>{{ w.sources | join("; ") }}</dd>
+</dl>
+{%- for r in w.runs %}
+<h3>Run {{ r.rater }}</h3>
+<dl class="kv"><dt>judge</dt><dd>{{ r.judge or "unknown" }}</dd>
+{%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
+{%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
+{%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
+{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ r.prompt_tokens }} prompt, {{ r.completion_tokens }} completion</dd>{% endif %}
+{%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
+</dl>
+{%- endfor %}
+{%- if w.settings_table %}{{ table(w.settings_table, sortable=False) }}{% endif %}
+{%- if w.versions %}
+<details><summary>Versions of judgelab and its dependencies</summary>
+<dl class="kv">{% for k, v in w.versions.items() %}<dt>{{ k }}</dt><dd>{{ v or "not installed" }}</dd>{% endfor %}</dl>
+</details>
+{%- endif %}
+{%- if w.prompts %}
+<h3>The exact prompts</h3>
+<p class="note">The messages of the first request stored for each rater and criterion, exactly as sent (rendered for the item named).</p>
+{%- for p in w.prompts %}
+<details class="prompt-example"{% if loop.first %} open{% endif %}>
+<summary>{{ p.criterion }} — {{ p.rater }} (item {{ p.item_id }}, system {{ p.system }})</summary>
+{%- for role, content in p.messages %}<div class="msg"><span class="role">{{ role }}</span><pre>{{ content }}</pre></div>{% endfor %}
+{%- if p.score_cue is not none %}<p class="note">followed by the score cue <code>{{ p.score_cue }}</code></p>{% endif %}
+</details>
+{%- endfor %}
+{%- endif %}
+</section>
+{%- endif %}
+
+{%- if d.results %}
+<section id="results" aria-labelledby="h-results">
+<h2 id="h-results">Results</h2>
+{%- if d.results.note %}<p class="note">{{ d.results.note }}</p>{% endif %}
+{{ table(d.results.summary) }}
+{%- for f in d.results.figures %}{{ figure(f) }}{% endfor %}
+{%- if d.results.welch %}{{ table(d.results.welch) }}{% endif %}
+</section>
+{%- endif %}
+
+{%- if d.agreement %}{% set a = d.agreement %}
+<section id="agreement" aria-labelledby="h-agreement">
+<h2 id="h-agreement">Agreement with humans</h2>
+<p class="note">Source: {{ a.source }}.</p>
+{%- for note in a.notes %}<p class="note">{{ note }}</p>{% endfor %}
+{%- if a.correlations %}{{ table(a.correlations) }}{% endif %}
+{%- for f in a.figures %}{{ figure(f) }}{% endfor %}
+{%- if a.williams_matrices %}<h3>Williams tests</h3>{% for m in a.williams_matrices %}{{ table(m, sortable=False) }}{% endfor %}{% endif %}
+{%- if a.williams %}{{ table(a.williams) }}{% endif %}
+{%- if a.human_baseline %}<h3>Human baseline</h3>{{ table(a.human_baseline) }}{% endif %}
+{%- if a.self_consistency %}<h3>Self-consistency</h3>{{ table(a.self_consistency) }}{% endif %}
+</section>
+{%- endif %}
+
+{%- if d.discernment %}{% set x = d.discernment %}
+<section id="discernment" aria-labelledby="h-discernment">
+<h2 id="h-discernment">Discernment</h2>
+<p class="note">DHP (Wang et al.): each judge rated reference texts and perturbed copies separately; D = log₀.₀₅ p of the one-sided test that originals score higher, combined over metrics. D &gt; 1 means p &lt; 0.05.</p>
+{%- if x.summary %}{{ table(x.summary) }}{% endif %}
+{%- if x.figure %}{{ figure(x.figure) }}{% endif %}
+{%- if x.perturbations %}{{ table(x.perturbations) }}{% endif %}
+{%- if x.left_out %}{{ table(x.left_out) }}{% endif %}
+</section>
+{%- endif %}
+
+{%- if d.failures %}{% set fl = d.failures %}
+<section id="failures" aria-labelledby="h-failures">
+<h2 id="h-failures">Failures</h2>
+<p>{{ fl.failed }} of {{ fl.total }} judgments failed (no rating could be read).</p>
+{{ table(fl.by_status) }}
+{%- if fl.by_criterion %}{{ table(fl.by_criterion) }}{% endif %}
+{%- if fl.examples %}
+<h3>Example raw answers</h3>
+{%- for e in fl.examples %}
+<div class="failure-example">
+<p><strong>{{ e.status }}</strong> — {{ e.rater }}, criterion {{ e.criterion }}, item {{ e.item_id }} ({{ e.system }}), sample {{ e.sample }}</p>
+<pre>{{ e.raw }}</pre>
+{%- if e.attempts %}<ol class="attempts">{% for st, text in e.attempts %}<li>attempt {{ loop.index }} — {{ st }}: {{ text }}</li>{% endfor %}</ol>{% endif %}
+</div>
+{%- endfor %}
+{%- endif %}
+</section>
+{%- endif %}
+
+{%- if d.items %}{% set it = d.items %}
+<section id="items" aria-labelledby="h-items">
+<h2 id="h-items">{{ "Disagreements" if it.has_human else "Items" }}</h2>
+<p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ it.units }} items in all, {{ it.page_size }} per page.</p>
+{%- for note in it.notes %}<p class="note">{{ note }}</p>{% endfor %}
+<div id="browser" data-page-size="{{ it.page_size }}" data-sort="{{ it.default_sort }}" data-ready="0">
+<div class="controls" role="group" aria-label="Filter and sort the items">
+<label for="f-criterion">criterion<select id="f-criterion" aria-controls="units"><option value="">all criteria</option></select></label>
+<label for="f-system">system<select id="f-system" aria-controls="units"><option value="">all systems</option></select></label>
+<label for="f-rater">judge<select id="f-rater" aria-controls="units"><option value="">all judges</option></select></label>
+<label for="f-sort">order<select id="f-sort" aria-controls="units">
+{%- if it.has_human %}<option value="absdiff">|judge − human|, largest first</option><option value="above">judge above human first</option><option value="below">judge below human first</option>{% endif %}
+<option value="spread">sample spread, largest first</option><option value="high">judge mean, highest first</option><option value="low">judge mean, lowest first</option><option value="item">item id</option></select></label>
+</div>
+<p id="browser-status" role="status" aria-live="polite"></p>
+<p id="browser-message" class="problem"></p>
+<ol id="units" class="units"></ol>
+<div class="pager" role="group" aria-label="Pages">
+<button type="button" id="p-first">First</button><button type="button" id="p-prev">Previous</button>
+<span id="page-label"></span>
+<button type="button" id="p-next">Next</button><button type="button" id="p-last">Last</button>
+</div>
+<noscript><p class="problem">The item browser needs JavaScript.</p></noscript>
+</div>
+<script type="application/json" id="jl-index">{{ index_json }}</script>
+<script type="application/json" id="jl-details">{{ details_json }}</script>
+</section>
+{%- endif %}
+
+{%- if d.cost %}
+<section id="cost" aria-labelledby="h-cost">
+<h2 id="h-cost">Cost and time</h2>
+{{ table(d.cost.table) }}
+{%- for note in d.cost.notes %}<p class="note">{{ note }}</p>{% endfor %}
+{%- if d.cost.cost_table %}{{ table(d.cost.cost_table) }}{% endif %}
+</section>
+{%- endif %}
+
+{%- if d.readme is not none %}
+<section id="readme" aria-labelledby="h-readme">
+<h2 id="h-readme">The folder's README</h2>
+<pre class="readme">{{ d.readme }}</pre>
+</section>
+{%- endif %}
+
+{%- if d.other_tables %}
+<section id="tables" aria-labelledby="h-tables">
+<h2 id="h-tables">Other tables</h2>
+{%- for t in d.other_tables %}{{ table(t) }}{% endfor %}
+</section>
+{%- endif %}
+
+{%- if d.folder_figures %}
+<section id="figures" aria-labelledby="h-figures">
+<h2 id="h-figures">Figures</h2>
+{%- for f in d.folder_figures %}
+<figure><img class="folder-figure" src="data:{{ f.mime }};base64,{{ f.data_base64 }}" alt="{{ f.alt }}"><figcaption>{{ f.name }}</figcaption></figure>
+{%- endfor %}
+</section>
+{%- endif %}
+</main>
+<script>{{ script }}</script>
+</body>
+</html>
+"""
+
+_env = SandboxedEnvironment(autoescape=True, finalize=_finalize, trim_blocks=False, lstrip_blocks=False)
+_template = _env.from_string(_TEMPLATE)
+
+
+def render(data: ReportData) -> str:
+    """The report page."""
+    index_json = details_json = Markup("")
+    if data.items is not None:
+        index_json = json_for_script(data.items.index)
+        details_json = json_for_script({"encoding": "gzip+base64", "data": data.items.details_gzip_base64})
+    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell,
+                            index_json=index_json, details_json=details_json)

@@ -1,0 +1,232 @@
+"""Small, dependency-free SVG charts for the HTML report.
+
+Every chart is drawn here as inline SVG (no matplotlib, no fonts, no external
+references): it carries a ``<title>`` and a ``<desc>`` for screen readers, labelled
+axes, and every label taken from data is escaped (and ``://`` written as an entity,
+so that no URL text appears literally in a report). Label columns are sized to the
+longest label, so names are never truncated.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from markupsafe import escape
+
+__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart"]
+
+#: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+
+_CHAR_W = 6.6  # approximate width of one character at 12px in a sans-serif font
+_ROW_H = 22
+_FONT = 12
+
+
+def esc(value: object) -> str:
+    """Escape text for HTML/SVG, writing ``://`` as ``:&#47;&#47;`` (the page then holds no literal URL)."""
+    return str(escape(str(value))).replace("://", ":&#47;&#47;")
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    if hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / max(1, n - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step) * step
+    ticks = []
+    v = start
+    while v <= hi + step * 1e-9:
+        if v >= lo - step * 1e-9:
+            ticks.append(round(v, 10))
+        v += step
+    return ticks
+
+
+def _fmt_tick(v: float) -> str:
+    return f"{v:g}"
+
+
+@dataclass
+class Point:
+    """One row of an interval chart: an estimate with an optional interval and series index."""
+
+    label: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    series: int = 0
+    note: str = ""
+
+
+def _svg_open(width: float, height: float, fig_id: str, title: str, desc: str) -> list[str]:
+    return [
+        f'<svg role="img" aria-labelledby="{esc(fig_id)}-t {esc(fig_id)}-d" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" class="chart" font-size="{_FONT}">',
+        f'<title id="{esc(fig_id)}-t">{esc(title)}</title>',
+        f'<desc id="{esc(fig_id)}-d">{esc(desc)}</desc>',
+    ]
+
+
+def _legend(names: Sequence[str], x: float, y: float, marker: str = "dot") -> tuple[list[str], float]:
+    out = []
+    cx = x
+    for k, name in enumerate(names):
+        colour = PALETTE[k % len(PALETTE)]
+        if marker == "dot":
+            out.append(f'<circle cx="{cx + 5:.1f}" cy="{y - 4:.1f}" r="4.5" fill="{colour}"/>')
+        else:
+            out.append(f'<rect x="{cx:.1f}" y="{y - 9:.1f}" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{cx + 14:.1f}" y="{y:.1f}">{esc(name)}</text>')
+        cx += 14 + _CHAR_W * len(str(name)) + 18
+    return out, cx
+
+
+def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, xlabel: str, ylabel: str,
+                   series_names: Sequence[str] = (), domain: tuple[float, float] | None = None,
+                   reference: float | None = None, reference_label: str = "",
+                   extra_markers: Sequence[Point] = (), extra_label: str = "") -> str:
+    """Horizontal dot-and-whisker chart: one row per point, the estimate as a dot, its interval as a line.
+
+    ``extra_markers`` (matched to rows by label) are drawn as hollow diamonds (e.g. the
+    human baseline beside each judge's correlation); ``reference`` is a dashed vertical line.
+    """
+    labels = [p.label for p in points]
+    left = 16 + _CHAR_W * max((len(s) for s in labels), default=4) + 8
+    plot_w = 420.0
+    right = 30.0
+    top = 48.0
+    height = top + _ROW_H * max(1, len(points)) + 56
+    width = left + plot_w + right
+    values = [v for p in points for v in (p.value, p.low, p.high) if _finite(v)]
+    values += [m.value for m in extra_markers if _finite(m.value)]
+    if reference is not None:
+        values.append(reference)
+    if domain is None:
+        lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+        pad = (hi - lo) * 0.08 or 0.5
+        lo, hi = lo - pad, hi + pad
+    else:
+        lo, hi = domain
+    ticks = _nice_ticks(lo, hi)
+    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
+
+    def sx(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * plot_w
+
+    out = _svg_open(width, height, fig_id, title, desc)
+    bottom = top + _ROW_H * max(1, len(points))
+    if series_names or extra_markers:
+        leg, cx = _legend(list(series_names), left, 16)
+        out += leg
+        if extra_markers:
+            out.append(f'<path d="M{cx + 5:.1f},{16 - 9:.1f} l5,5 l-5,5 l-5,-5 z" fill="white" stroke="#333" stroke-width="1.5"/>')
+            out.append(f'<text x="{cx + 14:.1f}" y="16">{esc(extra_label)}</text>')
+    for t in ticks:
+        x = sx(t)
+        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>')
+    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{left + plot_w:.1f}" y2="{bottom:.1f}" stroke="#555"/>')
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 40:.1f}" text-anchor="middle" font-weight="bold">{esc(xlabel)}</text>')
+    out.append(f'<text x="12" y="{top - 8:.1f}" font-weight="bold">{esc(ylabel)}</text>')
+    if reference is not None and lo <= reference <= hi:
+        x = sx(reference)
+        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#b00" stroke-dasharray="4 3"/>')
+        if reference_label:
+            anchor, dx = ("end", -4) if x > left + plot_w * 0.55 else ("start", 4)
+            out.append(f'<text x="{x + dx:.1f}" y="{top - 6:.1f}" fill="#b00" text-anchor="{anchor}">{esc(reference_label)}</text>')
+    extra = {m.label: m for m in extra_markers}
+    for i, p in enumerate(points):
+        y = top + _ROW_H * i + _ROW_H / 2
+        colour = PALETTE[p.series % len(PALETTE)]
+        out.append(f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end">{esc(p.label)}</text>')
+        tip = f"{p.label}: " + (f"{p.value:.3f}" if _finite(p.value) else "undefined")
+        if _finite(p.low) and _finite(p.high):
+            tip += f" [{p.low:.3f}, {p.high:.3f}]"
+            x1, x2 = sx(max(lo, p.low)), sx(min(hi, p.high))  # type: ignore[type-var]
+            out.append(f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>')
+            for xe in (x1, x2):
+                out.append(f'<line x1="{xe:.1f}" y1="{y - 5:.1f}" x2="{xe:.1f}" y2="{y + 5:.1f}" stroke="{colour}" stroke-width="2"/>')
+        if p.note:
+            tip += f" ({p.note})"
+        if _finite(p.value):
+            out.append(f'<circle cx="{sx(p.value):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"><title>{esc(tip)}</title></circle>')  # type: ignore[arg-type]
+        else:
+            out.append(f'<text x="{left + 4:.1f}" y="{y + 4:.1f}" fill="#777">{esc(p.note or "undefined")}</text>')
+        m = extra.get(p.label)
+        if m is not None and _finite(m.value):
+            x = sx(m.value)  # type: ignore[arg-type]
+            out.append(f'<path d="M{x:.1f},{y - 6:.1f} l6,6 l-6,6 l-6,-6 z" fill="white" stroke="#333" stroke-width="1.5">'
+                       f'<title>{esc(f"{extra_label}: {m.value:.3f}")}</title></path>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+@dataclass
+class BarSeries:
+    """One series of a horizontal bar chart: a name and one value per category."""
+
+    name: str
+    values: list[float | None] = field(default_factory=list)
+
+
+def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: str, title: str, desc: str,
+              xlabel: str, ylabel: str, threshold: float | None = None, threshold_label: str = "") -> str:
+    """Horizontal grouped bars: one group per category, one bar per series; an optional threshold line."""
+    left = 16 + _CHAR_W * max((len(s) for s in categories), default=4) + 8
+    plot_w = 420.0
+    bar_h = 12.0
+    group_h = bar_h * max(1, len(series)) + 8
+    top = 48.0
+    bottom = top + group_h * max(1, len(categories))
+    width = left + plot_w + 30
+    height = bottom + 56
+    values = [v for s in series for v in s.values if _finite(v)] + [0.0]
+    if threshold is not None:
+        values.append(threshold)
+    lo, hi = min(values), max(values)
+    hi = hi + (hi - lo) * 0.05 or 1.0
+    ticks = _nice_ticks(lo, hi)
+    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
+
+    def sx(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * plot_w
+
+    out = _svg_open(width, height, fig_id, title, desc)
+    leg, _ = _legend([s.name for s in series], left, 16, marker="rect")
+    out += leg
+    for t in ticks:
+        x = sx(t)
+        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>')
+    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{left + plot_w:.1f}" y2="{bottom:.1f}" stroke="#555"/>')
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 40:.1f}" text-anchor="middle" font-weight="bold">{esc(xlabel)}</text>')
+    out.append(f'<text x="12" y="{top - 8:.1f}" font-weight="bold">{esc(ylabel)}</text>')
+    zero = sx(0.0)
+    for i, cat in enumerate(categories):
+        gy = top + group_h * i
+        out.append(f'<text x="{left - 8:.1f}" y="{gy + group_h / 2 + 4:.1f}" text-anchor="end">{esc(cat)}</text>')
+        for k, s in enumerate(series):
+            v = s.values[i] if i < len(s.values) else None
+            y = gy + 4 + bar_h * k
+            if not _finite(v):
+                out.append(f'<text x="{zero + 4:.1f}" y="{y + bar_h - 2:.1f}" fill="#777" font-size="10">n/a</text>')
+                continue
+            x1, x2 = sorted((zero, sx(v)))  # type: ignore[arg-type]
+            colour = PALETTE[k % len(PALETTE)]
+            out.append(f'<rect x="{x1:.1f}" y="{y:.1f}" width="{max(0.8, x2 - x1):.1f}" height="{bar_h - 1:.1f}" fill="{colour}">'
+                       f'<title>{esc(f"{cat}, {s.name}: {v:.3f}")}</title></rect>')
+    if threshold is not None:
+        x = sx(threshold)
+        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#b00" stroke-dasharray="4 3"/>')
+        if threshold_label:
+            anchor, dx = ("end", -4) if x > left + plot_w * 0.55 else ("start", 4)
+            out.append(f'<text x="{x + dx:.1f}" y="{top - 6:.1f}" fill="#b00" text-anchor="{anchor}">{esc(threshold_label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)

@@ -1,0 +1,179 @@
+"""Shared pieces of the HTML report tests: real output folders made by the command line, and
+an independent reader of the report's embedded data (it does not use judgelab's code)."""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import sqlite3
+from html.parser import HTMLParser
+from pathlib import Path
+
+from conftest import judgelab_cmd
+
+XSS = "<script>alert(1)</script>"
+CRITERIA = ["grammaticality", "cohesiveness", "likability", "relevance"]
+
+
+def _items(path: Path) -> Path:
+    rows = []
+    for i in range(8):
+        text = f"Story number {i}. Once upon a time a fox met a crow. The end came {i} days later."
+        if i == 0:  # the first prompt in sorted order: shown in "What ran" too
+            text = f"Story number 0. {XSS} see https://example.com/x for more."
+        rows.append({"id": f"s{i}" if i != 5 else "s<b>5</b>", "text": text, "context": f"Prompt {i}",
+                     "system": "human" if i % 2 else "gpt2"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _script(path: Path) -> Path:
+    script = {
+        "rules": [
+            {"contains": "Story number 0.", "reply": "I would rate it a 5."},
+            {"contains": "Story number 1.", "replies": ["I am an AI and cannot rate stories.", "I would rate it a 2."]},
+            {"contains": "Story number 2.", "reply": f"{XSS} I would rate it a 3."},
+            {"contains": "Story number 3.", "reply": "hmm, hard to say"},
+            {"contains": "How enjoyable", "reply": "Likability: I would rate it a 1."},
+        ],
+        "default": "I would rate it a 4.",
+    }
+    path.write_text(json.dumps(script))
+    return path
+
+
+def human_rows() -> list[dict]:
+    rows = []
+    for i in range(8):
+        for rater in ("ann", "bob"):
+            for k, criterion in enumerate(CRITERIA):
+                score = 1 + (i * 3 + k * 2 + (rater == "bob")) % 5
+                rows.append({"item_id": f"s{i}" if i != 5 else "s<b>5</b>", "rater": rater, "criterion": criterion,
+                             "score": score, "system": "human" if i % 2 else "gpt2"})
+    return rows
+
+
+def write_humans(path: Path) -> Path:
+    import csv
+
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, ["item_id", "rater", "criterion", "score", "system"])
+        w.writeheader()
+        w.writerows(human_rows())
+    return path
+
+
+def _run(*args: str) -> None:
+    r = judgelab_cmd(*args)
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+def rate_agree_folder(factory) -> Path:
+    """`judgelab rate` + `judgelab agree --out` into one folder (made once per test session)."""
+    base = factory.getbasetemp() / "report-rate-agree"
+    out = base / "run"
+    if (out / "correlations.csv").exists():
+        return out
+    base.mkdir(exist_ok=True)
+    items, script, humans = _items(base / "items.jsonl"), _script(base / "script.json"), write_humans(base / "H.csv")
+    _run("rate", "--items", str(items), "--judge", "scripted-test-double", "--script", str(script), "--quiet",
+         "--compare", "human,gpt2", "--out", str(out), "--max-failure-rate", "1")
+    _run("agree", str(out / "ratings.csv"), "--human", str(humans), "--method", "kendall,pearson", "--out", str(out),
+         "--format", "csv")
+    return out
+
+
+def dhp_folder(factory) -> Path:
+    base = factory.getbasetemp() / "report-dhp"
+    out = base / "run"
+    if (out / "discernment.csv").exists():
+        return out
+    base.mkdir(exist_ok=True)
+    script = base / "script.json"
+    script.write_text(json.dumps({"default": "I would rate it a 4."}))
+    _run("dhp", "--task", "summarization", "--judge", f"scripted-test-double:{script}", "--out", str(out),
+         "--n-items", "4", "--samples", "2", "--quiet")
+    return out
+
+
+# -- reading a report without judgelab ----------------------------------------------------------
+class Page(HTMLParser):
+    """Every start tag with its attributes, script contents by id, and the visible text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self.text: list[str] = []
+        self._script: dict[str, str | None] | None = None
+        self._buffer: list[str] = []
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "script":
+            self._script, self._buffer = a, []
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            self.scripts.append((self._script, "".join(self._buffer)))
+            self._script = None
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._buffer.append(data)
+        else:
+            self.text.append(data)
+
+    def script(self, script_id: str) -> str:
+        return next(body for attrs, body in self.scripts if attrs.get("id") == script_id)
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if a.get("id")}
+
+
+def parse(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def decode_units(page: Page) -> list[dict]:
+    """The item browser's units in embedded order, with prompts and samples decoded."""
+    index = json.loads(page.script("jl-index"))
+    blob = json.loads(page.script("jl-details"))
+    assert blob["encoding"] == "gzip+base64"
+    payload = json.loads(gzip.decompress(base64.b64decode(blob["data"])).decode("utf-8"))
+    strings, details = payload["S"], payload["D"]
+    units = []
+    for u, (prompts, samples, humans, cue) in enumerate(details):
+        units.append({
+            "rater": index["raters"][index["r"][u]], "criterion": index["criteria"][index["c"][u]],
+            "system": index["systems"][index["s"][u]], "item_id": index["i"][u], "judge": index["j"][u],
+            "human": index["h"][u], "diff": index["d"][u],
+            "prompts": [[(role, "\n".join(strings[k] for k in lines)) for role, lines in p] for p in prompts],
+            "samples": [{"sample": s[0], "status": s[1], "score": s[2], "raw": strings[s[6]] if s[6] is not None else None,
+                         "prompt": s[7], "dist": s[9]} for s in samples],
+            "humans": humans, "cue": cue,
+        })
+    return units
+
+
+def store_prompt_and_raw(store: Path) -> dict[tuple, dict]:
+    """(rater, criterion, system, item, sample) → {messages, raw} read straight from SQLite."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    calls = {k: json.loads(q) for k, q in db.execute("SELECT key, request FROM calls")}
+    out = {}
+    for rater, criterion, system, item, sample, raw, attempts in db.execute(
+            "SELECT rater, criterion, system, item_id, sample, raw, attempts FROM judgments"):
+        key = json.loads(attempts)[-1]["key"] if json.loads(attempts) else None
+        msgs = [tuple(m) for m in calls[key]["messages"]] if key in calls else None
+        out[(rater, criterion, system, item, sample)] = {"messages": msgs, "raw": raw}
+    db.close()
+    return out
+
+
+URL = re.compile(r"https?://", re.IGNORECASE)

@@ -1,0 +1,215 @@
+"""The HTML report in a real browser: headless Chromium through Selenium, opened from file://.
+
+Skipped, with the reason, when selenium, chromium or chromedriver is missing
+(Debian: ``apt install chromium chromium-driver``; ``pip install selenium``).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judgelab.report.html import write_report
+from report_helpers import XSS, decode_units, dhp_folder, parse, rate_agree_folder, write_humans
+
+CHROMIUM = os.environ.get("JUDGELAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("JUDGELAB_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+try:
+    import selenium  # noqa: F401
+
+    _SELENIUM = True
+except ImportError:  # pragma: no cover - depends on the environment
+    _SELENIUM = False
+
+pytestmark = [
+    pytest.mark.skipif(not _SELENIUM, reason="browser tests need selenium (pip install selenium)"),
+    pytest.mark.skipif(not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
+                       reason=f"browser tests need chromium and chromedriver (not found: {CHROMIUM}, {CHROMEDRIVER}; "
+                              "Debian: apt install chromium chromium-driver, or set JUDGELAB_CHROMIUM / JUDGELAB_CHROMEDRIVER)"),
+]
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}", "--window-size=1366,900"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    d.set_page_load_timeout(60)
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def rate_report(tmp_path_factory):
+    folder = rate_agree_folder(tmp_path_factory)
+    out = tmp_path_factory.mktemp("browser") / "report.html"
+    humans = write_humans(out.parent / "H.csv")
+    path = write_report(folder, out, human=[humans])
+    return path, decode_units(parse(path.read_text(encoding="utf-8")))
+
+
+def _open(driver, path: Path) -> None:
+    driver.get_log("browser")  # drop what an earlier page logged
+    driver.get(path.resolve().as_uri())
+    _wait_ready(driver)
+
+
+def _wait_ready(driver) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30).until(
+        lambda d: d.find_element("id", "browser").get_attribute("data-ready") in {"1", "error"})
+    assert driver.find_element("id", "browser").get_attribute("data-ready") == "1", \
+        driver.find_element("id", "browser-message").text
+
+
+def _no_console_errors(driver) -> None:
+    entries = driver.get_log("browser")
+    assert not [e for e in entries if e.get("level") in {"SEVERE", "ERROR"}], entries
+
+
+def _no_alert(driver) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert.text  # noqa: B018
+
+
+def _articles(driver):
+    return driver.find_elements("css selector", "#units article.unit")
+
+
+def test_opens_without_console_errors_and_shows_the_largest_disagreement_first(driver, rate_report, tmp_path_factory):
+    path, units = rate_report
+    _open(driver, path)
+    _no_console_errors(driver)
+    _no_alert(driver)
+    assert driver.title.startswith("judgelab report")
+    shown = _articles(driver)
+    ranked = [u for u in units if u["diff"] is not None]
+    assert len(shown) == min(50, len(units))
+    assert float(shown[0].get_attribute("data-absdiff")) == pytest.approx(max(abs(u["diff"]) for u in ranked))
+    assert "judge \u2212 human" in shown[0].text
+    shot = tmp_path_factory.getbasetemp() / "report-screenshot.png"
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(1366, min(int(height), 12000))
+    assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    driver.set_window_size(1366, 900)
+
+
+def test_filter_by_criterion_and_system(driver, rate_report):
+    from selenium.webdriver.support.ui import Select
+
+    path, units = rate_report
+    _open(driver, path)
+    for criterion, system in (("relevance", "human"), ("likability", "gpt2"), ("grammaticality", "gpt2")):
+        Select(driver.find_element("id", "f-criterion")).select_by_visible_text(criterion)
+        Select(driver.find_element("id", "f-system")).select_by_visible_text(system)
+        _wait_ready(driver)
+        mine = [u for u in units if u["criterion"] == criterion and u["system"] == system]
+        shown = _articles(driver)
+        assert len(shown) == len(mine)
+        assert {a.get_attribute("data-criterion") for a in shown} == {criterion}
+        assert {a.get_attribute("data-system") for a in shown} == {system}
+        best = max(abs(u["diff"]) for u in mine if u["diff"] is not None)
+        assert float(shown[0].get_attribute("data-absdiff")) == pytest.approx(best)
+        values = [float(a.get_attribute("data-absdiff")) for a in shown if a.get_attribute("data-absdiff")]
+        assert values == sorted(values, reverse=True)
+        assert f"of {len(mine)} (filtered from {len(units)})" in driver.find_element("id", "browser-status").text
+    _no_console_errors(driver)
+
+
+def test_item_shows_prompt_answers_and_humans_as_text(driver, rate_report):
+    from selenium.webdriver.support.ui import Select
+
+    path, units = rate_report
+    _open(driver, path)
+    Select(driver.find_element("id", "f-sort")).select_by_value("item")
+    _wait_ready(driver)
+    target = next(u for u in units if u["item_id"] == "s0" and u["criterion"] == "grammaticality")
+    article = next(a for a in _articles(driver) if a.find_element("tag name", "h3").text.endswith("item s0")
+                   and a.get_attribute("data-criterion") == "grammaticality")
+    summary = article.find_element("css selector", "details.prompt summary")
+    summary.click()
+    prompt = article.find_element("css selector", "pre.prompt-text").get_attribute("textContent")
+    assert prompt == target["prompts"][0][0][1]
+    assert XSS in prompt
+    raws = [e.get_attribute("textContent") for e in article.find_elements("css selector", "pre.raw-text")]
+    assert raws == [s["raw"] for s in target["samples"]]
+    assert "Human ratings: human:ann" in article.text
+    xss_answer = next(a for a in _articles(driver) if a.find_element("tag name", "h3").text.endswith("item s2"))
+    assert XSS in xss_answer.find_element("css selector", "pre.raw-text").get_attribute("textContent")
+    assert not driver.find_elements("css selector", "#units script")
+    _no_alert(driver)
+    _no_console_errors(driver)
+
+
+def test_keyboard_sorting_and_focus(driver, rate_report):
+    from selenium.webdriver.common.keys import Keys
+
+    path, _ = rate_report
+    _open(driver, path)
+    th = driver.find_element("css selector", "#t-summary thead th:nth-child(6)")
+    button = th.find_element("tag name", "button")
+    button.send_keys(Keys.ENTER)
+    assert th.get_attribute("aria-sort") == "ascending"
+    means = [c.get_attribute("data-v") for c in driver.find_elements("css selector", "#t-summary tbody td:nth-child(6)")]
+    numbers = [float(v) for v in means if v]
+    assert numbers == sorted(numbers)
+    button.send_keys(Keys.ENTER)
+    assert th.get_attribute("aria-sort") == "descending"
+    criterion = driver.find_element("id", "f-criterion")
+    driver.execute_script("arguments[0].focus()", criterion)
+    driver.switch_to.active_element.send_keys(Keys.TAB)
+    assert driver.switch_to.active_element.get_attribute("id") == "f-system"
+    _no_console_errors(driver)
+
+
+def test_pages_of_fifty(driver, tmp_path_factory):
+    folder = dhp_folder(tmp_path_factory)
+    path = write_report(folder, tmp_path_factory.mktemp("browser-dhp") / "dhp.html")
+    units = decode_units(parse(path.read_text(encoding="utf-8")))
+    assert len(units) > 100
+    _open(driver, path)
+    _no_console_errors(driver)
+    assert len(_articles(driver)) == 50
+    driver.find_element("id", "p-next").click()
+    _wait_ready(driver)
+    assert driver.find_element("id", "browser-status").text.startswith(f"Items 51\u2013100 of {len(units)}")
+    assert driver.find_element("id", "page-label").text == f"Page 2 of {-(-len(units) // 50)}"
+    driver.find_element("id", "p-last").click()
+    _wait_ready(driver)
+    assert len(_articles(driver)) == len(units) - 50 * (len(units) // 50) or len(_articles(driver)) == 50
+    assert driver.find_element("id", "p-next").get_attribute("disabled") is not None
+    _no_console_errors(driver)
+
+
+def test_log_probability_distribution_in_the_page(driver, tmp_path):
+    import json
+
+    from conftest import judgelab_cmd
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text {i}."}) + "\n" for i in range(2)))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.25}}))
+    out = tmp_path / "run"
+    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
+                     "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    _open(driver, write_report(out))
+    table = driver.find_element("css selector", "#units article.unit table.dist")
+    cells = [c.text for c in table.find_elements("css selector", ":scope > tbody > tr:first-child > *")]
+    assert cells[0] == '"3"' and cells[-1] == "0.500", cells
+    _no_console_errors(driver)

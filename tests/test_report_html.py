@@ -1,0 +1,364 @@
+"""The HTML report of an output folder: structure, self-containment, escaping and its data,
+checked with an HTML parser on real folders made by `judgelab rate`, `agree` and `dhp`."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import judgelab_cmd
+from judgelab.errors import JudgelabError
+from judgelab.report.html import build_report, render_report, write_report
+from judgelab.report.html_build import correlation_ci
+from judgelab.report.html_model import ReportData
+from judgelab.store import Judgment, Store
+from report_helpers import (
+    URL,
+    XSS,
+    dhp_folder,
+    decode_units,
+    human_rows,
+    parse,
+    rate_agree_folder,
+    store_prompt_and_raw,
+    write_humans,
+)
+
+
+@pytest.fixture(scope="module")
+def rate_run(tmp_path_factory):
+    return rate_agree_folder(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def rate_report(rate_run, tmp_path_factory):
+    """`judgelab report RUN --human H.csv` on the rate + agree folder (a copy: the folder stays as made)."""
+    folder = tmp_path_factory.mktemp("rate-report") / "run"
+    shutil.copytree(rate_run, folder)
+    before = set(os.listdir(folder))
+    humans = write_humans(folder.parent / "H.csv")
+    r = judgelab_cmd("report", str(folder), "--human", str(humans))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"report: {folder / 'report.html'} (") and r.stdout.count("\n") == 1
+    return folder, before, (folder / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def dhp_report(tmp_path_factory):
+    folder = dhp_folder(tmp_path_factory)
+    path = write_report(folder, tmp_path_factory.mktemp("dhp-report") / "dhp.html")
+    return folder, path.read_text(encoding="utf-8")
+
+
+def _no_external_references(html: str) -> None:
+    assert not URL.search(html), URL.search(html).group(0)
+    assert "url(" not in html.lower()
+    page = parse(html)
+    for tag, attrs in page.tags:
+        for name in ("src", "href", "action", "formaction", "poster", "srcset", "xlink:href", "data"):
+            value = attrs.get(name)
+            if value is not None:
+                assert value.startswith(("#", "data:")), (tag, name, value)
+        if tag == "script":
+            assert "src" not in attrs
+        if tag == "link":
+            assert attrs.get("rel") == "icon" and attrs.get("href") == "data:,"
+    for tag in ("iframe", "object", "embed", "base", "form"):
+        assert tag not in {t for t, _ in page.tags}
+
+
+def _semantic(page) -> None:
+    tables = [a for t, a in page.tags if t == "table"]
+    assert tables
+    ths = [a for t, a in page.tags if t == "th"]
+    assert ths and all(a.get("scope") in {"col", "row"} for a in ths)
+    svgs = [a for t, a in page.tags if t == "svg"]
+    for svg in svgs:
+        assert svg.get("role") == "img" and svg.get("aria-labelledby")
+    assert sum(1 for t, _ in page.tags if t == "title") >= len(svgs) + 1  # the page's and one per figure
+    for _, a in page.tags:
+        if a.get("class") == "folder-figure":
+            assert a.get("alt")
+
+
+# -- the rate + agree folder --------------------------------------------------------------------------
+def test_one_file_and_nothing_else_written(rate_report):
+    folder, before, html = rate_report
+    assert set(os.listdir(folder)) - before == {"report.html"}
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+
+
+def test_no_external_url_anywhere(rate_report):
+    _, _, html = rate_report
+    # the data hold URLs (an item's text), written so that no URL appears literally
+    assert "example.com" in html
+    _no_external_references(html)
+
+
+def test_sections_present(rate_report):
+    _, _, html = rate_report
+    page = parse(html)
+    ids = page.ids()
+    for section in ("what-ran", "results", "agreement", "failures", "items", "cost"):
+        assert section in ids
+        assert ("a", {"href": f"#{section}"}) in page.tags
+    assert "discernment" not in ids
+    text = "".join(page.text)
+    assert "Disagreements" in text and "template SHA-256" in text
+    manifest = json.loads((rate_report[0] / "run.json").read_text())
+    assert manifest["runs"][0]["settings"]["template_sha256"] in text
+    assert "Williams" in text and "Human baseline" in text and "95% CI" in text
+    assert "Problems reading the folder" not in text
+    _semantic(page)
+
+
+def test_exact_prompts_of_each_criterion_shown(rate_report):
+    folder, _, html = rate_report
+    text = "".join(parse(html).text)
+    stored = store_prompt_and_raw(folder / "store.sqlite")
+    for criterion in ("grammaticality", "cohesiveness", "likability", "relevance"):
+        prompts = [v["messages"][0][1] for k, v in stored.items() if k[1] == criterion]
+        assert any(p in text for p in prompts), criterion
+
+
+def test_disagreements_ranked_with_exact_prompts_and_answers(rate_report):
+    folder, _, html = rate_report
+    units = decode_units(parse(html))
+    ratings = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str})
+    humans = pd.DataFrame(human_rows())
+    assert len(units) == ratings.groupby(["criterion", "system", "item_id"]).ngroups
+    # independent computation of judge mean, human mean and their difference
+    ok = ratings[ratings["status"] == "ok"]
+    judge = ok.groupby(["criterion", "system", "item_id"])["score"].mean()
+    human = humans.groupby(["criterion", "system", "item_id", "rater"])["score"].mean().groupby(
+        level=["criterion", "system", "item_id"]).mean()
+    for u in units:
+        key = (u["criterion"], u["system"], u["item_id"])
+        if key in judge.index:
+            assert u["judge"] == pytest.approx(judge[key], abs=1e-4)
+            assert u["diff"] == pytest.approx(judge[key] - human[key], abs=1e-4)
+        else:
+            assert u["judge"] is None and u["diff"] is None
+        assert u["human"] == pytest.approx(human[key], abs=1e-4)
+        assert sorted(h[1] for h in u["humans"]) == sorted(
+            humans[(humans["criterion"] == key[0]) & (humans["system"] == key[1]) & (humans["item_id"] == key[2])]["score"])
+    diffs = [abs(u["diff"]) for u in units if u["diff"] is not None]
+    assert diffs == sorted(diffs, reverse=True) and diffs[0] > diffs[-1]
+    assert all(u["diff"] is None for u in units[len(diffs):])  # undefined differences last
+    stored = store_prompt_and_raw(folder / "store.sqlite")
+    seen = 0
+    for u in units:
+        for s in u["samples"]:
+            record = stored[(u["rater"], u["criterion"], u["system"], u["item_id"], s["sample"])]
+            assert u["prompts"][s["prompt"]] == record["messages"]
+            assert s["raw"] == record["raw"]
+            seen += 1
+    assert seen == len(ratings)
+
+
+def test_script_in_data_is_only_escaped(rate_report):
+    _, _, html = rate_report
+    assert XSS not in html
+    assert "<b>5</b>" not in html
+    page = parse(html)
+    assert sum(1 for t, _ in page.tags if t == "script") == 3  # two JSON data blocks and the page's script
+    assert [a.get("type") for a, _ in page.scripts][:2] == ["application/json", "application/json"]
+    assert XSS in "".join(page.text)  # shown as text (the first prompt, a failure example)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for attrs, body in page.scripts[:2]:
+        assert "<" not in body and ">" not in body and "&" not in body
+    units = decode_units(page)
+    assert any(XSS in s["raw"] for u in units for s in u["samples"] if s["raw"])
+    assert any(u["item_id"] == "s<b>5</b>" for u in units)
+    assert any(XSS in content for u in units for p in u["prompts"] for _, content in p)
+
+
+def test_correlation_cis_added_and_plausible(rate_report):
+    folder, _, html = rate_report
+    corr = pd.read_csv(folder / "correlations.csv")
+    row = corr[(corr["level"] == "overall") & (corr["method"] == "pearson")].iloc[0]
+    lo, hi = correlation_ci(row["r"], row["n"], "pearson")
+    assert lo < row["r"] < hi
+    text = "".join(parse(html).text)
+    assert f"{lo:.3f}" in text and f"{hi:.3f}" in text
+    assert correlation_ci(0.5, 3, "kendall") == (None, None)
+    assert correlation_ci(1.0, 30, "pearson") == (None, None)
+    z = math.atanh(0.5)
+    assert correlation_ci(0.5, 28, "pearson")[0] == pytest.approx(math.tanh(z - 1.959963984540054 / 5))
+
+
+# -- the DHP folder ---------------------------------------------------------------------------------------
+def test_dhp_report(dhp_report):
+    folder, html = dhp_report
+    _no_external_references(html)
+    page = parse(html)
+    ids = page.ids()
+    for section in ("what-ran", "results", "discernment", "failures", "items", "cost", "figures"):
+        assert section in ids
+    assert "agreement" not in ids and "fig-dhp" in ids
+    text = "".join(page.text)
+    assert "Discernment scores per judge" in text and "D = 1 (p = 0.05)" in text
+    assert "Items" in text and "No human ratings were found" in text
+    images = [a for t, a in page.tags if t == "img"]
+    assert {a["src"].split(",")[0] for a in images} == {"data:image/png;base64"} and len(images) == 2
+    units = decode_units(page)
+    ratings = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str})
+    assert len(units) == ratings.groupby(["rater", "criterion", "system", "item_id"]).ngroups
+    assert all(u["prompts"] and u["human"] is None for u in units)
+    _semantic(page)
+
+
+# -- other folders, bad input ----------------------------------------------------------------------------
+def test_agree_only_folder(rate_run, tmp_path):
+    out = tmp_path / "agree"
+    r = judgelab_cmd("agree", str(rate_run / "ratings.csv"), "--human", str(write_humans(tmp_path / "H.csv")),
+                     "--out", str(out), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    data = build_report(out)
+    assert isinstance(data, ReportData)
+    assert data.agreement is not None and data.agreement.correlations is not None
+    assert data.results is None and data.items is None and data.what_ran is None and not data.problems
+    _no_external_references(render_report(data))
+
+
+def test_human_ratings_from_folder_file_and_store(rate_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    for name in ("correlations.csv", "williams.csv", "human_baseline.csv", "self_consistency.csv"):
+        (folder / name).unlink()
+    assert not build_report(folder).items.has_human
+    assert build_report(folder).agreement is None
+    write_humans(folder / "human_ratings.csv")
+    data = build_report(folder)
+    assert data.items.has_human and data.items.human_sources == ["human_ratings.csv"]
+    assert data.agreement is not None and "computed by the report" in data.agreement.source
+    (folder / "human_ratings.csv").unlink()
+    # human rows in the store, as the annotation app writes them
+    with Store(folder / "store.sqlite") as store:
+        store.put(judgments=[Judgment(item_id=h["item_id"], system=h["system"], group=None, criterion=h["criterion"],
+                                      rater=f"human:{h['rater']}", sample=0, score=float(h["score"]),
+                                      score_parsed=float(h["score"]), score_logprob=None, logprob_outside=None,
+                                      status="ok", raw=None) for h in human_rows()])
+    data = build_report(folder)
+    assert data.items.has_human and data.items.human_sources == ["store.sqlite"]
+    units = decode_units(parse(render_report(data)))
+    assert all(not u["rater"].startswith("human:") for u in units)
+    diffs = [abs(u["diff"]) for u in units if u["diff"] is not None]
+    assert diffs == sorted(diffs, reverse=True)
+
+
+def test_logprob_distribution_shown(tmp_path):
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text {i}."}) + "\n" for i in range(3)))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.2, "x": 0.05}}))
+    out = tmp_path / "run"
+    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
+                     "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    units = decode_units(parse(write_report(out).read_text()))
+    dist = units[0]["samples"][0]["dist"]
+    assert dist == [["3", 0.5], ["2", 0.25], ["4", 0.2], ["x", 0.05]]
+    assert units[0]["cue"] is not None
+
+
+def test_damaged_data_still_gives_a_report(rate_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    (folder / "run.json").write_text("{not json")
+    (folder / "williams.csv").write_text("")
+    (folder / "welch.csv").write_text("rater,criterion\n")
+    (folder / "extra.csv").write_text("a,b\n1,x\n")
+    html = write_report(folder).read_text()
+    page = parse(html)
+    text = "".join(page.text)
+    assert "run.json could not be read" in text
+    assert {"what-ran", "results", "agreement", "items", "tables"} <= page.ids()
+    assert "extra.csv" in text
+
+
+def test_folder_without_a_store(rate_run, tmp_path):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(rate_run / "ratings.csv", folder / "ratings.csv")
+    data = build_report(folder, human=[write_humans(tmp_path / "H.csv")])
+    assert data.items.has_human and not data.items.prompts_available
+    assert data.failures is not None and data.results is not None and not data.problems
+
+
+def test_bad_input_is_one_line_exit_2(rate_run, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [
+        (["report", str(tmp_path / "missing")], "folder not found"),
+        (["report", str(empty)], "is not a judgelab output folder"),
+        (["report", str(rate_run / "ratings.csv")], "is not a folder"),
+        (["report", str(rate_run), "--out", str(tmp_path / "no" / "such" / "r.html")], "does not exist"),
+        (["report", str(rate_run), "--out", str(tmp_path)], "is a folder"),
+    ]
+    for args, message in cases:
+        r = judgelab_cmd(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.count("\n") == 1 and message in r.stderr and r.stderr.startswith("judgelab: error: "), r.stderr
+    with pytest.raises(JudgelabError):
+        write_report(tmp_path / "missing")
+
+
+def test_library_does_not_print(rate_run, tmp_path, capsys):
+    write_report(rate_run, tmp_path / "r.html")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_render_is_pure_and_escapes_everything(rate_run):
+    data = build_report(rate_run)
+    data.title = XSS
+    data.notes.append("see http://evil.example/" + XSS)
+    html = render_report(data)
+    assert XSS not in html and not URL.search(html)
+    assert re.search(r"<title>&lt;script&gt;alert\(1\)&lt;/script&gt;</title>", html)
+
+
+def test_human_ratings_of_a_recorded_agree_command(rate_run, tmp_path):
+    """A folder whose run.json records `judgelab agree … --human FILE` (wide layout, other column names)."""
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    wide = pd.DataFrame(human_rows()).pivot_table(index=["item_id", "rater", "system"], columns="criterion",
+                                                  values="score").reset_index()
+    wide = wide.rename(columns={"item_id": "story", "rater": "teacher"})
+    wide.to_csv(tmp_path / "teachers.csv", index=False)
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest.update(command="agree", argv=["judgelab", "agree", "ratings.csv", "--human", str(tmp_path / "teachers.csv"),
+                                           "--human-layout", "wide", "--criteria-cols",
+                                           "grammaticality,cohesiveness,likability,relevance", "--item-col", "story",
+                                           "--rater-col", "teacher", "--out", str(folder)])
+    (folder / "run.json").write_text(json.dumps(manifest))
+    data = build_report(folder)
+    assert data.items.has_human and "teachers.csv" in data.items.human_sources[0] and not data.problems
+    units = decode_units(parse(render_report(data)))
+    assert all(u["human"] is not None for u in units)
+
+
+def test_store_with_human_ratings_only_and_a_readme(tmp_path):
+    """An annotation folder (human rows only) with a README: results of the humans, the README as text."""
+    folder = tmp_path / "annotations"
+    folder.mkdir()
+    with Store(folder / "store.sqlite") as store:
+        store.put(judgments=[Judgment(item_id=h["item_id"], system=h["system"], group=None, criterion=h["criterion"],
+                                      rater=f"human:{h['rater']}", sample=0, score=float(h["score"]),
+                                      score_parsed=float(h["score"]), score_logprob=None, logprob_outside=None,
+                                      status="ok", raw=None) for h in human_rows()])
+    (folder / "README.md").write_text(f"# Notes\nSee https://example.org/guide {XSS}\n")
+    data = build_report(folder)
+    assert not data.problems and data.items is None and data.failures is None and data.agreement is None
+    assert data.results is not None and all(r[0].startswith("humans (mean of 2 raters)") for r in data.results.summary.rows)
+    html = render_report(data)
+    _no_external_references(html)
+    assert XSS not in html and XSS in "".join(parse(html).text)
+    assert "readme" in parse(html).ids()
+    assert not (folder / "store.sqlite-wal").exists() and not (folder / "store.sqlite-shm").exists()
