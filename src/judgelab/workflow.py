@@ -40,7 +40,7 @@ def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: b
 
 
 #: Output files of ``judgelab rate``; removed at the start of a run so none is left stale.
-RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json")
+RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json", "report.html")
 
 
 def clear_outputs(out: Path, names: tuple[str, ...]) -> None:
@@ -130,8 +130,23 @@ def rate_items(items: list[Item], spec: RunSpec, judge: str, judge_kwargs: dict[
         started=started)
     console.print(f"ratings: {ratings_path}   summary: {out / 'summary.csv'}   manifest: {out / 'run.json'}   "
                   f"store: {out / 'store.sqlite'}")
+    report_folder(out)
     check_failure_rate(ratings[ratings["rater"] == stats.rater], max_failure_rate, stats.rater)
     return summary
+
+
+def report_folder(out: Path) -> Path | None:
+    """Write ``out/report.html`` (the self-contained HTML report) and say where; a folder the report
+    cannot read is a warning, never a reason to fail the command whose results are already written."""
+    from judgelab.report.html import write_report
+
+    try:
+        path = write_report(out)
+    except JudgelabError as exc:
+        console.print(f"judgelab: warning: no HTML report: {exc}")
+        return None
+    console.print(f"report: {path}")
+    return path
 
 
 def _print_stats(stats: RunStats) -> None:

@@ -15,6 +15,7 @@ from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, summa
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
 from judgelab.errors import JudgelabError
+from judgelab.manifest import write_manifest
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
@@ -122,11 +123,17 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             stats = execute(items, run, backend, store, progress, label=f"judging ({backend.model_id})", template=task.template)
             raters.append(stats.rater)
         ratings = store.ratings()
+        runs = store.runs()
     ratings = ratings[ratings["rater"].isin(raters)]
     write_table(ratings, out / "ratings.csv")
     reports = analyze(ratings, task, votes, exact)
     write_reports(reports, ratings, task, out)
+    write_manifest(out, "dhp", [{"rater": r, "settings": runs.get(r)} for r in raters],
+                   extra={"task": task.name, "texts": len(items)})
     console.print(f"tables, figures and ratings: {out}")
+    from judgelab.workflow import report_folder
+
+    report_folder(out)
     return reports
 
 

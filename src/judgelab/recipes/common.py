@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from judgelab.datasets.items import Item
+from judgelab.manifest import write_manifest
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
@@ -48,9 +49,23 @@ class RecipeOutput:
         lines += ["| `store.sqlite` | every model call and judgment (cache and resume point) |"]
         if notes:
             lines += ["", *[f"- {n}" for n in notes]]
+        lines += ["| `run.json` | what ran: versions, command line, settings of each run in the store |",
+                  "| `report.html` | one self-contained HTML page of this folder (`judgelab report` rewrites it) |"]
         (self.folder / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        self._manifest()
         console.print(f"outputs: {self.folder} (index: README.md)")
+        from judgelab.workflow import report_folder
+
+        report_folder(self.folder)
         return self.folder
+
+    def _manifest(self) -> None:
+        runs: list[dict[str, Any]] = []
+        store = self.folder / "store.sqlite"
+        if store.exists():
+            with Store(store, read_only=True) as s:
+                runs = [{"rater": r, "settings": settings} for r, settings in sorted(s.runs().items())]
+        write_manifest(self.folder, f"recipe: {self.title}", runs)
 
 
 def judge_run(items: list[Item], template: str | Template, judge: str, store: Store, *, samples: int = 3,
