@@ -73,8 +73,11 @@ def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
     stub.stop()
     result = judgelab_cmd("rate", "--items", str(more), "--base-url", stub.base_url, *args)
     check(result, "unreachable after 1 retries")
-    ratings = (out / "ratings.csv").read_text().splitlines()
-    assert len(ratings) == 1 + 2 * 4  # the finished judgments are still there
+    assert not (out / "ratings.csv").exists()  # a failed run leaves no ratings table that looks complete
+    exported = judgelab_cmd("export", str(out / "store.sqlite"), "--to", str(tmp_path / "kept.csv"))
+    assert exported.returncode == 0, exported.stderr
+    ratings = (tmp_path / "kept.csv").read_text().splitlines()
+    assert len(ratings) == 1 + 2 * 4  # the finished judgments are still in the store
 
 
 def test_refused_request_is_one_line(tmp_path, stub_factory):
