@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judgelab.stats import exact_agreement, krippendorff_alpha, welch_t
+from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
 
 __all__ = ["sample_matrix", "summarize", "compare_systems"]
 
@@ -49,6 +49,12 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _welch_t(*args, **kwargs):  # scipy.stats is imported only when a comparison is asked for
+    from judgelab.stats.tests_twosample import welch_t
+
+    return welch_t(*args, **kwargs)
+
+
 def compare_systems(ratings: pd.DataFrame, system_a: str, system_b: str) -> pd.DataFrame:
     """Welch's t-test of per-item mean scores, system_a vs system_b, per rater and criterion."""
     rows = []
@@ -56,7 +62,7 @@ def compare_systems(ratings: pd.DataFrame, system_a: str, system_b: str) -> pd.D
         item_means = grp.groupby(["system", "item_id"])["score"].mean()
         a = item_means[item_means.index.get_level_values("system") == system_a]
         b = item_means[item_means.index.get_level_values("system") == system_b]
-        t, p = welch_t(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
+        t, p = _welch_t(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
         rows.append({"rater": rater, "criterion": criterion, "system_a": system_a, "system_b": system_b,
                      "mean_a": float(np.nanmean(a)) if len(a) else float("nan"),
                      "mean_b": float(np.nanmean(b)) if len(b) else float("nan"),
