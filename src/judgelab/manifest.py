@@ -17,7 +17,7 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "write_manifest"]
+__all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "write_manifest", "record_step"]
 
 MANIFEST_SCHEMA = 1
 
@@ -76,6 +76,28 @@ def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra
         **(extra or {}),
     }
     path = folder / "run.json"
+    tmp = path.with_name("run.json.tmp")
+    try:
+        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None) -> Path:
+    """Record a command that wrote into a folder another command made (``agree --out RUN``): its
+    argv and outputs are appended to ``steps`` of the existing ``run.json`` instead of replacing
+    the manifest of the run; a folder without ``run.json`` gets one of its own."""
+    path = folder / "run.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or doc.get("command") == command:
+        return write_manifest(folder, command, [], extra=extra)
+    doc.setdefault("steps", []).append({"command": command, "argv": masked_argv(),
+                                        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra or {})})
     tmp = path.with_name("run.json.tmp")
     try:
         tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

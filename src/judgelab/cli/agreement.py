@@ -66,11 +66,10 @@ def agree(
         output_folder(out)
         for name, table in tables.items():
             write_table(table, out / f"{name}.csv")
-        from judgelab.manifest import write_manifest
+        from judgelab.manifest import record_step
         from judgelab.workflow import report_folder
 
-        write_manifest(out, "agree", [], extra={"inputs": [str(p) for p in (ratings or [])],
-                                                "human": str(human) if human else None})
+        record_step(out, "agree", extra={"inputs": [str(p) for p in (ratings or [])], "human": str(human) if human else None})
         report_folder(out)
     if fmt == "json":
         import json as _json
