@@ -45,3 +45,29 @@ def test_missing_key_for_openai_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(BackendError, match="no API key"):
         OpenAIBackend("gpt-4o-mini")
+
+
+def test_the_default_transport_is_the_fast_one():
+    """openai[aiohttp] is a declared dependency: the default must be aiohttp, never a silent httpx fallback."""
+    from judgelab.models.openai_backend import OpenAIBackend, available_transports
+
+    assert "aiohttp" in available_transports()
+    backend = OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1")
+    assert backend.transport == "aiohttp"
+    assert "AioHttp" in type(backend._client._client).__name__  # the SDK's client holds the aiohttp transport
+
+
+def test_a_missing_fast_transport_is_an_error_not_a_fallback(monkeypatch):
+    import openai
+
+    from judgelab.errors import BackendError
+    from judgelab.models.openai_backend import OpenAIBackend
+
+    class _MissingAioHttpClient:  # what the SDK substitutes when its aiohttp extra is absent
+        def __init__(self, **kwargs):
+            raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
+
+    monkeypatch.setattr(openai, "DefaultAioHttpClient", _MissingAioHttpClient)
+    with pytest.raises(BackendError, match="fast HTTP transport"):
+        OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1")
+    assert OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1", transport="httpx").transport == "httpx"
