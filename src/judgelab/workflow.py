@@ -140,12 +140,14 @@ def report_folder(out: Path) -> Path | None:
     cannot read is a warning, never a reason to fail the command whose results are already written."""
     from judgelab.report.html import write_report
 
+    import sys
+
     try:
         path = write_report(out)
     except JudgelabError as exc:
-        console.print(f"judgelab: warning: no HTML report: {exc}")
+        print(f"judgelab: warning: no HTML report: {exc}", file=sys.stderr)
         return None
-    console.print(f"report: {path}")
+    print(f"report: {path}", file=sys.stderr)  # stderr: stdout may carry --format json/csv
     return path
 
 
