@@ -68,3 +68,14 @@ def write_items(path: Path, n: int, with_context: bool = True) -> Path:
                 row["context"] = f"Prompt {i}"
             f.write(json.dumps(row) + "\n")
     return path
+
+
+def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
+    """Assert the command-line contract for a user error: exit 2, one line on stderr, no traceback."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("judgelab: error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

@@ -75,8 +75,12 @@ def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra
         "runs": runs,
         **(extra or {}),
     }
-    path = folder / "run.json"
-    tmp = path.with_name("run.json.tmp")
+    return _write_json(folder / "run.json", doc)
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> Path:
+    """Write ``doc`` to ``path`` atomically (a temporary file, then a rename)."""
+    tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
         tmp.replace(path)
@@ -98,10 +102,4 @@ def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None)
         return write_manifest(folder, command, [], extra=extra)
     doc.setdefault("steps", []).append({"command": command, "argv": masked_argv(),
                                         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra or {})})
-    tmp = path.with_name("run.json.tmp")
-    try:
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return _write_json(path, doc)

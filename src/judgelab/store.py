@@ -174,8 +174,10 @@ class Store:
                 raise JudgelabError(f"store folder does not exist: {file.parent}")
         try:
             if read_only:
-                self._db = sqlite3.connect(f"{Path(self.path).resolve().as_uri()}?mode=ro", uri=True,
-                                           isolation_level=None, check_same_thread=False)
+                # immutable=1 when no writer's -wal file exists: reading then creates no -wal/-shm files
+                live = Path(self.path + "-wal").exists()
+                uri = f"{Path(self.path).resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
+                self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
                 self._check_format(require_tables=True)
             else:
                 self._take_lock()
@@ -291,8 +293,16 @@ class Store:
         return label
 
     def runs(self) -> dict[str, dict[str, Any]]:
-        """Rater label → the settings (run identity) it was recorded with."""
-        return {r[0]: json.loads(r[1]) for r in self._db.execute("SELECT rater, identity FROM runs")}
+        """Rater label → the settings (run identity) it was recorded with ({} for a judgelab 0.1 store)."""
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone():
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for rater, identity in self._db.execute("SELECT rater, identity FROM runs"):
+            try:
+                out[str(rater)] = json.loads(identity)
+            except (TypeError, ValueError):
+                out[str(rater)] = {}
+        return out
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         try:

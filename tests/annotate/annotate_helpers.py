@@ -5,9 +5,12 @@ import json
 import os
 import socket
 import subprocess
+
 import sys
 import time
 from pathlib import Path
+
+from conftest import one_line_error  # noqa: F401  (re-exported for the annotate tests)
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -20,17 +23,6 @@ def env() -> dict[str, str]:
 def judgelab(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True, env=env(),
                           timeout=timeout, **kw)
-
-
-def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
-    """Assert the command-line contract for a user error: exit 2, one line on stderr, no traceback."""
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("judgelab: error: "), result.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def free_port() -> int:

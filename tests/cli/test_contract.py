@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_items
+from conftest import one_line_error, write_items
 
 SCRIPT = Path(sys.executable).with_name("judgelab")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason=f"the judgelab script is not installed beside {sys.executable}")
@@ -21,16 +21,6 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason=f"the judgelab scrip
 
 def run(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=120, **kw)
-
-
-def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
-    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("judgelab: error: "), result.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -142,61 +141,20 @@ def read_table(path: Path) -> pd.DataFrame:
 class StoreReader:
     """Read-only access to ``store.sqlite``: judgments (with every column) and the calls they used.
 
-    A store whose writer has finished (no ``-wal`` file beside it) is opened with SQLite's
-    ``immutable=1``, so that reading it creates no ``-wal``/``-shm`` files in the folder
-    (``Store(path, read_only=True)`` would); a store with a ``-wal`` file (a writer may be
-    running) is opened with ``Store(path, read_only=True)``'s own ``mode=ro``. The format is
-    checked as :class:`judgelab.store.Store` checks it: another application's database is
-    refused with one line.
+    It is :class:`judgelab.store.Store` opened read-only: the format is checked (another
+    application's database is refused with one line) and a store whose writer has finished is
+    opened ``immutable``, so reading it creates no ``-wal``/``-shm`` files in the folder.
     """
 
     def __init__(self, path: Path) -> None:
+        from judgelab.store import Store
+
         self.path = path
         if not path.is_file():
             raise JudgelabError(f"store not found: {path}")
-        live = Path(f"{path}-wal").exists()
-        if live:
-            from judgelab.store import Store
-
-            with Store(path, read_only=True):  # its format check (the -wal/-shm files exist already)
-                pass
-        uri = f"{path.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
-        try:
-            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._check_format()
-            self.runs: dict[str, dict[str, Any]] = self._runs()
-        except sqlite3.DatabaseError as exc:
-            raise JudgelabError(f"{path}: not a readable judgelab store ({exc})") from None
-
-    def _check_format(self) -> None:
-        from judgelab.store import STORE_FORMAT, STORE_VERSION
-
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "judgelab_meta" in tables:
-            meta = dict(self._db.execute("SELECT name, value FROM judgelab_meta").fetchall())
-            if meta.get("format") != STORE_FORMAT:
-                raise JudgelabError(f"{self.path}: not a judgelab store (format {meta.get('format')!r})")
-            if int(meta.get("version", "0")) > STORE_VERSION:
-                raise JudgelabError(f"{self.path}: written by a newer judgelab (store version {meta['version']}); "
-                                    "upgrade judgelab")
-        expected = {"calls": {"key", "request", "response", "created"},
-                    "judgments": {"item_id", "system", "criterion", "rater", "sample", "status", "meta", "seq"}}
-        for table, columns in expected.items():
-            have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
-            if not columns <= have:
-                raise JudgelabError(f"{self.path}: not a judgelab store (table {table!r} missing or of another shape)")
-
-    def _runs(self) -> dict[str, dict[str, Any]]:
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "runs" not in tables:
-            return {}
-        out = {}
-        for rater, identity in self._db.execute("SELECT rater, identity FROM runs"):
-            try:
-                out[str(rater)] = json.loads(identity)
-            except (TypeError, json.JSONDecodeError):
-                out[str(rater)] = {}
-        return out
+        self._store = Store(path, read_only=True)  # format checked there; immutable when no writer is live
+        self._db = self._store._db
+        self.runs: dict[str, dict[str, Any]] = self._store.runs()
 
     def close(self) -> None:
         self._db.close()
