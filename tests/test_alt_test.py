@@ -214,6 +214,6 @@ def test_docstring_examples():
     import doctest
     import importlib
 
-    module = importlib.import_module("judgelab.stats.alt_test")  # the package attribute is the function
+    module = importlib.import_module("judgelab.stats.alternative_annotator")  # the package attribute is the function
 
     assert doctest.testmod(module, extraglobs={"np": np}).failed == 0

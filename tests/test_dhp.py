@@ -224,7 +224,7 @@ def separated_ratings(n_items: int) -> pd.DataFrame:
 @pytest.mark.parametrize("exact", [False, True])
 def test_too_few_pairs_for_d_above_one_is_noted(exact):
     from judgelab.dhp.analysis import analyze
-    from judgelab.stats.discernment import max_discernment
+    from judgelab.stats.dhp import max_discernment
 
     task = load_task("summarization")
     four = analyze(separated_ratings(4), task, exact=exact)["judge"]

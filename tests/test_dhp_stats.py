@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as st
 
 from judgelab import stats as S
-from judgelab.stats.discernment import (
+from judgelab.stats.dhp import (
     P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, max_discernment,
     wilcoxon_greater,
 )

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from judgelab.stats.discernment import harmonic_mean_p, harmonic_mean_p_exact
+from judgelab.stats.dhp import harmonic_mean_p, harmonic_mean_p_exact
 
 DRAWS = {4: 400_000, 10: 200_000, 100: 50_000, 1000: 20_000}
 OBSERVED_HMP = [0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002]

@@ -53,3 +53,15 @@ def test_welch_matches_scipy(seed):
 
 def test_welch_degenerate():
     assert all(np.isnan(v) for v in welch_t([1.0], [2.0, 3.0]))
+
+
+def test_no_stats_submodule_shadows_an_exported_name():
+    """judgelab.stats exports lazily; a submodule named like an export would replace it once imported."""
+    import pkgutil
+
+    import judgelab.stats as stats_package
+
+    submodules = {m.name for m in pkgutil.iter_modules(stats_package.__path__)}
+    assert not submodules & set(stats_package.__all__)
+    for name in stats_package.__all__:
+        assert callable(getattr(stats_package, name)) or isinstance(getattr(stats_package, name), type)

@@ -9,7 +9,7 @@ import pytest
 
 from judgelab.annotate.estimate import human_estimates
 from judgelab.errors import JudgelabError
-from judgelab.stats.alt_test import alt_test
+from judgelab.stats.alternative_annotator import alt_test
 from judgelab.stats.ppi import plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
 
 RNG = np.random.default_rng(13)

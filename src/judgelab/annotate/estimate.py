@@ -12,7 +12,7 @@ For each system and criterion (pure: a ratings table in, frozen dataclasses out)
   or source for both) the design is paired and the interval, which ignores the pairing, is
   conservative when the pairing correlates positively; the result says so.
 * **The Alternative Annotator Test** (Calderon, Reichart & Dror, ACL 2025) through
-  :func:`judgelab.stats.alt_test.alt_test`, per criterion over all systems' items, when at
+  :func:`judgelab.stats.alternative_annotator.alt_test`, per criterion over all systems' items, when at
   least three annotators rated common items; otherwise the reason it cannot run.
 * **The planner** (:func:`judgelab.stats.ppi.plan_ppi_mean`, :func:`plan_ppi_difference`): how
   many human-rated items a target half-width needs, from the pairs rated so far as the pilot
@@ -35,7 +35,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.ratings import is_human, item_means
-from judgelab.stats.alt_test import AltTestResult, alt_test
+from judgelab.stats.alternative_annotator import AltTestResult, alt_test
 from judgelab.stats.ppi import PPIDifference, PPIMean, PPIPlan, plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
 
 __all__ = ["SystemEstimate", "DifferenceEstimate", "AltTestOutcome", "PlanOutcome", "HumanEstimates", "human_estimates",

@@ -1,6 +1,6 @@
 """Step 3 of DHP: from a tidy ratings table to p-values, HMPs and discernment scores.
 
-Wang et al., section 3.3 (see :mod:`judgelab.stats.discernment` for the formulas and the
+Wang et al., section 3.3 (see :mod:`judgelab.stats.dhp` for the formulas and the
 choices where the paper is ambiguous). For each judge (rater) and perturbation, the scores
 of each metric are averaged over samples per item, paired with the same item's original
 score (items missing or failed on either side are left out), and tested one-sided with
@@ -8,7 +8,7 @@ Wilcoxon's signed-rank test. The metric p-values are combined by Wilson's HMP wi
 weights and with expert weights; D = log_0.05(p); D_avg is level-balanced, D_min the minimum.
 A report's ``notes`` say when a perturbation has too few pairs for D to exceed 1 (the exact
 one-sided Wilcoxon test cannot go below p = 0.5**n with n pairs, see
-:func:`judgelab.stats.discernment.max_discernment`).
+:func:`judgelab.stats.dhp.max_discernment`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pandas as pd
 from judgelab.datasets.readers import parse_score, read_csv, read_json, record_columns
 from judgelab.dhp.task import DhpTask
 from judgelab.errors import JudgelabError
-from judgelab.stats.discernment import (
+from judgelab.stats.dhp import (
     discernment,
     expert_weights,
     harmonic_mean_p,

@@ -1,7 +1,9 @@
 """Pure statistics over ratings (no I/O). Each function cites the paper section it serves.
 
 Names are imported on first use: ``from judgelab.stats import krippendorff_alpha`` loads only the
-agreement module, not scipy.stats (about a second of start-up on 2 cores).
+agreement module, not scipy.stats (about a second of start-up on 2 cores). No submodule is named
+like a name it exports: importing a submodule binds its name on the package, which would shadow
+the function of the same name.
 """
 from __future__ import annotations
 
@@ -10,15 +12,16 @@ from typing import Any
 
 _EXPORTS = {
     "krippendorff_alpha": "agreement", "exact_agreement": "agreement", "gwet_ac1": "agreement",
-    "welch_t": "tests_twosample", "icc": "icc",
+    "welch_t": "tests_twosample", "icc": "reliability",
     "williams_test": "williams", "williams_one_sided": "williams", "bh_adjust": "williams",
     "Correlation": "correlation", "correlate": "correlation", "overall": "correlation", "system_level": "correlation",
     "per_group": "correlation", "bootstrap_ci": "correlation",
-    "wilcoxon_greater": "discernment", "harmonic_mean_p": "discernment", "harmonic_mean_p_exact": "discernment",
-    "discernment": "discernment", "expert_weights": "discernment", "level_balanced_mean": "discernment",
+    "wilcoxon_greater": "dhp", "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
+    "discernment": "dhp", "expert_weights": "dhp", "level_balanced_mean": "dhp",
     "ppi_mean": "ppi", "ppi_mean_difference": "ppi", "plan_ppi_mean": "ppi", "plan_ppi_difference": "ppi",
     "MeanCI": "ppi", "PPIMean": "ppi", "PPIDifference": "ppi", "PPIPlan": "ppi",
-    "alt_test": "alt_test", "by_adjust": "alt_test", "AltTestResult": "alt_test", "AnnotatorComparison": "alt_test",
+    "alt_test": "alternative_annotator", "by_adjust": "alternative_annotator", "AltTestResult": "alternative_annotator",
+    "AnnotatorComparison": "alternative_annotator",
 }
 
 __all__ = list(_EXPORTS)
