@@ -61,15 +61,23 @@ def failure_report(ratings: pd.DataFrame, examples: int = 3) -> tuple[dict[str, 
     return counts, shown
 
 
-def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float, what: str) -> None:
-    """Raise :class:`TooManyFailures` when the share of failed judgments exceeds ``max_failure_rate``."""
+#: The share of failed judgments above which a command ends with exit status 3 (``--max-failure-rate``).
+DEFAULT_MAX_FAILURE_RATE = 0.5
+
+
+def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+                       what: str | None = None) -> None:
+    """Raise :class:`TooManyFailures` when, for any judge rater in ``ratings`` (human raters are not
+    judged), the share of failed judgments exceeds ``max_failure_rate``."""
     if not len(ratings):
         return
-    failed = int((ratings["status"] != "ok").sum())
-    share = failed / len(ratings)
-    if share > max_failure_rate:
-        raise TooManyFailures(f"{failed} of {len(ratings)} judgments of {what} failed ({share:.0%} > "
-                              f"--max-failure-rate {max_failure_rate:.0%}); see the failure counts above")
+    judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
+    for rater, group in judged.groupby("rater", sort=True):
+        failed = int((group["status"] != "ok").sum())
+        share = failed / len(group)
+        if share > max_failure_rate:
+            raise TooManyFailures(f"{failed} of {len(group)} judgments of {what or rater} failed ({share:.0%} > "
+                                  f"--max-failure-rate {max_failure_rate:.0%}); see the failure counts above")
 
 
 def print_failures(ratings: pd.DataFrame) -> None:

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from judgelab.cli.common import (
+    MaxFailureRateOpt,
     app,
     BaseUrlOpt,
     ApiKeyOpt,
@@ -51,6 +52,7 @@ def dhp(
     concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
     out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out"),
     quiet: bool = typer.Option(False, "--quiet"),
+    max_failure_rate: float = MaxFailureRateOpt,
 ) -> None:
     """Run the DHP benchmark (or, with a subcommand, analyse existing ratings)."""
     if ctx.invoked_subcommand is not None:
@@ -63,7 +65,8 @@ def dhp(
     check_run_options(samples, n_items)
     defaults = {"base_url": base_url, "api_key": api_key, "style": style, "concurrency": concurrency, "max_retries": max_retries}
     reports = run_dhp(task, judges, out, data, FieldMap(id=id_field, text=text_field, context=context_field), n_items, seed,
-                      expert_weights, generator, perturbed, samples, defaults, exact, progress=not quiet)
+                      expert_weights, generator, perturbed, samples, defaults, exact, progress=not quiet,
+                      max_failure_rate=max_failure_rate)
     _show_notes(reports)
 
 

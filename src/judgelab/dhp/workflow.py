@@ -86,7 +86,7 @@ def check_run_options(samples: int | None = None, n_items: int | None = None) ->
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
             perturbed: Path | None = None, samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
-            exact: bool = False, progress: bool = True) -> dict[str, dict[str, Any]]:
+            exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> dict[str, dict[str, Any]]:
     check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
@@ -126,14 +126,25 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         runs = store.runs()
     ratings = ratings[ratings["rater"].isin(raters)]
     write_table(ratings, out / "ratings.csv")
-    reports = analyze(ratings, task, votes, exact)
+    try:
+        reports = analyze(ratings, task, votes, exact)
+    except JudgelabError:
+        from judgelab.workflow import check_failure_rate, print_failures
+
+        for rater in raters:  # when nothing could be analysed because the judge failed, say so
+            print_failures(ratings[ratings["rater"] == rater])
+        check_failure_rate(ratings, max_failure_rate)
+        raise
     write_reports(reports, ratings, task, out)
     write_manifest(out, "dhp", [{"rater": r, "settings": runs.get(r)} for r in raters],
                    extra={"task": task.name, "texts": len(items)})
     console.print(f"tables, figures and ratings: {out}")
-    from judgelab.workflow import report_folder
+    from judgelab.workflow import check_failure_rate, print_failures, report_folder
 
     report_folder(out)
+    for rater in raters:
+        print_failures(ratings[ratings["rater"] == rater])
+    check_failure_rate(ratings, max_failure_rate)
     return reports
 
 

@@ -57,7 +57,23 @@ class RecipeOutput:
         from judgelab.workflow import report_folder
 
         report_folder(self.folder)
+        self._check_failures()
         return self.folder
+
+    def _check_failures(self) -> None:
+        """Print each judge's failures and end with exit status 3 when one failed more than half its
+        judgments (a recipe whose judge never answers in the expected form must not pass silently)."""
+        from judgelab.workflow import check_failure_rate, print_failures
+
+        store = self.folder / "store.sqlite"
+        if not store.exists():
+            return
+        with Store(store, read_only=True) as s:
+            ratings = s.ratings()
+        judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
+        for rater in sorted(set(judged["rater"])):
+            print_failures(judged[judged["rater"] == rater])
+        check_failure_rate(judged)
 
     def _manifest(self) -> None:
         runs: list[dict[str, Any]] = []
