@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
-pytest.importorskip("httpx")
+pytest.importorskip("httpx", reason="starlette's TestClient needs httpx (in judgelab[test])")
 from starlette.testclient import TestClient  # noqa: E402
 
 from annotate_helpers import put_judge, read_rows, write_items  # noqa: E402
