@@ -125,6 +125,11 @@ def human_estimate(
         elif path.exists():
             path.unlink()  # no stale plan from an earlier call with a target
     (out / "estimates.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    from judgelab.manifest import record_step
+    from judgelab.workflow import report_folder
+
+    record_step(out, "human-estimate")
+    report_folder(out)
 
     level = f"{1 - alpha:.0%}"
     show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "n_human", "n_judge", "lam"]
