@@ -10,8 +10,7 @@ scipy, llama_cpp and openai load only when something needs them.
 """
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from judgelab._lazy import lazy_exports
 
 __version__ = "0.2.0"
 
@@ -39,14 +38,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judgelab' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -34,9 +34,7 @@ def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: b
     total = len(items) * runner.outputs_per_sample * runner.samples
     with progress_bar(total, label, enabled=progress) as advance:
         runner._on_progress = advance
-        stats = run_to_end(runner, items)
-    stats.identity = runner.identity  # type: ignore[attr-defined]
-    return stats
+        return run_to_end(runner, items)
 
 
 #: Output files of ``judgelab rate``; removed at the start of a run so none is left stale.

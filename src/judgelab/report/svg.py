@@ -74,6 +74,19 @@ def _svg_open(width: float, height: float, fig_id: str, title: str, desc: str) -
     ]
 
 
+def _x_axis(ticks, sx, top: float, bottom: float, left: float, plot_w: float, xlabel: str, ylabel: str) -> list[str]:
+    """Grid lines and labels of the ticks, the x axis with its label, and the y label."""
+    out = []
+    for t in ticks:
+        x = sx(t)
+        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>')
+    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{left + plot_w:.1f}" y2="{bottom:.1f}" stroke="#555"/>')
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 40:.1f}" text-anchor="middle" font-weight="bold">{esc(xlabel)}</text>')
+    out.append(f'<text x="12" y="{top - 8:.1f}" font-weight="bold">{esc(ylabel)}</text>')
+    return out
+
+
 def _legend(names: Sequence[str], x: float, y: float, marker: str = "dot") -> tuple[list[str], float]:
     out = []
     cx = x
@@ -128,13 +141,7 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
         if extra_markers:
             out.append(f'<path d="M{cx + 5:.1f},{16 - 9:.1f} l5,5 l-5,5 l-5,-5 z" fill="white" stroke="#333" stroke-width="1.5"/>')
             out.append(f'<text x="{cx + 14:.1f}" y="16">{esc(extra_label)}</text>')
-    for t in ticks:
-        x = sx(t)
-        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#e3e3e3"/>')
-        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>')
-    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{left + plot_w:.1f}" y2="{bottom:.1f}" stroke="#555"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 40:.1f}" text-anchor="middle" font-weight="bold">{esc(xlabel)}</text>')
-    out.append(f'<text x="12" y="{top - 8:.1f}" font-weight="bold">{esc(ylabel)}</text>')
+    out += _x_axis(ticks, sx, top, bottom, left, plot_w, xlabel, ylabel)
     if reference is not None and lo <= reference <= hi:
         x = sx(reference)
         out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#b00" stroke-dasharray="4 3"/>')
@@ -201,13 +208,7 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
     out = _svg_open(width, height, fig_id, title, desc)
     leg, _ = _legend([s.name for s in series], left, 16, marker="rect")
     out += leg
-    for t in ticks:
-        x = sx(t)
-        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#e3e3e3"/>')
-        out.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>')
-    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{left + plot_w:.1f}" y2="{bottom:.1f}" stroke="#555"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + 40:.1f}" text-anchor="middle" font-weight="bold">{esc(xlabel)}</text>')
-    out.append(f'<text x="12" y="{top - 8:.1f}" font-weight="bold">{esc(ylabel)}</text>')
+    out += _x_axis(ticks, sx, top, bottom, left, plot_w, xlabel, ylabel)
     zero = sx(0.0)
     for i, cat in enumerate(categories):
         gy = top + group_h * i

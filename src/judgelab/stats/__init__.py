@@ -7,8 +7,7 @@ the function of the same name.
 """
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from judgelab._lazy import lazy_exports
 
 _EXPORTS = {
     "krippendorff_alpha": "agreement", "exact_agreement": "agreement", "gwet_ac1": "agreement",
@@ -27,14 +26,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judgelab.stats' has no attribute {name!r}")
-    value = getattr(import_module(f"judgelab.stats.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {k: f"judgelab.stats.{v}" for k, v in _EXPORTS.items()})
