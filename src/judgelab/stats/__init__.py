@@ -15,6 +15,7 @@ _EXPORTS = {
     "williams_test": "williams", "williams_one_sided": "williams", "bh_adjust": "williams",
     "Correlation": "correlation", "correlate": "correlation", "overall": "correlation", "system_level": "correlation",
     "per_group": "correlation", "bootstrap_ci": "correlation",
+    "cluster_bootstrap_ci": "bootstrap", "ConfidenceInterval": "bootstrap",
     "wilcoxon_greater": "dhp", "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
     "discernment": "dhp", "expert_weights": "dhp", "level_balanced_mean": "dhp",
     "ppi_mean": "ppi", "ppi_mean_difference": "ppi", "plan_ppi_mean": "ppi", "plan_ppi_difference": "ppi",
