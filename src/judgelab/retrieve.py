@@ -31,6 +31,7 @@ def tfidf_vectors(texts: list[str], vocabulary: dict[str, int] | None = None, id
             for w in d:
                 df[vocabulary[w]] += 1
         idf = np.log((1 + len(docs)) / (1 + df)) + 1
+    assert idf is not None, "a vocabulary is given with its idf"
     matrix = np.zeros((len(docs), len(vocabulary)))
     for r, d in enumerate(docs):
         for w, c in d.items():

@@ -376,11 +376,11 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
                                                       "needs each system's PPI estimate (see the means)"))
                 continue
             try:
-                result = ppi_mean_difference(ya, yhata, yua, yb, yhatb, yub, alpha=alpha)
+                difference = ppi_mean_difference(ya, yhata, yua, yb, yhatb, yub, alpha=alpha)
             except ValueError as exc:
                 differences.append(DifferenceEstimate(criterion, a, b, None, paired, str(exc)))
                 continue
-            differences.append(DifferenceEstimate(criterion, a, b, result, paired, note))
+            differences.append(DifferenceEstimate(criterion, a, b, difference, paired, note))
 
     alt_tests = [_alt_test(h_rows, j_means, criterion, chosen_systems, epsilon, alt_min_items) for criterion in chosen_criteria]
 

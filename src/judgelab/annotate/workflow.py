@@ -44,7 +44,7 @@ def prepare(items_path: Path, template_name: str, out: Path, *, criteria: Sequen
     spec = parse_sample_spec(sample)
     if stratify and spec.kind != "random":
         raise JudgelabError("--stratify-by-system applies to --sample random:N only")
-    ids = read_ids(spec.path) if spec.kind == "ids" else None  # a missing ids file fails before the store is opened
+    ids = read_ids(spec.path) if spec.kind == "ids" and spec.path is not None else None  # a missing ids file fails before the store is opened
     items = load_items(items_path, fields)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -43,10 +43,14 @@ def _say(message: str) -> None:
     print(f"judgelab: {message}", file=sys.stderr, flush=True)
 
 
-def _is_usage_error(exc: BaseException) -> bool:
-    """click/typer usage errors, recognised by shape (``exit_code`` + ``format_message``), not by class:
-    typer ≥ 0.29 raises its vendored click's exceptions, older typer raises click's own."""
-    return isinstance(getattr(exc, "exit_code", None), int) and callable(getattr(exc, "format_message", None))
+def _usage_message(exc: BaseException) -> str | None:
+    """The message of a click/typer usage error, recognised by shape (``exit_code`` +
+    ``format_message``), not by class: typer ≥ 0.29 raises its vendored click's exceptions,
+    older typer raises click's own. None for any other exception."""
+    format_message = getattr(exc, "format_message", None)
+    if isinstance(getattr(exc, "exit_code", None), int) and callable(format_message):
+        return str(format_message())
+    return None
 
 
 def _validation_message(exc: BaseException) -> str | None:
@@ -91,12 +95,13 @@ def _run_cli(entry: Callable[..., object], args: list[str] | None = None) -> Non
         if message is not None:
             _say(f"error: {message}")
             sys.exit(EXIT_USAGE)
-        if _is_usage_error(exc):
+        usage = _usage_message(exc)
+        if usage is not None:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `judgelab` or a group alone: its help (typer printed it)
-                if exc.format_message().strip():
-                    print(exc.format_message(), file=sys.stderr)
+                if usage.strip():
+                    print(usage, file=sys.stderr)
                 sys.exit(EXIT_USAGE)
-            text = " ".join(exc.format_message().split())
+            text = " ".join(usage.split())
             _say(f"error: {text}" + ("" if "--help" in text else " (see --help)"))
             sys.exit(EXIT_USAGE)
         if os.environ.get("JUDGELAB_DEBUG"):

@@ -145,7 +145,7 @@ def human_estimate(
         if d.note:
             console.print(f"note ({d.system_a} - {d.system_b}, {d.criterion}): {d.note}", markup=False)
     for a in result.alt_tests:
-        if a.ran:
+        if a.ran and a.result is not None:
             r = a.result
             console.print(f"Alt-Test ({a.criterion}): winning rate {r.winning_rate:.2f}, advantage probability "
                           f"{r.advantage_probability:.2f}, epsilon {r.epsilon} → the judge "

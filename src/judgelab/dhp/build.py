@@ -30,14 +30,15 @@ def _rng(seed: int, perturbation: str, item_id: str) -> random.Random:
 
 def _rule(p: Perturbation, item: Item, items: list[Item], seed: int) -> rules.Perturbed:
     rng = _rng(seed, p.name, item.item_id)
+    k = p.k if isinstance(p.k, int) else 0  # the task validator requires an integer k for the sized kinds
     if p.kind == "delete_characters":
-        return rules.delete_characters(item.text, int(p.k), rng)
+        return rules.delete_characters(item.text, k, rng)
     if p.kind == "typos":
-        return rules.add_typos(item.text, int(p.k), rng)
+        return rules.add_typos(item.text, k, rng)
     if p.kind == "delete_words":
-        return rules.delete_words(item.text, int(p.k), rng)
+        return rules.delete_words(item.text, k, rng)
     if p.kind == "shuffle_sentences":
-        return rules.shuffle_sentences(item.text, None if p.k in (None, "all") else int(p.k), rng)
+        return rules.shuffle_sentences(item.text, None if p.k in (None, "all") else k, rng)
     if p.kind == "random_other":
         others = [o for o in items if o.item_id != item.item_id and o.text.strip() != item.text.strip()]
         if not others:
@@ -73,13 +74,13 @@ def build_perturbed(items: list[Item], task: DhpTask, seed: int = 0, generator: 
     if llm_jobs:
         from judgelab.perturb.llm import perturb_with_llm
 
-        if store is None:
-            raise JudgelabError("LLM-based perturbations need a store for their calls")
+        if store is None or generator is None:
+            raise JudgelabError("LLM-based perturbations need a generator judge and a store for their calls")
         results = perturb_with_llm(generator, store, [(p.kind, p.degree or "minor", task.unit, item.text) for p, item in llm_jobs])
-        for (p, item), result in zip(llm_jobs, results):
-            report.append({"perturbation": p.name, "item_id": item.item_id, "ok": result.ok, "reason": result.reason})
-            if result.ok:
-                out.append(Item(item.item_id, result.text, p.name, item.group or item.item_id, item.context, item.extra))
+        for (p, item), generated in zip(llm_jobs, results):
+            report.append({"perturbation": p.name, "item_id": item.item_id, "ok": generated.ok, "reason": generated.reason})
+            if generated.ok:
+                out.append(Item(item.item_id, generated.text, p.name, item.group or item.item_id, item.context, item.extra))
     return out, pd.DataFrame(report, columns=["perturbation", "item_id", "ok", "reason"])
 
 

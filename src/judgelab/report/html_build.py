@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeGuard, cast
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ _Z95 = 1.959963984540054
 
 
 # -- helpers -----------------------------------------------------------------
-def _finite(x: Any) -> bool:
+def _finite(x: Any) -> TypeGuard[float]:
     try:
         return x is not None and math.isfinite(float(x))
     except (TypeError, ValueError):
@@ -164,7 +164,8 @@ def _flatten(settings: dict[str, Any], prefix: str = "") -> dict[str, str]:
 # -- what ran ------------------------------------------------------------------
 def _prices(entry: dict[str, Any], manifest: dict[str, Any]) -> tuple[float | None, float | None]:
     for source in (entry, manifest):
-        prices = source.get("prices") if isinstance(source.get("prices"), dict) else {}
+        raw = source.get("prices")
+        prices = raw if isinstance(raw, dict) else {}
         pin = source.get("price_in", prices.get("in"))
         pout = source.get("price_out", prices.get("out"))
         if _finite(pin) and _finite(pout):
@@ -186,7 +187,7 @@ def run_infos(folder: RunFolder, store_runs: dict[str, dict[str, Any]]) -> list[
         pt, ct = entry.get("prompt_tokens"), entry.get("completion_tokens")
         cost = entry.get("cost_usd")
         if not _finite(cost) and pin is not None and _finite(pt) and _finite(ct):
-            cost = (float(pt) * pin + float(ct) * pout) / 1e6  # type: ignore[operator]
+            cost = (float(pt) * pin + float(ct) * (pout or 0.0)) / 1e6
         notes = [str(n) for n in entry.get("backend_notes") or []]
         for key in ("transport", "cpu_path", "max_tokens_param"):
             if entry.get(key):
@@ -238,7 +239,7 @@ def first_prompts(judge: pd.DataFrame | None, calls: CallCache) -> list[PromptEx
     for row in firsts.sort_values(["rater", "criterion"]).itertuples(index=False):
         request = calls.request(row.keys[0]) if row.keys else None
         msgs = messages_of(request)
-        if msgs is None:
+        if request is None or msgs is None:
             continue
         out.append(PromptExample(rater=str(row.rater), criterion=str(row.criterion), item_id=str(row.item_id),
                                  system=str(row.system), messages=msgs,
@@ -437,7 +438,7 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
             matrices.append(Table(
                 id=f"williams-matrix-{k}", caption=f"Williams matrix, {criterion}: BH-adjusted p that the row judge "
                                                    "correlates better with the humans than the column judge",
-                columns=["judge A (row) \u2192 judge B (column)", *judges], kinds=["text", *(["p"] * len(judges))],
+                columns=["judge A (row) \u2192 judge B (column)", *judges], kinds=cast(list[ColumnKind], ["text", *(["p"] * len(judges))]),
                 rows=[[a, *[cell.get((a, b)) if a != b else None for b in judges]] for a in judges]))
     else:
         n_judges = corr["rater"].nunique() if not corr.empty and "rater" in corr else 0

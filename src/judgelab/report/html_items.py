@@ -210,14 +210,14 @@ def distribution(request: dict[str, Any] | None, response: dict[str, Any] | None
     alternatives = token[2] if len(token) > 2 and isinstance(token[2], dict) else {}
     if not alternatives and len(token) > 1:
         alternatives = {token[0]: token[1]}
-    probs = []
+    probs: list[list] = []
     for tok, logprob in alternatives.items():
         try:
             p = math.exp(float(logprob))
         except (TypeError, ValueError, OverflowError):
             continue
         probs.append([str(tok), round(p, 5)])
-    probs.sort(key=lambda tp: -tp[1])
+    probs.sort(key=lambda tp: -float(tp[1]))
     return probs[:TOP_TOKENS] or None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Sequence, TypeGuard
 
 from markupsafe import escape
 
@@ -29,7 +29,7 @@ def esc(value: object) -> str:
     return str(escape(str(value))).replace("://", ":&#47;&#47;")
 
 
-def _finite(x: float | None) -> bool:
+def _finite(x: float | None) -> TypeGuard[float]:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 
@@ -156,7 +156,7 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
         tip = f"{p.label}: " + (f"{p.value:.3f}" if _finite(p.value) else "undefined")
         if _finite(p.low) and _finite(p.high):
             tip += f" [{p.low:.3f}, {p.high:.3f}]"
-            x1, x2 = sx(max(lo, p.low)), sx(min(hi, p.high))  # type: ignore[type-var]
+            x1, x2 = sx(max(lo, p.low)), sx(min(hi, p.high))
             out.append(f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>')
             for xe in (x1, x2):
                 out.append(f'<line x1="{xe:.1f}" y1="{y - 5:.1f}" x2="{xe:.1f}" y2="{y + 5:.1f}" stroke="{colour}" stroke-width="2"/>')

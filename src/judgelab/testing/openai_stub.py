@@ -99,6 +99,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                 headers[k.strip().lower()] = v.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             extra = ""
+            payload: Any
             if method == "GET" and path.startswith("/stats"):
                 status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
             elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
