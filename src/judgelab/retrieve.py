@@ -50,7 +50,7 @@ class Retriever:
         self.note = ""
         if method in {"auto", "sentence-transformers"}:
             try:
-                from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+                from sentence_transformers import SentenceTransformer
 
                 self._model = SentenceTransformer(model)
                 self.method = "sentence-transformers"

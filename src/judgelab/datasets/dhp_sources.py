@@ -65,7 +65,7 @@ def load_from_hub(source: str, limit: int | None = None) -> list[Item]:
     if source not in HUB_SOURCES:
         raise JudgelabError(f"unknown source {source!r}; known: {', '.join(HUB_SOURCES)}")
     try:
-        import datasets  # type: ignore[import-not-found]
+        import datasets
     except ImportError:
         raise JudgelabError("loading from the HuggingFace hub needs the 'datasets' package (pip install datasets); offline, pass --data FILE") from None
     name, config, split, mapping = HUB_SOURCES[source]

@@ -107,7 +107,7 @@ def explanation_map(texts: list[str], labels: list[str], path: str | Path, seed:
     vectors = retriever._embed(texts, fit=True)
     notes = [retriever.note] if retriever.note else []
     try:
-        import umap  # type: ignore[import-not-found]
+        import umap
 
         coords = umap.UMAP(n_components=2, random_state=seed).fit_transform(vectors)
         method = "UMAP"

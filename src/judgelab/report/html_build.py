@@ -106,7 +106,7 @@ def correlation_ci(r: float | None, n: float | None, method: str) -> tuple[float
     """
     if not _finite(r) or not _finite(n):
         return None, None
-    r, n = float(r), float(n)  # type: ignore[arg-type]
+    r, n = float(r), float(n)
     if abs(r) >= 1.0:
         return None, None
     if method == "pearson":

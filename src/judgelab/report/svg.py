@@ -163,12 +163,12 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
         if p.note:
             tip += f" ({p.note})"
         if _finite(p.value):
-            out.append(f'<circle cx="{sx(p.value):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"><title>{esc(tip)}</title></circle>')  # type: ignore[arg-type]
+            out.append(f'<circle cx="{sx(p.value):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"><title>{esc(tip)}</title></circle>')
         else:
             out.append(f'<text x="{left + 4:.1f}" y="{y + 4:.1f}" fill="#777">{esc(p.note or "undefined")}</text>')
         m = extra.get(p.label)
         if m is not None and _finite(m.value):
-            x = sx(m.value)  # type: ignore[arg-type]
+            x = sx(m.value)
             out.append(f'<path d="M{x:.1f},{y - 6:.1f} l6,6 l-6,6 l-6,-6 z" fill="white" stroke="#333" stroke-width="1.5">'
                        f'<title>{esc(f"{extra_label}: {m.value:.3f}")}</title></path>')
     out.append("</svg>")
@@ -219,7 +219,7 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
             if not _finite(v):
                 out.append(f'<text x="{zero + 4:.1f}" y="{y + bar_h - 2:.1f}" fill="#777" font-size="10">n/a</text>')
                 continue
-            x1, x2 = sorted((zero, sx(v)))  # type: ignore[arg-type]
+            x1, x2 = sorted((zero, sx(v)))
             colour = PALETTE[k % len(PALETTE)]
             out.append(f'<rect x="{x1:.1f}" y="{y:.1f}" width="{max(0.8, x2 - x1):.1f}" height="{bar_h - 1:.1f}" fill="{colour}">'
                        f'<title>{esc(f"{cat}, {s.name}: {v:.3f}")}</title></rect>')

@@ -38,7 +38,7 @@ def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> 
 
 
 class _Rate(ProgressColumn):
-    def render(self, task) -> Text:  # type: ignore[override]
+    def render(self, task) -> Text:
         speed = task.finished_speed or task.speed
         return Text(f"{speed:.1f}/s" if speed else "–/s")
 
