@@ -20,6 +20,8 @@ __all__ = ["AnnotatorProgress", "CriterionAgreement", "JudgeAgreement", "Overvie
 
 @dataclass(frozen=True)
 class AnnotatorProgress:
+    """How far one annotator has come: ``done`` of ``total`` items, and when they last submitted."""
+
     annotator: str
     done: int
     total: int
@@ -52,6 +54,9 @@ class JudgeAgreement:
 
 @dataclass(frozen=True)
 class Overview:
+    """The annotation session at a glance (:func:`overview_of`): progress per annotator,
+    agreement between annotators per criterion, and each judge against the people so far."""
+
     total_items: int
     human_ratings: int
     annotators: tuple[AnnotatorProgress, ...]

@@ -35,6 +35,26 @@ def demo_set(task: str) -> Path:
 
 
 def load_reference_items(path: str | Path, fields: FieldMap = FieldMap(), limit: int | None = None) -> list[Item]:
+    """The reference texts of a DHP task (DHP §3: the originals that are perturbed).
+
+    Args:
+        path: JSONL or CSV file, read by the project's one reader (byte-faithful text).
+        fields: which columns hold the id, the text and the context (source article, prompt …).
+        limit: keep only the first ``limit`` references.
+
+    Returns:
+        One :class:`~judgelab.datasets.items.Item` per row, ``system="original"`` and
+        ``group`` = the reference id, so each perturbed copy is compared with its own original.
+
+    Raises:
+        JudgelabError: a row without id or text, a non-text value, or a repeated id (one line).
+
+    Example:
+        >>> from judgelab.datasets.dhp_sources import demo_set, load_reference_items
+        >>> items = load_reference_items(demo_set("summarization"), limit=2)
+        >>> len(items), items[0].system
+        (2, 'original')
+    """
     rows = read_records(path)
     seen: dict[str, str] = {}
     items: list[Item] = []

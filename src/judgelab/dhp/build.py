@@ -85,6 +85,16 @@ def build_perturbed(items: list[Item], task: DhpTask, seed: int = 0, generator: 
 
 
 def save_items(items: list[Item], path: Path) -> Path:
+    """Write perturbed items as JSON lines (``perturbed.jsonl``), atomically (temporary file, then rename).
+
+    Args:
+        items: originals and perturbed copies; each line keeps id, system (the perturbation),
+            group, text, context and the extra fields, so :func:`load_saved_items` restores them.
+        path: the file to write.
+
+    Returns:
+        ``path``.
+    """
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:
         for i in items:

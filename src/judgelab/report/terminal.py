@@ -18,6 +18,12 @@ _err = Console(stderr=True)
 
 
 def fmt(value: object, digits: int = 3) -> str:
+    """A table cell as text: floats to ``digits`` decimals (scientific when tiny), NaN as ``nan``.
+
+    Example:
+        >>> fmt(0.12345), fmt(0.00001), fmt(float("nan")), fmt("a")
+        ('0.123', '1.00e-05', 'nan', 'a')
+    """
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -28,6 +34,7 @@ def fmt(value: object, digits: int = 3) -> str:
 
 
 def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
+    """Print a table on the terminal (the CLI's only table printer); all-NaN float columns are left out."""
     df = df.loc[:, [c for c in df.columns if not (pd.api.types.is_float_dtype(df[c]) and df[c].isna().all())]]
     table = Table(title=title, show_lines=False, header_style="bold")
     for col in df.columns:

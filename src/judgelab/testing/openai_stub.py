@@ -36,6 +36,8 @@ MODES = ("normal", "reasoning-model", "html", "wrong-shape")
 
 
 class StubState:
+    """The stub server's settings (failure rate, latency, mode, log file) and its counters."""
+
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal") -> None:
         if mode not in MODES:
@@ -152,6 +154,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
 
 
 async def serve(port: int = 0, state: StubState | None = None, ready: "asyncio.Future[int] | None" = None) -> None:
+    """Serve the stub on 127.0.0.1 until cancelled; the bound port goes to ``ready`` or is printed as ``PORT n``."""
     state = state or StubState()
     server = await asyncio.start_server(lambda r, w: _handle(r, w, state), "127.0.0.1", port, backlog=1024)
     bound = server.sockets[0].getsockname()[1]
@@ -164,6 +167,7 @@ async def serve(port: int = 0, state: StubState | None = None, ready: "asyncio.F
 
 
 def main(argv: list[str] | None = None) -> None:
+    """``python -m judgelab.testing.openai_stub [--port N] [--fail-rate F] [--mode M] [--log FILE]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500")
