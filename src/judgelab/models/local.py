@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from judgelab.errors import BackendError
+from judgelab.models.registry import register_backend
 from judgelab.models.base import (
     Backend,
     Capabilities,
@@ -409,3 +410,19 @@ class LocalBackend(Backend):
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
+
+
+# -- registry ------------------------------------------------------------------
+_OPTIONS = ("model_path", "n_ctx", "n_threads", "reuse_prefix", "seed")
+
+
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    return {"model_path": rest or defaults.get("model_path")}
+
+
+def _build(**options: Any) -> LocalBackend:
+    return LocalBackend(**{k: v for k, v in options.items() if k in _OPTIONS})
+
+
+register_backend("local", syntax="local[:GGUF]", parse=_parse_spec, build=_build, options=_OPTIONS,
+                 description="the embedded judge (llama.cpp; Gemma 3 270M unless a GGUF file is named)")

@@ -14,11 +14,14 @@ import os
 import re
 import random
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 
-from judgelab.errors import BackendError
+from judgelab.errors import BackendError, JudgelabError
+from judgelab.models.registry import register_backend
+
+if TYPE_CHECKING:
+    import openai
 from judgelab.models.base import (
     Backend,
     Capabilities,
@@ -65,6 +68,7 @@ class OpenAIBackend(Backend):
         transport: str = "auto",
         max_tokens_param: str = "auto",
     ) -> None:
+        import openai
         if style not in {"chat", "completion"}:
             raise BackendError(f"unknown request style {style!r}; use chat or completion")
         if max_tokens_param not in {"auto", "max_tokens", "max_completion_tokens"}:
@@ -118,6 +122,7 @@ class OpenAIBackend(Backend):
         await self._client.close()
 
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
+        import openai
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
             start = time.perf_counter()
@@ -160,6 +165,7 @@ class OpenAIBackend(Backend):
         return True
 
     async def _create(self, method: Any, kwargs: dict[str, Any], headers: dict[str, str] | None) -> Any:
+        import openai
         try:
             return await method(**kwargs, extra_headers=headers)
         except openai.BadRequestError as exc:
@@ -258,6 +264,7 @@ def _reasoning(message: Any) -> str | None:
 
 def _sdk_http_module() -> Any:
     """The HTTP library the installed SDK is built on: ``httpx`` (openai 1.x/2.x) or ``httpx2`` (3.x)."""
+    import openai
     base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__[1:] if c.__name__ == "AsyncClient")
     return importlib.import_module(base.__module__.split(".")[0])
 
@@ -270,6 +277,7 @@ def available_transports() -> dict[str, str]:
     1.x/2.x and is vendored in the SDK from 3.x on; without the extra the SDK substitutes a
     class that raises when built). The SDK's own httpx client is always offered.
     """
+    import openai
     http = _sdk_http_module()
     offered = {"httpx": f"{http.__name__} {getattr(http, '__version__', '?')} (the SDK's default client)"}
     if "Missing" not in openai.DefaultAioHttpClient.__name__:
@@ -284,6 +292,7 @@ def available_transports() -> dict[str, str]:
 
 def _pick_transport(transport: str) -> str:
     """``auto`` takes aiohttp, the fast transport; its absence is an error, never a silent fallback."""
+    import openai
     if transport not in {"auto", "aiohttp", "httpx"}:
         raise BackendError(f"unknown transport {transport!r}; use auto, aiohttp or httpx")
     if transport == "httpx":
@@ -299,6 +308,7 @@ def http_client(transport: str, concurrency: int, timeout: float) -> Any:
     """The SDK's HTTP client. aiohttp (``openai.DefaultAioHttpClient``) is the default:
     at 64 concurrent requests httpx's connection pool costs several times the CPU of the
     whole rest of the pipeline (benchmarks/README.md)."""
+    import openai
     http = _sdk_http_module()
     limits = http.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     if transport == "aiohttp":
@@ -325,3 +335,26 @@ def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
     tops = lp.top_logprobs or [{}] * len(lp.tokens)
     return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
             for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]
+
+
+# -- registry ------------------------------------------------------------------
+_OPTIONS = ("api_key", "style", "concurrency", "max_retries", "supports_n", "timeout", "transport", "max_tokens_param")
+
+
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    if not rest:
+        raise JudgelabError("an openai judge needs a model: openai:MODEL or openai:MODEL@BASE_URL")
+    model, _, url = rest.partition("@")
+    opts = {k: v for k, v in defaults.items() if k in _OPTIONS}
+    opts.update(model=model, base_url=url or defaults.get("base_url"))
+    return opts
+
+
+def _build(**options: Any) -> OpenAIBackend:
+    if not options.get("model"):
+        raise JudgelabError("the openai judge needs --model")
+    return OpenAIBackend(**options)
+
+
+register_backend("openai", syntax="openai:MODEL[@BASE_URL]", parse=_parse_spec, build=_build,
+                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from judgelab.errors import JudgelabError
+from judgelab.models.registry import register_backend
 from judgelab.models.base import Backend, Capabilities, Choice, JudgeRequest, JudgeResponse, flatten_messages
 
 __all__ = ["ScriptedTestJudge", "load_script"]
@@ -82,3 +83,20 @@ class ScriptedTestJudge(Backend):
             text = replies[min(count, len(replies) - 1)] if replies else str(rule.get("reply", ""))
             choices.append(Choice(text, None, "stop"))
         return JudgeResponse(choices, prompt_tokens=len(prompt.split()), completion_tokens=sum(len(c.text.split()) for c in choices))
+
+
+# -- registry ------------------------------------------------------------------
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    if not rest:
+        raise JudgelabError("the scripted-test-double judge needs a script: scripted-test-double:FILE")
+    return {"script": rest}
+
+
+def _build(script: Any = None, **_: Any) -> ScriptedTestJudge:
+    if script is None:
+        raise JudgelabError("the scripted-test-double judge needs --script FILE (it is a test double, not a model)")
+    return ScriptedTestJudge(load_script(script) if isinstance(script, str) else script)
+
+
+register_backend("scripted-test-double", syntax="scripted-test-double:FILE", parse=_parse_spec, build=_build,
+                 options=("script",), description="a TEST DOUBLE answering from a JSON script")
