@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from judgelab.status import Status
+
 __all__ = [
     "ParseResult",
     "parse_judgment",
@@ -75,7 +77,7 @@ class ParseResult:
     """
 
     score: float | None
-    status: str
+    status: Status
     rule: str = ""
     start: int | None = None
 
@@ -86,7 +88,7 @@ class ParseResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
 
 def is_refusal(text: str) -> bool:
@@ -146,7 +148,7 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
     """
     lo, hi = float(scale[0]), float(scale[1])
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
 
     candidates: list[tuple[str, str, int]] = []
@@ -162,22 +164,22 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
             candidates.append((str(_NUMBER_WORDS[word.group(1).lower()]), "number word", word.start(1)))
     if not candidates:
         if is_refusal(text):
-            return ParseResult(None, "refusal")
-        return ParseResult(None, "no_rating")
+            return ParseResult(None, Status.REFUSAL)
+        return ParseResult(None, Status.NO_RATING)
     raw, rule, start = candidates[0]
     value = float(raw)
     if not (lo <= value <= hi) or math.isnan(value):
-        return ParseResult(None, "out_of_range", rule, start)
-    return ParseResult(value, "ok", rule, start)
+        return ParseResult(None, Status.OUT_OF_RANGE, rule, start)
+    return ParseResult(value, Status.OK, rule, start)
 
 
 def truncation_checked(result: ParseResult, finish_reason: str | None) -> ParseResult:
     """An answer cut off at ``max_tokens`` (``finish_reason == "length"``) keeps its score only
     when a rating phrase introduced it; otherwise it is ``truncated``: an incidental number in a
     cut-off explanation is not a rating."""
-    if finish_reason != "length" or result.status in {"refusal", "empty"} or result.explicit:
+    if finish_reason != "length" or result.status in {Status.REFUSAL, Status.EMPTY} or result.explicit:
         return result
-    return ParseResult(None, "truncated", result.rule, result.start)
+    return ParseResult(None, Status.TRUNCATED, result.rule, result.start)
 
 
 def rating_token_index(tokens: Sequence[tuple[str, float, Any]], text: str, start: int | None) -> int | None:
@@ -253,15 +255,15 @@ def parse_metric(text: str | None, metric: str, scale: tuple[float, float] = (1,
     """
     lo, hi = float(scale[0]), float(scale[1])
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
     match = re.search(re.escape(metric) + r"[^\d\n]{0,40}?(?<![\w.])(" + _NUM + r")(?![\w])", cleaned, re.IGNORECASE)
     if not match:
-        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
+        return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
     value = float(match.group(1))
     if not lo <= value <= hi:
-        return ParseResult(None, "out_of_range", "metric name")
-    return ParseResult(value, "ok", "metric name")
+        return ParseResult(None, Status.OUT_OF_RANGE, "metric name")
+    return ParseResult(value, Status.OK, "metric name")
 
 
 _COMPARISON = {"yes": 1.0, "no": -1.0, "neutral": 0.0}
@@ -274,8 +276,8 @@ def parse_comparison(text: str | None) -> ParseResult:
     three words in the answer counts ("Yes, because …", "**No**").
     """
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     match = re.search(r"\b(yes|no|neutral)\b", _normalise(text), re.IGNORECASE)
     if not match:
-        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
-    return ParseResult(_COMPARISON[match.group(1).lower()], "ok", "comparison word")
+        return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
+    return ParseResult(_COMPARISON[match.group(1).lower()], Status.OK, "comparison word")
