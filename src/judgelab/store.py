@@ -118,6 +118,11 @@ def keyed_json(payload: dict[str, Any]) -> tuple[str, str]:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest(), blob
 
 
+def _count(value: Any) -> int:
+    """A token count from SQLite or pandas: None and NaN are 0."""
+    return 0 if value is None or value != value else int(value)
+
+
 def _as_json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -420,7 +425,29 @@ class Store:
         )
 
     def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
-        """The tidy ratings table (of one rater if given), sorted deterministically (independent of finishing order)."""
+        """The tidy ratings table, sorted deterministically (independent of finishing order).
+
+        Args:
+            with_meta: add ``attempts`` (every answer with its call key, JSON), ``call_key``
+                (the call of the final answer), ``prompt_tokens``, ``completion_tokens``,
+                ``latency_s`` and ``meta`` (the run's settings, JSON).
+            rater: only this rater's rows.
+
+        Returns:
+            One row per judgment, columns :data:`RATING_COLUMNS` (then the meta columns).
+
+        Token accounting (``with_meta``): a call answers several judgments — all samples
+        of an ``n`` request, every metric of a multi-metric criterion — and a refusal costs
+        calls besides the final one. So that summing the columns gives the true total, each
+        call's tokens (from the ledger) are counted once, on the first row of this table
+        whose ``attempts`` name it, and 0 on the others: the column sums equal the sums over
+        the calls the rows used. ``latency_s`` stays the final call's latency on every row.
+
+        Example:
+            >>> store = Store(":memory:")
+            >>> list(store.ratings().columns[:7])
+            ['item_id', 'system', 'group', 'criterion', 'rater', 'sample', 'score']
+        """
         import pandas as pd
 
         if rater is None:
@@ -429,8 +456,38 @@ class Store:
             df = pd.read_sql_query("SELECT * FROM judgments WHERE rater = ?", self._db, params=(rater,))
         df = df.rename(columns={"grp": "group"})
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
-        cols = RATING_COLUMNS + (["attempts", "prompt_tokens", "completion_tokens", "latency_s", "meta"] if with_meta else [])
-        return df[cols]
+        if not with_meta:
+            return df[RATING_COLUMNS]
+        df = self._tokens_once_per_call(df)
+        return df[RATING_COLUMNS + ["attempts", "call_key", "prompt_tokens", "completion_tokens", "latency_s", "meta"]]
+
+    def _tokens_once_per_call(self, df: "pd.DataFrame") -> "pd.DataFrame":
+        """Each call's tokens on the first row that used it, 0 on the others (see :meth:`ratings`)."""
+        call_tokens = {key: (_count(p), _count(c)) for key, p, c in self._db.execute(
+            "SELECT key, json_extract(response, '$.prompt_tokens'), json_extract(response, '$.completion_tokens') FROM calls")}
+        seen: set[str] = set()
+        keys, prompt, completion = [], [], []
+        for attempts, p_row, c_row in zip(df["attempts"], df["prompt_tokens"], df["completion_tokens"]):
+            try:
+                used = [a["key"] for a in json.loads(attempts) if isinstance(a, dict) and a.get("key")]
+            except (TypeError, ValueError):
+                used = []
+            keys.append(used[-1] if used else None)
+            if not used:  # no call recorded (a human rating, an old row): its own numbers
+                prompt.append(_count(p_row))
+                completion.append(_count(c_row))
+                continue
+            p_sum = c_sum = 0
+            for i, key in enumerate(used):
+                if key in seen:
+                    continue
+                seen.add(key)
+                # a call missing from the ledger: the row's stored numbers are its final call's
+                p, c = call_tokens.get(key, (_count(p_row), _count(c_row)) if i == len(used) - 1 else (0, 0))
+                p_sum, c_sum = p_sum + p, c_sum + c
+            prompt.append(p_sum)
+            completion.append(c_sum)
+        return df.assign(call_key=keys, prompt_tokens=prompt, completion_tokens=completion)
 
 
 class GroupWriter:
