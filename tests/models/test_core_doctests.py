@@ -4,8 +4,10 @@ import importlib
 
 import pytest
 
-MODULES = ["judgelab.models", "judgelab.models.registry", "judgelab.models.spec", "judgelab.models.cache",
-           "judgelab.run", "judgelab.store", "judgelab.status", "judgelab.perturb.llm", "judgelab.perturb.rules"]
+MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry", "judgelab.models.spec",
+           "judgelab.models.cache", "judgelab.models.scripted", "judgelab.models.local", "judgelab.models.openai_backend",
+           "judgelab.run", "judgelab.store", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
+           "judgelab.perturb.rules", "judgelab.contamination"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -34,7 +34,7 @@ _builtins_loaded = False
 
 @dataclass(frozen=True)
 class BackendEntry:
-    """One registered backend.
+    """One registered backend (made by :func:`register_backend`).
 
     Attributes:
         kind: the name before the colon of a spec string (``openai``).
@@ -44,6 +44,10 @@ class BackendEntry:
         build: ``(**options) -> Backend``; imports heavy dependencies itself.
         options: option names the backend takes from command-line defaults (``api_key`` …).
         description: one line for help texts.
+
+    Example:
+        >>> backend_entry("scripted-test-double").options
+        frozenset({'script'})
     """
 
     kind: str
@@ -89,7 +93,11 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
 
 
 def unregister_backend(kind: str) -> None:
-    """Remove a registered kind (tests); an unknown kind is ignored."""
+    """Remove a registered kind (tests); an unknown kind is ignored.
+
+    Args:
+        kind: the kind to remove.
+    """
     _REGISTRY.pop(kind, None)
 
 
@@ -108,6 +116,9 @@ def _load_builtins() -> None:
 def registered_kinds() -> tuple[str, ...]:
     """The registered kinds, built-ins first in a fixed order, then the rest by name.
 
+    Returns:
+        A tuple of kinds.
+
     Example:
         >>> registered_kinds()[:3]
         ('local', 'openai', 'scripted-test-double')
@@ -118,7 +129,13 @@ def registered_kinds() -> tuple[str, ...]:
 
 
 def backend_entry(kind: str) -> BackendEntry:
-    """The entry of ``kind``.
+    """The registry entry of ``kind`` (the built-in backends are loaded on the first lookup).
+
+    Args:
+        kind: a registered kind.
+
+    Returns:
+        The :class:`BackendEntry`.
 
     Raises:
         JudgelabError: an unknown kind, with the known spec forms in the message.
@@ -135,7 +152,11 @@ def backend_entry(kind: str) -> BackendEntry:
 
 
 def known_syntaxes() -> str:
-    """The registered spec forms as one phrase: ``local[:GGUF], openai:MODEL[@BASE_URL] or …``."""
+    """The registered spec forms as one phrase, for error messages and help texts.
+
+    Returns:
+        e.g. ``local[:GGUF], openai:MODEL[@BASE_URL] or scripted-test-double:FILE``.
+    """
     forms = [_REGISTRY[k].syntax for k in registered_kinds()]
     if not forms:
         return "no backend registered"

@@ -29,6 +29,17 @@ __all__ = ["ScriptedTestJudge", "load_script"]
 
 
 def load_script(path: str | Path) -> dict[str, Any]:
+    """Read a test double's script from a JSON file.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The script dict (see the module docstring for its shape).
+
+    Raises:
+        JudgelabError: a missing file or invalid JSON (one line).
+    """
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -38,7 +49,26 @@ def load_script(path: str | Path) -> dict[str, Any]:
 
 
 class ScriptedTestJudge(Backend):
-    """Test double: answers from a script or a Python function ``prompt -> reply``."""
+    """TEST DOUBLE: answers from a script or a Python function ``prompt -> reply``; never a default.
+
+    Args:
+        script: a script dict (module docstring), a function of the flattened prompt, or
+            ``None`` (always "3").
+        model_id: the model name it reports.
+        max_n: the most answers per request it offers.
+        score_fn: in score mode, a function of the prompt giving a label distribution.
+
+    Attributes:
+        calls: every request received, in order (what tests assert on).
+
+    Example:
+        >>> import asyncio
+        >>> from judgelab.models.base import Sampling
+        >>> judge = ScriptedTestJudge({"rules": [{"contains": "bad", "reply": "2"}], "default": "4"})
+        >>> request = JudgeRequest((("user", "a bad story"),), Sampling())
+        >>> asyncio.run(judge.complete(request)).choices[0].text, len(judge.calls)
+        ('2', 1)
+    """
 
     kind = "scripted-test-double"
 
