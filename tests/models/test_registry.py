@@ -7,7 +7,11 @@ import pytest
 from judgelab.errors import JudgelabError
 from judgelab.models import make_judge
 from judgelab.models.base import Backend, Capabilities, Choice, JudgeResponse
-from judgelab.models.registry import register_backend, registered_kinds, unregister_backend
+from judgelab.models.registry import (
+    register_backend,
+    registered_kinds,
+    unregister_backend,
+)
 from judgelab.models.spec import build_judge, parse_judge
 
 
@@ -38,7 +42,7 @@ def test_a_registered_backend_works_through_build_judge_and_the_runner(echo_regi
     import asyncio
 
     from judgelab.datasets.items import Item
-    from judgelab.run import RunSpec, Runner
+    from judgelab.run import Runner, RunSpec
     from judgelab.store import Store
 
     judge = build_judge("echo-test-double:4", {"times": 2, "api_key": "ignored"})

@@ -2,8 +2,8 @@
 import json
 
 import pytest
-
 from conftest import SHARED_DATA
+
 from judgelab.perturb.rules import split_sentences
 
 SUMMEVAL = SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"

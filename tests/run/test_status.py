@@ -5,7 +5,7 @@ import sqlite3
 from judgelab.datasets.items import Item
 from judgelab.models.scripted import ScriptedTestJudge
 from judgelab.parse import parse_judgment, truncation_checked
-from judgelab.run import RunSpec, Runner
+from judgelab.run import Runner, RunSpec
 from judgelab.status import Status
 from judgelab.store import Store
 

@@ -6,7 +6,7 @@ import sqlite3
 from judgelab.datasets.items import Item
 from judgelab.models.scripted import ScriptedTestJudge
 from judgelab.prompts import Criterion, Template
-from judgelab.run import RunSpec, Runner
+from judgelab.run import Runner, RunSpec
 from judgelab.store import Store
 
 TEMPLATE = Template(name="tokens", instruction="{{ text }}", criteria={

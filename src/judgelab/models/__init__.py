@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.models.base import Backend, Capabilities, Choice, JudgeRequest, JudgeResponse, Sampling
+from judgelab.models.base import (
+    Backend,
+    Capabilities,
+    Choice,
+    JudgeRequest,
+    JudgeResponse,
+    Sampling,
+)
 from judgelab.models.registry import backend_entry, register_backend, registered_kinds
 
 __all__ = ["Backend", "Capabilities", "Choice", "JudgeRequest", "JudgeResponse", "Sampling", "make_judge",

@@ -39,7 +39,6 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from judgelab.errors import BackendError
-from judgelab.models.registry import register_backend
 from judgelab.models.base import (
     Backend,
     Capabilities,
@@ -48,6 +47,7 @@ from judgelab.models.base import (
     JudgeResponse,
     flatten_messages,
 )
+from judgelab.models.registry import register_backend
 
 __all__ = ["LocalBackend", "default_model_path", "cache_dir", "CpuPath", "choose_cpu_path", "run_probe", "open_llama"]
 

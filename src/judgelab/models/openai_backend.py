@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import re
 import random
+import re
 import time
 from typing import TYPE_CHECKING, Any
-
 
 from judgelab.errors import BackendError, JudgelabError
 from judgelab.models.registry import register_backend

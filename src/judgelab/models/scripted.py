@@ -22,8 +22,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from judgelab.errors import JudgelabError
+from judgelab.models.base import (
+    Backend,
+    Capabilities,
+    Choice,
+    JudgeRequest,
+    JudgeResponse,
+    flatten_messages,
+)
 from judgelab.models.registry import register_backend
-from judgelab.models.base import Backend, Capabilities, Choice, JudgeRequest, JudgeResponse, flatten_messages
 
 __all__ = ["ScriptedTestJudge", "load_script"]
 
