@@ -17,9 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from judgelab.models.base import Backend, JudgeRequest, JudgeResponse, Sampling
+from judgelab.models.base import Backend, JudgeRequest, Sampling
+from judgelab.models.cache import CachedJudge
 from judgelab.prompts import render_text
-from judgelab.store import Store, request_key
+from judgelab.store import Store
 
 __all__ = ["LlmPerturbation", "perturb_with_llm", "clean_generation", "check_generation", "prompt_for"]
 
@@ -33,12 +34,37 @@ def _prompts() -> dict:
 
 
 def prompt_for(kind: str, degree: str, unit: str, text: str) -> str:
-    """The generation prompt, rendered in the same Jinja sandbox as the judge's templates."""
+    """The generation prompt, rendered in the same Jinja sandbox as the judge's templates.
+
+    Args:
+        kind: the perturbation (``fictional-entities``, ``grammatical-errors``, ``rewrite-insert``).
+        degree: ``minor`` or ``major``.
+        unit: what the text is (summary, ending, answer …).
+        text: the text to perturb.
+
+    Returns:
+        The prompt text.
+
+    Example:
+        >>> "The cat sat." in prompt_for("fictional-entities", "minor", "sentence", "The cat sat.")
+        True
+    """
     return render_text(_prompts()[kind][degree], {"unit": unit, "text": text}, str(_prompts_path()))
 
 
 @dataclass(frozen=True)
 class LlmPerturbation:
+    """One LLM perturbation after cleaning and checking.
+
+    Attributes:
+        text: the perturbed text, or the original when the check failed.
+        ok: whether the generation passed :func:`check_generation`.
+        reason: why it failed ("" when ok).
+
+    Example:
+        >>> LlmPerturbation("The cat sat.", False, "unchanged text").ok
+        False
+    """
     text: str
     ok: bool
     reason: str = ""
@@ -46,7 +72,19 @@ class LlmPerturbation:
 
 def clean_generation(output: str, unit: str) -> str:
     """Strip what models wrap around the revised text: a leading label, quotes, and everything
-    after the first blank line (commentary, or a base model continuing the prompt)."""
+    after the first blank line (commentary, or a base model continuing the prompt).
+
+    Args:
+        output: the generator's answer.
+        unit: the unit's name, as in the prompt's "Revised <unit>:" label.
+
+    Returns:
+        The revised text alone.
+
+    Example:
+        >>> clean_generation('Revised sentence: "Zorb sat."' + chr(10) * 2 + "I changed the name.", "sentence")
+        'Zorb sat.'
+    """
     text = output.strip()
     text = re.sub(rf"^(?:\*\*)?revised\s+{re.escape(unit)}\s*:?(?:\*\*)?\s*", "", text, flags=re.IGNORECASE)
     text = re.split(r"\n\s*\n", text, maxsplit=1)[0]  # the revised unit is one paragraph; models run on after it
@@ -54,7 +92,19 @@ def clean_generation(output: str, unit: str) -> str:
 
 
 def check_generation(original: str, generated: str) -> tuple[bool, str]:
-    """Whether a generated perturbation is usable, and why not."""
+    """Whether a generated perturbation is usable, and why not.
+
+    Args:
+        original: the text asked to be perturbed.
+        generated: the cleaned generation.
+
+    Returns:
+        ``(usable, reason)``: empty, unchanged, or a length outside 0.5–2.5× the original fails.
+
+    Example:
+        >>> check_generation("The cat sat on the mat.", "the cat  sat on the mat.")
+        (False, 'unchanged text')
+    """
     if not generated:
         return False, "empty generation"
     norm = lambda s: re.sub(r"\s+", " ", s).strip().lower()  # noqa: E731
@@ -66,29 +116,49 @@ def check_generation(original: str, generated: str) -> tuple[bool, str]:
     return True, ""
 
 
-async def _one(backend: Backend, store: Store, prompt: str, max_tokens: int) -> JudgeResponse:
+def _request(backend: Backend, prompt: str, max_tokens: int) -> JudgeRequest:
     sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0 if backend.capabilities.seed else None)
-    description = {"judge": backend.identity(), "purpose": "dhp-perturbation", "messages": [["user", prompt]],
-                   "sampling": sampling.model_dump(), "n": 1}
-    key = request_key(description)
-    cached = store.get_call(key)
-    if cached is not None:
-        return JudgeResponse.from_json(cached)
-    response = await backend.complete(JudgeRequest(messages=(("user", prompt),), sampling=sampling, key=key))
-    store.put_call(key, description, response.to_json())
-    return response
+    return JudgeRequest(messages=(("user", prompt),), sampling=sampling)
+
+
+#: The ledger key's extra field of a perturbation call (tells it apart from a rating call).
+PURPOSE = "dhp-perturbation"
 
 
 def perturb_with_llm(backend: Backend, store: Store, jobs: list[tuple[str, str, str, str]], concurrency: int = 8) -> list[LlmPerturbation]:
-    """``jobs``: (kind, degree, unit, text) → one checked perturbation per job, in order."""
+    """Generate LLM perturbations (DHP appendix B) through the store's call ledger.
+
+    Each job is rendered with :func:`prompt_for`, asked greedily (temperature 0, seed 0 when
+    the backend takes seeds) through :class:`~judgelab.models.cache.CachedJudge`, so a
+    rerun asks nothing already answered, then cleaned and checked.
+
+    Args:
+        backend: the generator (any judge backend); closed afterwards.
+        store: the store whose ledger caches the generations.
+        jobs: ``(kind, degree, unit, text)`` per perturbation (kind and degree name a prompt
+            in ``llm_prompts.yaml``).
+        concurrency: most calls at once (capped by the backend's concurrency).
+
+    Returns:
+        One :class:`LlmPerturbation` per job, in order; a failed check keeps the original
+        text with ``ok=False`` and the reason.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> judge = ScriptedTestJudge({"default": "Revised sentence: The cat sat on a mat."})
+        >>> perturb_with_llm(judge, Store(":memory:"), [("fictional-entities", "minor", "sentence", "The cat sat on the mat.")])[0].ok
+        True
+    """
+    cached = CachedJudge(backend, store)
 
     async def main() -> list[LlmPerturbation]:
         sem = asyncio.Semaphore(max(1, min(concurrency, backend.capabilities.concurrency)))
 
         async def run(job: tuple[str, str, str, str]) -> LlmPerturbation:
             kind, degree, unit, text = job
+            request = _request(backend, prompt_for(kind, degree, unit, text), max(64, len(text) // 2 + 64))
             async with sem:
-                response = await _one(backend, store, prompt_for(kind, degree, unit, text), max(64, len(text) // 2 + 64))
+                response, _ = await cached.complete(request, purpose=PURPOSE)
             generated = clean_generation(response.choices[0].text, unit)
             ok, reason = check_generation(text, generated)
             return LlmPerturbation(generated if ok else text, ok, reason)
