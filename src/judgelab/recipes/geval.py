@@ -36,8 +36,7 @@ TEMPLATES = {"summeval": "geval-summeval", "topical-chat": "geval-topical-chat"}
 LEVELS = ("summary", "system", "turn")
 
 PUBLISHED_SOURCE = ("Liu et al. 2023, G-Eval, EMNLP 2023 version (pp. 2511-2522): Table 1 (SummEval, summary-level "
-                    "Spearman/Kendall, G-EVAL-4) and Table 2 (Topical-Chat, turn-level Pearson/Spearman, G-EVAL-4); "
-                    "the arXiv preprint numbers its Topical-Chat table differently")
+                    "Spearman/Kendall, G-EVAL-4) and Table 2 (Topical-Chat, turn-level Pearson/Spearman, G-EVAL-4)")
 #: G-EVAL-4's published correlations: (dataset, level, criterion, method) → r, as printed.
 PUBLISHED: dict[tuple[str, str, str, str], float] = {
     **{("summeval", "summary", c, "spearman"): v for c, v in
