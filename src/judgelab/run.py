@@ -310,6 +310,7 @@ class Runner:
         self.template: Template = template or load_template(spec.template)
         self.criteria = spec.criteria or list(self.template.criteria)
         self.template.check(self.criteria, spec.variant)
+        self.template = self.template.for_criteria(self.criteria)  # per-criterion scales (G-Eval)
         self.samples = 1 if spec.score == "logprob" else spec.samples
         self.identity = run_identity(backend, self.template, self.criteria, spec)
         self._preferred = spec.rater or spec.label or (

@@ -30,6 +30,7 @@ from judgelab.cli import rating  # noqa: F401, I001
 from judgelab.cli import agreement  # noqa: F401
 from judgelab.cli import dhp  # noqa: F401
 from judgelab.cli import recipes  # noqa: F401
+from judgelab.cli import geval  # noqa: F401
 from judgelab.cli import annotate  # noqa: F401
 from judgelab.cli import doctor  # noqa: F401
 from judgelab.cli import report  # noqa: F401

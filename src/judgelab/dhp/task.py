@@ -1,7 +1,9 @@
 """DHP task definitions, stored as YAML data (``dhp/tasks/*.yaml``); users add their own by path.
 
 A task names its rubric template (the judgelab Template format: one criterion per metric,
-G-Eval style prompts) and its perturbations, each with a level (character, word, sentence),
+G-Eval style prompts) — by name or path (``template: dhp-summarization``, resolved like
+``--template``; the shipped rubrics live in ``prompts/templates/dhp-*.yaml``) or inline as a
+mapping (user task files written that way keep working) — and its perturbations, each with a level (character, word, sentence),
 a method (rule or llm), a kind and its size ``k`` or degree (Wang et al., Table 2).
 """
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, field_validator, model_validator
 
 from judgelab.errors import JudgelabError
-from judgelab.prompts import Template, load_yaml_model, resolve_data_file
+from judgelab.prompts import Template, load_template, load_yaml_model, resolve_data_file
 
 __all__ = ["Perturbation", "DhpTask", "load_task", "available_tasks", "RULE_KINDS", "LLM_KINDS"]
 
@@ -49,6 +51,17 @@ class DhpTask(BaseModel):
     unit: str = "text"
     template: Template
     perturbations: list[Perturbation]
+
+    @field_validator("template", mode="before")
+    @classmethod
+    def _named_template(cls, value: Any) -> Any:
+        """A template name or ``.yaml`` path is loaded with :func:`judgelab.prompts.load_template`.
+
+        A copy is returned, so the task file's loader never alters the cached template.
+        """
+        if isinstance(value, str):
+            return load_template(value).model_copy()
+        return value
 
     @property
     def metrics(self) -> list[str]:

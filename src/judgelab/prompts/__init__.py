@@ -4,7 +4,9 @@ A template holds an ``instruction`` (shared by every criterion unless a criterio
 brings its own), one ``question`` per criterion, instruction ``variants`` that
 prepend or append a sentence (Chiang & Lee 2023, section 3.3.2), the ``scale`` and
 the ``logprob_cue`` written after the prompt when a score is read from next-token
-log-probabilities. The shipped templates reproduce the papers' prompts verbatim;
+log-probabilities. A criterion may bring its own ``scale`` (G-Eval rates SummEval's fluency
+1-3 and the other criteria 1-5); a run asks only criteria that share one scale
+(:meth:`Template.for_criteria`), so an answer is never read on another criterion's scale. The shipped templates reproduce the papers' prompts verbatim;
 users add their own by passing a path to a YAML file of the same shape.
 
 Templates come from users, so they are rendered in Jinja2's immutable sandbox
@@ -61,6 +63,8 @@ class Criterion(BaseModel):
     requires: list[str] = []
     #: Metrics rated together in one answer (each becomes its own rating); empty = the criterion itself.
     metrics: list[str] = []
+    #: This criterion's own scale (low, high); None = the template's ``scale``.
+    scale: tuple[float, float] | None = None
 
 
 class Variant(BaseModel):
@@ -114,6 +118,40 @@ class Template(BaseModel):
         if not self.example_format:
             raise JudgelabError(f"template {self.name!r} has no example_format for dynamic prompting")
         return render_text(self.example_format, fields, self.origin)
+
+    def scale_of(self, criterion: str) -> tuple[float, float]:
+        """The scale of one criterion: its own ``scale``, else the template's."""
+        return self.criteria[criterion].scale or self.scale
+
+    def for_criteria(self, criteria: list[str]) -> "Template":
+        """The template as a run of ``criteria`` uses it: ``scale`` set to their common scale.
+
+        Args:
+            criteria: the criteria one run asks (known criteria of this template).
+
+        Returns:
+            The template itself when no criterion has its own scale (so its digest, and the run
+            identity, do not change), else a copy whose ``scale`` is the criteria's common scale.
+
+        Raises:
+            JudgelabError: the criteria have different scales (one line naming them); rate
+                them in separate runs.
+
+        Example:
+            >>> t = load_template("geval-summeval")
+            >>> t.for_criteria(["fluency"]).scale
+            (1.0, 3.0)
+        """
+        if not any(self.criteria[c].scale for c in criteria if c in self.criteria):
+            return self
+        scales = {c: tuple(self.scale_of(c)) for c in criteria}
+        if len(set(scales.values())) > 1:
+            listed = ", ".join(f"{c} {lo:g}-{hi:g}" for c, (lo, hi) in scales.items())
+            raise JudgelabError(f"template {self.name!r}: the criteria have different scales ({listed}); "
+                                "rate criteria of one scale per run (--criteria)")
+        copy = self.model_copy(update={"scale": next(iter(scales.values()))})
+        copy._source = self._source
+        return copy
 
     def outputs(self, criterion: str) -> list[str]:
         """The rating names one answer to ``criterion`` yields."""

@@ -1,0 +1,335 @@
+"""Recipe: G-Eval meta-evaluation (Liu et al. 2023, "G-Eval: NLG Evaluation using GPT-4 with
+Better Human Alignment") on SummEval and Topical-Chat.
+
+Judges rate every item with the ``geval-summeval`` or ``geval-topical-chat`` template (criteria of
+one scale per run, so fluency 1-3 is read on 1-3), through :func:`judgelab.recipes.common.judge_run`
+(call ledger, run identity, failure accounting, run.json). :func:`meta_evaluate` then correlates
+each judge with the human means, per criterion and method, at three levels:
+
+* **summary level** (G-Eval Table 1, after Zhong et al. 2022): within each document the
+  correlation across its systems, averaged over documents
+  (:func:`judgelab.stats.correlation.per_group`);
+* **system level**: the correlation of per-system means (:func:`judgelab.stats.correlation.system_level`);
+* **turn level** (Topical-Chat; G-Eval's dialogue table, Pearson and Spearman): all responses
+  pooled (:func:`judgelab.stats.correlation.overall`). G-Eval follows Zhong et al. (2022), whose
+  turn-level correlation is computed over all responses together; pooled is judgelab's reading.
+
+Every r has a 95% clustered bootstrap CI (:func:`judgelab.stats.bootstrap.cluster_bootstrap_ci`):
+documents (dialogue contexts) are resampled with all their systems. Every NaN carries a note.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
+           "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
+
+TEMPLATES = {"summeval": "geval-summeval", "topical-chat": "geval-topical-chat"}
+LEVELS = ("summary", "system", "turn")
+
+PUBLISHED_SOURCE = ("Liu et al. 2023, G-Eval, EMNLP 2023 version (pp. 2511-2522): Table 1 (SummEval, summary-level "
+                    "Spearman/Kendall, G-EVAL-4) and Table 2 (Topical-Chat, turn-level Pearson/Spearman, G-EVAL-4)")
+#: G-EVAL-4's published correlations: (dataset, level, criterion, method) → r, as printed.
+PUBLISHED: dict[tuple[str, str, str, str], float] = {
+    **{("summeval", "summary", c, "spearman"): v for c, v in
+       {"coherence": 0.582, "consistency": 0.507, "fluency": 0.506, "relevance": 0.547}.items()},
+    **{("summeval", "summary", c, "kendall"): v for c, v in
+       {"coherence": 0.457, "consistency": 0.425, "fluency": 0.455, "relevance": 0.433}.items()},
+    **{("topical-chat", "turn", c, "pearson"): v for c, v in
+       {"naturalness": 0.549, "coherence": 0.594, "engagingness": 0.627, "groundedness": 0.531}.items()},
+    **{("topical-chat", "turn", c, "spearman"): v for c, v in
+       {"naturalness": 0.565, "coherence": 0.605, "engagingness": 0.631, "groundedness": 0.551}.items()},
+}
+
+_COLUMNS = ["judge", "criterion", "method", "level", "r", "ci_low", "ci_high", "n", "note"]
+
+
+@dataclass(frozen=True)
+class CorrelationRow:
+    """One judge × criterion × method × level correlation with its clustered bootstrap CI.
+
+    ``n``: documents with a defined correlation (summary level), systems (system level) or
+    responses (turn level). ``note`` explains a NaN, or what was left out of an average.
+    """
+
+    judge: str
+    criterion: str
+    method: str
+    level: str
+    r: float
+    ci_low: float
+    ci_high: float
+    n: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {c: getattr(self, c) for c in _COLUMNS}
+
+
+@dataclass(frozen=True)
+class GevalReport:
+    """All correlations of a G-Eval meta-evaluation (see :func:`meta_evaluate`)."""
+
+    dataset: str
+    rows: tuple[CorrelationRow, ...]
+    groups: int
+    n_resamples: int
+
+    def to_frame(self, level: str | None = None) -> pd.DataFrame:
+        """The rows (of one ``level``: summary, system, turn) as a table with columns
+        judge, criterion, method, level, r, ci_low, ci_high, n, note."""
+        rows = [r.to_dict() for r in self.rows if level is None or r.level == level]
+        return pd.DataFrame(rows, columns=_COLUMNS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": 1, "dataset": self.dataset, "groups": self.groups, "n_resamples": self.n_resamples,
+                "rows": [r.to_dict() for r in self.rows]}
+
+
+def _paired(ratings: pd.DataFrame, judge: str, criterion: str, human_rater: str) -> pd.DataFrame:
+    """One row per (group, system): the judge's mean over its ok samples (x) and the human score (y)."""
+    ok = ratings[(ratings["criterion"] == criterion) & (ratings["status"] == "ok") & ratings["score"].notna()]
+    x = ok[ok["rater"] == judge].groupby(["group", "system"])["score"].mean().rename("x")
+    y = ok[ok["rater"] == human_rater].groupby(["group", "system"])["score"].mean().rename("y")
+    return pd.concat([x, y], axis=1).reset_index()
+
+
+def _per_group_r(frame: pd.DataFrame, method: str) -> pd.DataFrame:
+    """One row per group with the correlation across its systems (NaN with a reason when undefined)."""
+    from judgelab.stats.correlation import correlate
+
+    rows = []
+    for group, g in frame.groupby("group", sort=True):
+        c = correlate(g["x"].to_numpy(float), g["y"].to_numpy(float), method)
+        rows.append({"group": group, "r": c.r, "reason": c.reason})
+    return pd.DataFrame(rows, columns=["group", "r", "reason"])
+
+
+def _system_r(table: pd.DataFrame, method: str) -> float:
+    from judgelab.stats.correlation import correlate
+
+    both = table.dropna(subset=["x", "y"])
+    means = both.groupby("system")[["x", "y"]].mean()
+    return correlate(means["x"].to_numpy(float), means["y"].to_numpy(float), method).r
+
+
+def _ci_note(ci) -> str:
+    return f"CI undefined: {ci.reason}" if ci.reason else ""
+
+
+def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: Iterable[str] | None = None,
+                  criteria: Iterable[str] | None = None, methods: Iterable[str] = ("spearman", "kendall"),
+                  levels: Iterable[str] = ("summary", "system"), human_rater: str = "human:mean",
+                  n_resamples: int = 999, seed: int = 0) -> GevalReport:
+    """Correlate judges with the human ratings at G-Eval's levels, each r with a clustered bootstrap CI.
+
+    Args:
+        ratings: tidy ratings (item_id, system, group, criterion, rater, sample, score, status) of the
+            judges and of ``human_rater``; a judge's samples are averaged per item; ``group`` is the
+            document (dialogue context).
+        dataset: a name carried into the report.
+        judges: raters to evaluate (default: every rater except ``human_rater``).
+        criteria: default: every criterion the human rater has.
+        methods: of ``pearson``, ``spearman``, ``kendall`` (tau-b).
+        levels: of ``summary`` (per document across systems, averaged; G-Eval Table 1),
+            ``system`` (per-system means) and ``turn`` (all responses pooled; G-Eval's Topical-Chat table).
+        human_rater: the rater label of the human scores.
+        n_resamples: bootstrap resamples of documents (0 skips the CIs).
+        seed: the bootstrap's seed.
+
+    Returns:
+        A :class:`GevalReport`; ``to_frame(level)`` gives the CSV table of one level.
+
+    Raises:
+        JudgelabError: no human ratings, or an unknown method or level.
+
+    Example:
+        >>> rows = [dict(item_id=d, system=s, group=d, criterion="fluency", rater=r, sample=0,
+        ...              score=float(i + (j if r == "judge" else 0)), status="ok")
+        ...         for d in "ab" for j, s in enumerate("pqrs") for i, r in [(j, "judge"), (j, "human:mean")]]
+        >>> report = meta_evaluate(pd.DataFrame(rows), n_resamples=0)
+        >>> float(report.to_frame("summary").query("method == 'spearman'")["r"].iloc[0])
+        1.0
+    """
+    from scipy.stats import DegenerateDataWarning
+
+    from judgelab.stats.correlation import METHODS
+
+    methods, levels = list(methods), list(levels)
+    for m in methods:
+        if m not in METHODS:
+            raise JudgelabError(f"unknown correlation method {m!r}: {', '.join(METHODS)}")
+    for level in levels:
+        if level not in LEVELS:
+            raise JudgelabError(f"unknown level {level!r}: {', '.join(LEVELS)}")
+    human = ratings[ratings["rater"] == human_rater]
+    if human.empty:
+        raise JudgelabError(f"no human ratings (rater {human_rater!r}) to compare with")
+    judges = list(judges) if judges is not None else sorted(set(ratings["rater"]) - {human_rater})
+    criteria = list(criteria) if criteria is not None else list(dict.fromkeys(human["criterion"]))
+    groups = int(human["group"].nunique())
+    out: list[CorrelationRow] = []
+    with warnings.catch_warnings():
+        # scipy warns when every resample gives the same value (e.g. one defined document); the
+        # interval is then a point, and the note says why
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        _correlations(ratings, judges, criteria, methods, levels, human_rater, n_resamples, seed, out)
+    return GevalReport(dataset, tuple(out), groups, n_resamples)
+
+
+def _correlations(ratings: pd.DataFrame, judges: list[str], criteria: list[str], methods: list[str], levels: list[str],
+                  human_rater: str, n_resamples: int, seed: int, out: list[CorrelationRow]) -> None:
+    """Append one :class:`CorrelationRow` per judge × criterion × method × level to ``out``."""
+    from judgelab.stats.bootstrap import cluster_bootstrap_ci
+    from judgelab.stats.correlation import correlate, overall, per_group, system_level
+
+    for judge in judges:
+        for criterion in criteria:
+            frame = _paired(ratings, judge, criterion, human_rater)
+            if frame["x"].notna().sum() == 0:
+                for level in levels:
+                    for m in methods:
+                        out.append(CorrelationRow(judge, criterion, m, level, float("nan"), float("nan"), float("nan"), 0,
+                                                  f"{judge} has no ok rating of {criterion}"))
+                continue
+            wide_x = frame.pivot(index="system", columns="group", values="x")
+            wide_y = frame.pivot(index="system", columns="group", values="y").reindex_like(wide_x)
+            for m in methods:
+                for level in levels:
+                    note = ""
+                    if level == "summary":
+                        res = per_group(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
+                        per_doc = _per_group_r(frame, m)
+                        undefined = per_doc[per_doc["r"].isna()]
+                        if len(undefined):
+                            reasons = "; ".join(f"{k} ×{v}" for k, v in undefined["reason"].value_counts().items())
+                            note = f"{len(undefined)} of {len(per_doc)} documents undefined ({reasons})"
+                        if np.isnan(res.r):
+                            note = note or res.reason
+                        elif res.n == 1:
+                            note = "; ".join(x for x in (note, "one defined document: the CI is that document's r") if x)
+                        ci = (cluster_bootstrap_ci(per_doc, lambda t: float(t["r"].mean()) if t["r"].notna().any() else float("nan"),
+                                                   "group", n_resamples=n_resamples, seed=seed) if n_resamples else None)
+                    elif level == "system":
+                        res = system_level(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
+                        if np.isnan(res.r):
+                            note = res.reason
+                        ci = (cluster_bootstrap_ci(frame, lambda t, m=m: _system_r(t, m), "group",
+                                                   n_resamples=n_resamples, seed=seed) if n_resamples else None)
+                    else:
+                        both = frame.dropna(subset=["x", "y"])
+                        res = overall(both["x"].to_numpy(float), both["y"].to_numpy(float), m)
+                        if np.isnan(res.r):
+                            note = res.reason
+                        ci = (cluster_bootstrap_ci(both, lambda t, m=m: correlate(t["x"], t["y"], m).r, "group",
+                                                   n_resamples=n_resamples, seed=seed) if n_resamples else None)
+                    if ci is None:
+                        low = high = float("nan")
+                        note = "; ".join(x for x in (note, "no CI: --n-resamples 0") if x)
+                    else:
+                        low, high = ci.low, ci.high
+                        if not np.isnan(res.r):
+                            note = "; ".join(x for x in (note, _ci_note(ci)) if x)
+                    out.append(CorrelationRow(judge, criterion, m, level, float(res.r), float(low), float(high),
+                                              int(res.n), note))
+
+
+def published_table(report: GevalReport) -> pd.DataFrame:
+    """The measured correlations beside G-EVAL-4's published ones (:data:`PUBLISHED`), where published."""
+    rows = []
+    for r in report.rows:
+        key = (report.dataset, r.level, r.criterion, r.method)
+        if key in PUBLISHED:
+            rows.append({**r.to_dict(), "geval4_r": PUBLISHED[key]})
+    cols = _COLUMNS[:-1] + ["geval4_r", "note"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def scale_groups(template, criteria: Iterable[str]) -> list[list[str]]:
+    """Criteria grouped by their scale, in template order (one judge run per group)."""
+    groups: dict[tuple[float, float], list[str]] = {}
+    for c in criteria:
+        groups.setdefault(tuple(template.scale_of(c)), []).append(c)
+    return list(groups.values())
+
+
+def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
+              score: str | None = None, samples: int = 1, n_resamples: int = 999, seed: int = 0,
+              defaults: dict[str, Any] | None = None, progress: bool = True) -> GevalReport:
+    """Judge SummEval or Topical-Chat with the G-Eval template and write the meta-evaluation tables.
+
+    Args:
+        data: ``summeval``, ``topical-chat`` (files in the shared data folder) or a path.
+        out: output folder (CSV tables, README.md index, run.json, store.sqlite).
+        judges: judge specs (``local``, ``local:PATH.gguf``, ``openai:MODEL@URL``, ``scripted-test-double:FILE``).
+        dataset: the dataset of a path (default: guessed from the file type).
+        n_items: the first N documents (dialogue contexts), each with all its systems.
+        score: ``logprob`` or ``parsed`` (default: logprob for the local judge, else parsed).
+        samples: answers per item in parsed mode (averaged).
+        n_resamples: bootstrap resamples for the CIs.
+        seed: bootstrap seed (and the sampling seed of the judges).
+        defaults: backend options (base_url, api_key, concurrency).
+        progress: show progress bars.
+
+    Returns:
+        The :class:`GevalReport` whose tables were written.
+
+    Example:
+        >>> run_geval("summeval", Path("runs/geval"), ["local"], n_items=2)  # doctest: +SKIP
+    """
+    from judgelab.datasets.geval_sources import load_geval_data
+    from judgelab.prompts import load_template
+    from judgelab.ratings import combine
+    from judgelab.recipes.common import RecipeOutput, judge_run
+    from judgelab.store import Store
+
+    if not judges:
+        raise JudgelabError("give at least one --judge")
+    if n_resamples < 0:
+        raise JudgelabError("--n-resamples must be 0 or more")
+    loaded = load_geval_data(data, dataset, n_items)
+    template = load_template(TEMPLATES[loaded.dataset])
+    output = RecipeOutput(out, f"G-Eval meta-evaluation on {loaded.dataset}")
+    items = list(loaded.items)
+    labels: dict[str, str] = {}  # rater label in the store → judge label in the tables
+    with Store(out / "store.sqlite") as store:
+        for judge in judges:
+            first = None
+            for group in scale_groups(template, loaded.criteria):
+                lo, hi = template.scale_of(group[0])
+                rater = judge_run(items, template, judge, store, samples=samples, score=score, criteria=group,
+                                  rater=None if first is None else f"{first}/{lo:g}-{hi:g}", defaults=defaults,
+                                  progress=progress, seed=seed)
+                first = first or rater
+                labels[rater] = first
+        stored = store.ratings()
+    judged = stored[stored["rater"].isin(list(labels))].copy()
+    judged["rater"] = judged["rater"].map(labels)
+    output.table(judged, "ratings", "judge ratings (tidy table; human means are in the data file)", show=False)
+    both = combine([judged, loaded.human])
+    levels = ["summary", "system"] + (["turn"] if loaded.dataset == "topical-chat" else [])
+    methods = ["spearman", "kendall"] + (["pearson"] if loaded.dataset == "topical-chat" else [])
+    report = meta_evaluate(both, loaded.dataset, judges=list(dict.fromkeys(labels.values())), criteria=loaded.criteria,
+                           methods=methods, levels=levels, n_resamples=n_resamples, seed=seed)
+    where = f"{loaded.n_groups} {'documents' if loaded.dataset == 'summeval' else 'dialogue contexts'}"
+    output.table(report.to_frame("summary"), "summary_level",
+                 f"summary level: per-document correlation across systems, averaged ({where}), 95% cluster bootstrap CI")
+    output.table(report.to_frame("system"), "system_level",
+                 "system level: correlation of per-system means, 95% cluster bootstrap CI over documents")
+    if "turn" in levels:
+        output.table(report.to_frame("turn"), "turn_level",
+                     "turn level: all responses pooled (G-Eval's Topical-Chat table), 95% cluster bootstrap CI")
+    output.table(published_table(report), "published_comparison",
+                 "measured beside G-EVAL-4's published correlations", show=False)
+    notes = [f"published figures: {PUBLISHED_SOURCE}",
+             f"data: {loaded.path} ({len(items)} items, {where}); human scores are means of three raters"]
+    output.finish(notes)
+    return report
