@@ -86,7 +86,7 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
         n_resamples: bootstrap resamples of the CI (0: none); seed: its seed.
 
     Returns:
-        One row per (rater, criterion, level, method): ``CORRELATION_COLUMNS`` (``r, p, n, ci_low,
+        One row per (rater, criterion the rater rated, level, method): ``CORRELATION_COLUMNS`` (``r, p, n, ci_low,
         ci_high``, the rater's failure rate, and ``note`` naming the reason of each NaN).
 
     Raises:
@@ -99,10 +99,11 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
     failures = _failure_rates(df)
     if not means["rater"].map(is_human).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to compare with")
+    rated = set(zip(df["rater"], df["criterion"]))  # a judge is compared on the criteria it rated
     rows = []
     for criterion in _check_criteria(df, criteria):
         ref = _human_mean(means, criterion)
-        for rater in sorted(r for r in means["rater"].unique() if not is_human(r)):
+        for rater in sorted(r for r in df["rater"].unique() if not is_human(r) and (r, criterion) in rated):
             mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
             joined = _joined(mine, ref)
             for level in levels:
