@@ -177,7 +177,17 @@ def _level_r(frame, level: str, method: str, variant: str, x: str, y: str) -> Co
 
 
 def _group_rs(frame, method: str, variant: str, x: str, y: str) -> np.ndarray:
-    return np.array([correlate(g[x], g[y], method, variant).r for _, g in frame.groupby("group", sort=True)], dtype=float)
+    """The correlation within each group (sorted by group), on numpy slices (no per-group DataFrame)."""
+    import pandas as pd
+
+    codes, _ = pd.factorize(frame["group"], sort=True)
+    keep = codes >= 0
+    codes = codes[keep]
+    xv, yv = frame[x].to_numpy(dtype=float)[keep], frame[y].to_numpy(dtype=float)[keep]
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return np.array([correlate(xs, ys, method, variant).r
+                     for xs, ys in zip(np.split(xv[order], bounds), np.split(yv[order], bounds))], dtype=float)
 
 
 def _check_level(frame, level: str) -> str:
