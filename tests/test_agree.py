@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import judgelab_cmd
+from conftest import SHARED_DATA, judgelab_cmd
 from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
 from judgelab.errors import JudgelabError
 from judgelab.ratings import combine, import_long, import_wide, read_ratings
@@ -91,12 +91,101 @@ def test_bad_input_is_clear(tmp_path):
 def test_agree_command(tmp_path):
     h, j = synthetic(tmp_path)
     args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col", "story",
-            "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--method", "kendall,spearman"]
+            "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--method", "kendall,spearman",
+            "--n-resamples", "100"]
     result = judgelab_cmd(*args, "--format", "json", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"correlations", "human_baseline", "self_consistency", "williams"}
+    assert data["schema"] == 1  # the tables moved under "tables" when the JSON got its schema
+    assert set(data["tables"]) == {"correlations", "human_baseline", "self_consistency", "williams"}
     assert (tmp_path / "out" / "williams.csv").exists()
     assert judgelab_cmd(*args, "--format", "table").returncode == 0
     bad = judgelab_cmd("agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity")
     assert bad.returncode == 2 and "missing column" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_correlations_carry_clustered_cis(tmp_path):
+    df = load(tmp_path)
+    table = judge_vs_human(df, ["pearson"], n_resamples=200, seed=3)
+    assert (table["ci_low"] <= table["r"]).all() and (table["r"] <= table["ci_high"]).all()
+    assert table.equals(judge_vs_human(df, ["pearson"], n_resamples=200, seed=3))  # seeded
+    base = human_baseline(df, ["pearson"], ["overall"], n_resamples=200).iloc[0]
+    assert base.vs_mean_ci_low <= base.vs_mean <= base.vs_mean_ci_high
+    assert base.pairwise_ci_low <= base.pairwise <= base.pairwise_ci_high
+
+
+def test_mean_only_human_file_and_map(tmp_path):
+    """A wide file without a rater column is one rater human:mean; --map renames criteria before matching."""
+    rows = []
+    rng = np.random.default_rng(1)
+    for doc in range(8):
+        for s in range(4):
+            rows.append({"doc_id": f"d{doc}", "system": f"M{s}", "summary": f"text {doc} {s}",
+                         "grammaticality": float(rng.integers(1, 6)) + 1 / 3})
+    human = tmp_path / "means.jsonl"
+    human.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    judge = pd.DataFrame([{"item_id": r["doc_id"], "system": r["system"], "group": r["doc_id"], "criterion": "grammar",
+                           "rater": "j", "score": round(r["grammaticality"] + rng.normal(0, 0.5))} for r in rows])
+    judge.to_csv(tmp_path / "judge.csv", index=False)
+    from judgelab.agree import agreement
+    from judgelab.ratings import rename_criteria
+
+    h = import_wide(human)
+    assert set(h["rater"]) == {"human:mean"} and set(h["criterion"]) == {"grammaticality"}  # the text column is no criterion
+    both = combine([read_ratings(tmp_path / "judge.csv"), h])
+    with pytest.raises(JudgelabError, match="no criterion 'grammer'.*criteria present: grammar, grammaticality"):
+        rename_criteria(both, {"grammer": "grammaticality"})
+    df = rename_criteria(both, {"grammar": "grammaticality"})
+    report = agreement(df, ["kendall"], n_resamples=50)
+    assert len(report.correlations) == 3 and report.correlations["r"].notna().all()
+    assert report.human_baseline.empty and "means" in report.skipped["human_baseline"]
+    assert report.williams.empty and "two judges" in report.skipped["williams"]
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "summeval" / "summeval_expert_means.jsonl").exists(),
+                    reason="needs ../shared/data/summeval/summeval_expert_means.jsonl (SummEval expert means)")
+def test_agree_takes_summeval_means_as_they_are(tmp_path):
+    """`judgelab agree RUN/ratings.csv --human summeval_expert_means.jsonl`, with judge ratings shaped as
+    `recipe geval` writes them (item_id = doc_id, system, group = doc_id); the judge is synthetic (human
+    mean + noise, rounded), built from the real file so the ids and systems match."""
+    source = SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"
+    rng = np.random.default_rng(0)
+    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    judge = pd.DataFrame([{"item_id": r["doc_id"], "system": r["system"], "group": r["doc_id"], "criterion": c,
+                           "rater": "synthetic-judge", "sample": 0, "status": "ok",
+                           "score": float(np.clip(np.round(r[c] + rng.normal(0, 1)), 1, 5))}
+                          for r in rows for c in ("coherence", "fluency")])
+    run = tmp_path / "run"
+    run.mkdir()
+    judge.to_csv(run / "ratings.csv", index=False)
+    (run / "README.md").write_text("# a run\n")
+    res = judgelab_cmd("agree", str(run / "ratings.csv"), "--human", str(source), "--out", str(run), "--level", "overall,system",
+                       "--n-resamples", "100", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    corr = pd.DataFrame(data["tables"]["correlations"])
+    assert set(corr["criterion"]) == {"coherence", "fluency"} and (corr["n"] > 0).all()
+    assert (corr["ci_low"] < corr["r"]).all() and (corr["r"] < corr["ci_high"]).all()
+    assert (corr.loc[corr.level == "overall", "r"] > 0.3).all()  # human mean + noise must track the humans
+    assert "human_baseline skipped" in res.stderr and "williams skipped" in res.stderr
+    williams = (run / "williams.csv").read_text()
+    assert williams.strip() == "criterion,judge_a,judge_b,r_a,r_b,r_ab,n,t,p,p_bh"  # header only, not 0 bytes
+    readme = (run / "README.md").read_text()
+    assert readme.startswith("# a run") and "compare two judges" in readme and "correlations.csv" in readme
+    steps = json.loads((run / "run.json").read_text())
+    assert steps["command"] == "agree" and steps["settings"]["n_resamples"] == 100
+
+
+def test_agree_command_notes_and_map_errors(tmp_path):
+    h, j = synthetic(tmp_path)
+    base = ["agree", str(j), "--human", str(h), "--criteria-cols", "clarity", "--item-col", "story", "--rater-col", "annotator",
+            "--system-col", "model", "--group-col", "prompt", "--n-resamples", "0", "--format", "csv"]
+    res = judgelab_cmd(*base)
+    assert res.returncode == 0, res.stderr
+    notes = [line for line in res.stderr.splitlines() if line.startswith("judgelab: note:")]
+    assert notes and len(notes) == len(set(notes)) and any("per-group p-values" in n for n in notes)
+    bad = judgelab_cmd(*base, "--map", "clartiy=clarity")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "clartiy" in bad.stderr and "criteria present: clarity" in bad.stderr
+    renamed = judgelab_cmd(*base, "--map", "clarity=lucidity", "--format", "json")
+    assert renamed.returncode == 0 and {r["criterion"] for r in json.loads(renamed.stdout)["tables"]["correlations"]} == {"lucidity"}

@@ -188,7 +188,7 @@ def test_scales_command(tmp_path):
     judge = pd.DataFrame([{"item_id": i, "criterion": m, "rater": "j", "score": max(1, r[m] - 1)} for i, r in rows.items()
                           for m in ("informativeness", "clarity")])
     judge.to_csv(tmp_path / "judge.csv", index=False)
-    res = judgelab_cmd("scales", "--judge", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
+    res = judgelab_cmd("scales", "--ratings", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
                        "--figures", str(tmp_path / "figs"))
     assert res.returncode == 0, res.stderr
     table = json.loads(res.stdout)

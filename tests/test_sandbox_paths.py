@@ -142,7 +142,7 @@ def test_criterion_named_like_a_path_stays_in_the_output_folder(tmp_path):
     human.write_text('id,"../../evil/x"\n' + "\n".join(f"{i},{1 + (i * 3) % 5}" for i in range(8)) + "\n")
     figures = work / "out" / "figs"
     before = set(tmp_path.rglob("*"))
-    result = judgelab_cmd("scales", "--judge", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
+    result = judgelab_cmd("scales", "--ratings", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
     assert result.returncode == 0, result.stderr
     new = set(tmp_path.rglob("*")) - before
     written = [p for p in new if p.is_file()]

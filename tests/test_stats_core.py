@@ -10,6 +10,8 @@ from judgelab.stats import exact_agreement, krippendorff_alpha, welch_t
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 @pytest.mark.parametrize("seed", range(6))
 def test_alpha_matches_krippendorff_package(level, seed):
+    # krippendorff_alpha now calls the package: this checks the wrapper (orientation, missing values,
+    # levels); the published example below is the test that does not depend on the package
     rng = np.random.default_rng(seed)
     data = rng.integers(1, 6, size=(3 + seed % 3, 30 + seed)).astype(float)
     data[1] = np.where(rng.random(data.shape[1]) < 0.6, data[0], data[1])

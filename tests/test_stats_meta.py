@@ -9,7 +9,7 @@ from scipy import stats as st
 from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats import (
-    bh_adjust, bootstrap_ci, correlate, icc, overall, per_group, system_level, williams_one_sided, williams_test,
+    bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided, williams_test,
 )
 
 
@@ -138,10 +138,16 @@ def test_bh_keeps_order_and_nan():
 
 
 def test_bootstrap_ci_covers_the_estimate():
+    # the old stats.correlation.bootstrap_ci (pairs resampled) is replaced by level_correlation's
+    # clustered CI; with one row per item the cluster is the pair, as before
+    from judgelab.stats.correlation import level_correlation
+
     rng = np.random.default_rng(2)
     x = rng.normal(size=200)
     y = 0.5 * x + rng.normal(size=200)
-    low, high = bootstrap_ci(x, y, "pearson", n_boot=400, seed=1)
+    frame = pd.DataFrame({"system": "s", "item_id": np.arange(200).astype(str), "group": None, "score_x": x, "score_y": y})
+    c = level_correlation(frame, "overall", "pearson", n_resamples=400, seed=1)
     r = correlate(x, y, "pearson").r
-    assert low < r < high and high - low < 0.35
-    assert bootstrap_ci(x, y, "pearson", n_boot=50, seed=7) == bootstrap_ci(x, y, "pearson", n_boot=50, seed=7)
+    assert c.ci_low < r < c.ci_high and c.ci_high - c.ci_low < 0.35
+    again = level_correlation(frame, "overall", "pearson", n_resamples=50, seed=7)
+    assert again == level_correlation(frame, "overall", "pearson", n_resamples=50, seed=7)

@@ -3,65 +3,48 @@ self-consistency and Williams tests between judges.
 
 * Judge vs human (HANNA, meta-evaluation; Chiang & Lee 2023, §3.3.1): each rater's mean
   over its samples is compared with the mean of the human raters per item, at the overall,
-  per-group and system levels (:mod:`judgelab.stats.correlation`).
+  per-group and system levels (:func:`judgelab.stats.correlation.level_correlation`, the one
+  level dispatch), each with an item-clustered (per-group level: group-clustered) bootstrap CI.
 * Human baseline (HANNA): each human rater against the mean of all human ratings (an upper
   bound, since the rater is part of the mean), averaged over raters; and the mean pairwise
-  correlation between human raters (Chiang & Lee 2023, Table 6).
+  correlation between human raters (Chiang & Lee 2023, Table 6). Needs two individual raters:
+  a file of mean ratings (rater ``human:mean``) skips it with a reason.
 * Self-consistency: Krippendorff's alpha (ordinal) and ICC(2,k) with its 95% CI, with
   samples (for a judge) or human raters (for the humans) as the raters.
 * Williams tests (HANNA): for every pair of judges, H1 "judge A correlates better with the
   humans than judge B", BH-adjusted over the family of all pairs of one criterion and level.
+  One judge: no pair, so the table has its columns and no row (and a reason).
 
-Failed judgments never count as scores; each table reports how many ratings entered.
+Failed judgments never count as scores; each table reports how many ratings entered. Every NaN
+has its reason in the ``note`` column.
 """
 from __future__ import annotations
 
 import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.ratings import is_human, item_means
-from judgelab.stats import (
-    bh_adjust,
-    correlate,
-    icc,
-    krippendorff_alpha,
-    overall,
-    williams_one_sided,
-)
+from judgelab.ratings import human_raters, is_human, item_means
+from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_one_sided
+from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
 
-__all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "self_consistency", "williams_matrix"]
+__all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "self_consistency", "williams_matrix",
+           "agreement", "AgreeReport", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
+           "CONSISTENCY_COLUMNS", "WILLIAMS_COLUMNS"]
 
-LEVELS = ("overall", "group", "system")
-
-
-def _aligned(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """Join two item-mean tables (system, item_id → score, group) on their items."""
-    return a.merge(b, on=["system", "item_id"], suffixes=("_x", "_y"), how="inner")
-
-
-def level_correlation(joined: pd.DataFrame, level: str, method: str, variant: str = "b"):
-    """Correlation of ``score_x`` and ``score_y`` at one level (see module docstring)."""
-    from judgelab.stats.correlation import Correlation
-
-    if level == "overall":
-        return overall(joined["score_x"], joined["score_y"], method, variant)
-    if level == "system":
-        both = joined.dropna(subset=["score_x", "score_y"])
-        means = both.groupby("system")[["score_x", "score_y"]].mean()
-        return correlate(means["score_x"], means["score_y"], method, variant)
-    if level == "group":
-        groups = joined["group_x"] if "group_x" in joined else joined.get("group")
-        if groups is None or groups.isna().all():
-            return Correlation(float("nan"), float("nan"), 0, "no group column: per-group correlation needs groups")
-        values = [correlate(g["score_x"], g["score_y"], method, variant).r for _, g in joined.groupby(groups)]
-        defined = [v for v in values if not np.isnan(v)]
-        if not defined:
-            return Correlation(float("nan"), float("nan"), 0, "no group has a defined correlation")
-        return Correlation(float(np.mean(defined)), float("nan"), len(defined))
-    raise JudgelabError(f"unknown level {level!r}: {', '.join(LEVELS)}")
+JSON_SCHEMA = 1
+CORRELATION_COLUMNS = ["rater", "criterion", "level", "method", "r", "p", "n", "ci_low", "ci_high", "failure_rate", "note"]
+BASELINE_COLUMNS = ["criterion", "level", "method", "vs_mean", "vs_mean_ci_low", "vs_mean_ci_high", "pairwise",
+                    "pairwise_ci_low", "pairwise_ci_high", "raters", "note"]
+CONSISTENCY_COLUMNS = ["rater", "criterion", "raters_are", "k", "items", "alpha", "icc2k", "icc2k_low", "icc2k_high",
+                       "failure_rate", "note"]
+WILLIAMS_COLUMNS = ["criterion", "judge_a", "judge_b", "r_a", "r_b", "r_ab", "n", "t", "p", "p_bh"]
+_HUMANS = "__humans__"
 
 
 def _human_mean(means: pd.DataFrame, criterion: str) -> pd.DataFrame:
@@ -84,67 +67,120 @@ def _failure_rates(df: pd.DataFrame) -> pd.Series:
     return (df["status"] != "ok").groupby([df["rater"], df["criterion"]]).mean()
 
 
+def _joined(mine: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
+    """Two item-mean tables joined on (system, item_id) as ``score_x``/``score_y``; the group comes
+    from the first table, else the second (a file of human means often has no group column)."""
+    joined = mine.merge(ref, on=["system", "item_id"], suffixes=("_x", "_y"), how="inner")
+    joined["group"] = joined["group_x"].where(joined["group_x"].notna(), joined["group_y"])
+    return joined[["system", "item_id", "group", "score_x", "score_y"]]
+
+
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
-                   variant: str = "b") -> pd.DataFrame:
-    """One row per (rater, criterion, level, method) for every non-human rater."""
+                   variant: str = "b", n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
+    """Correlation of every judge with the mean human rating, per criterion, level and method.
+
+    Args:
+        df: the tidy ratings table (judges and ``human:<id>`` raters).
+        methods: ``kendall``, ``pearson``, ``spearman``; levels: ``overall``, ``group``, ``system``.
+        criteria: the criteria to report (default: all); ``variant``: Kendall's ``b`` or ``c``.
+        n_resamples: bootstrap resamples of the CI (0: none); seed: its seed.
+
+    Returns:
+        One row per (rater, criterion the rater rated, level, method): ``CORRELATION_COLUMNS`` (``r, p, n, ci_low,
+        ci_high``, the rater's failure rate, and ``note`` naming the reason of each NaN).
+
+    Raises:
+        JudgelabError: no human ratings, or an unknown criterion.
+
+    Example:
+        >>> judge_vs_human(ratings, ["kendall"], ["overall"])  # doctest: +SKIP
+    """
     means = item_means(df)
     failures = _failure_rates(df)
-    humans = means[means["rater"].map(is_human)]
-    if humans.empty:
+    if not means["rater"].map(is_human).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to compare with")
+    rated = set(zip(df["rater"], df["criterion"]))  # a judge is compared on the criteria it rated
     rows = []
     for criterion in _check_criteria(df, criteria):
         ref = _human_mean(means, criterion)
-        for rater in sorted(r for r in means["rater"].unique() if not is_human(r)):
+        for rater in sorted(r for r in df["rater"].unique() if not is_human(r) and (r, criterion) in rated):
             mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
-            joined = _aligned(mine, ref)
+            joined = _joined(mine, ref)
             for level in levels:
                 for method in methods:
-                    c = level_correlation(joined, level, method, variant)
-                    reason = "no items rated by both this rater and the humans" if joined.empty else c.reason
-                    rows.append({"rater": rater, "criterion": criterion, "level": level, "method": method,
-                                 "r": c.r, "p": c.p, "n": c.n, "failure_rate": float(failures.get((rater, criterion), 0.0)),
-                                 "note": reason})
-    return pd.DataFrame(rows)
+                    c = level_correlation(joined, level, method, variant, n_resamples=n_resamples, seed=seed)
+                    d = c.to_dict()
+                    if joined.empty:
+                        d["note"] = "r: no items rated by both this rater and the humans"
+                    rows.append({"rater": rater, "criterion": criterion, "level": level, "method": method, **d,
+                                 "failure_rate": float(failures.get((rater, criterion), 0.0))})
+    return pd.DataFrame(rows, columns=CORRELATION_COLUMNS)
+
+
+def _baseline_skip(df: pd.DataFrame) -> str:
+    raters = human_raters(df)
+    if len(raters) >= 2:
+        return ""
+    if not raters and df["rater"].map(is_human).any():
+        return "the human ratings are means (rater human:mean), not individual raters: a human baseline needs two"
+    return f"needs at least two individual human raters; the ratings have {len(raters)}"
 
 
 def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
-                   variant: str = "b") -> pd.DataFrame:
+                   variant: str = "b", n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
     """Per criterion: mean correlation of each human rater with the mean of all humans
     (``vs_mean``, HANNA's baseline) and mean pairwise correlation between human raters
-    (``pairwise``, Chiang & Lee Table 6), at each level and method."""
+    (``pairwise``, Chiang & Lee Table 6), at each level and method, each with a clustered
+    bootstrap CI (all raters resampled on the same items or groups).
+
+    Returns:
+        ``BASELINE_COLUMNS``; no row for a criterion with fewer than two individual raters
+        (:func:`agreement` reports why).
+
+    Example:
+        >>> human_baseline(ratings, ["pearson"], ["overall"]).vs_mean  # doctest: +SKIP
+    """
     means = item_means(df)
     rows = []
     for criterion in _check_criteria(df, criteria):
-        humans = means[(means["criterion"] == criterion) & means["rater"].map(is_human)]
-        raters = sorted(humans["rater"].unique())
+        sub = means[means["criterion"] == criterion]
+        raters = human_raters(sub)
         if len(raters) < 2:
             continue
-        ref = _human_mean(means, criterion)
-        per = {r: humans[humans["rater"] == r][["system", "item_id", "score", "group"]] for r in raters}
+        humans = sub[sub["rater"].isin(raters)]
+        wide = humans.pivot_table(index=["system", "item_id"], columns="rater", values="score", aggfunc="first")
+        ref = _human_mean(means, criterion).set_index(["system", "item_id"])
+        wide[_HUMANS] = ref["score"]
+        wide["group"] = ref["group"]
+        wide = wide.reset_index()
         for level in levels:
             for method in methods:
-                vs_mean = [level_correlation(_aligned(per[r], ref), level, method, variant).r for r in raters]
-                pairwise = [level_correlation(_aligned(per[a], per[b]), level, method, variant).r
-                            for a, b in itertools.combinations(raters, 2)]
+                vs = mean_level_correlation(wide, [(r, _HUMANS) for r in raters], level, method, variant, n_resamples, seed)
+                pw = mean_level_correlation(wide, list(itertools.combinations(raters, 2)), level, method, variant,
+                                            n_resamples, seed)
+                notes = [f"vs_mean {vs.note}" if vs.note else "", f"pairwise {pw.note}" if pw.note else ""]
                 rows.append({"criterion": criterion, "level": level, "method": method,
-                             "vs_mean": _nanmean(vs_mean), "pairwise": _nanmean(pairwise), "raters": len(raters)})
-    return pd.DataFrame(rows)
-
-
-def _nanmean(values) -> float:
-    arr = np.asarray(values, dtype=float)
-    return float(np.nanmean(arr)) if np.any(~np.isnan(arr)) else float("nan")
+                             "vs_mean": vs.r, "vs_mean_ci_low": vs.ci_low, "vs_mean_ci_high": vs.ci_high,
+                             "pairwise": pw.r, "pairwise_ci_low": pw.ci_low, "pairwise_ci_high": pw.ci_high,
+                             "raters": len(raters), "note": "; ".join(n for n in notes if n)})
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 
 def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.DataFrame:
-    """Per rater (all humans together as one group) and criterion: alpha (ordinal), ICC(2,k) and its 95% CI."""
+    """Per rater (all individual humans together as one group) and criterion: Krippendorff's alpha
+    (ordinal) and ICC(2,k) with its 95% CI (:func:`judgelab.stats.icc`), samples or human raters as
+    the raters. A file of human means (``human:mean``) has no raters to compare and gets no row.
+
+    Returns:
+        ``CONSISTENCY_COLUMNS``; NaN with a ``note`` for a judge with one sample.
+    """
     ok = df[df["status"] == "ok"]
     failures = _failure_rates(df)
+    individual = set(human_raters(df))
     rows = []
     for criterion in _check_criteria(df, criteria):
         sub = ok[ok["criterion"] == criterion]
-        human = sub[sub["rater"].map(is_human)]
+        human = sub[sub["rater"].isin(individual)]
         units: list[tuple[str, pd.DataFrame, str]] = []
         if not human.empty:
             units.append(("humans", human.assign(unit=human["rater"]), "human raters"))
@@ -153,23 +189,32 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
             units.append((rater, s.assign(unit=s["sample"].astype(str)), "samples"))
         for name, s, kind in units:
             wide = s.pivot_table(index=["system", "item_id"], columns="unit", values="score", aggfunc="first")
+            base = {"rater": name, "criterion": criterion, "raters_are": kind, "k": wide.shape[1], "items": len(wide),
+                    "failure_rate": float(failures.get((name, criterion), 0.0)) if name != "humans" else 0.0}
             if wide.shape[1] < 2:
-                rows.append({"rater": name, "criterion": criterion, "raters_are": kind, "k": wide.shape[1], "items": len(wide),
-                             "alpha": float("nan"), "icc2k": float("nan"), "icc2k_low": float("nan"), "icc2k_high": float("nan"),
-                             "note": "needs at least two samples or raters"})
+                rows.append({**base, "alpha": math.nan, "icc2k": math.nan, "icc2k_low": math.nan, "icc2k_high": math.nan,
+                             "note": f"alpha, icc2k: needs at least two {kind}; this rater has {wide.shape[1]}"})
                 continue
             res = icc(wide.to_numpy(float))["ICC(2,k)"]
-            rows.append({"rater": name, "criterion": criterion, "raters_are": kind, "k": wide.shape[1], "items": len(wide),
-                         "alpha": krippendorff_alpha(wide.to_numpy(float).T, "ordinal"),
-                         "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2],
-                         "failure_rate": float(failures.get((name, criterion), 0.0)), "note": ""})
-    return pd.DataFrame(rows)
+            alpha = krippendorff_alpha(wide.to_numpy(float).T, "ordinal")
+            notes = []
+            if math.isnan(alpha):
+                notes.append("alpha: no item with two ratings, or every rating the same")
+            if any(math.isnan(v) for v in res):
+                notes.append("icc2k: needs two complete items with variation between them")
+            rows.append({**base, "alpha": alpha, "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2],
+                         "note": "; ".join(notes)})
+    return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 
 
 def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "kendall",
                     criteria: list[str] | None = None, variant: str = "b") -> pd.DataFrame:
     """For each criterion and ordered pair of judges (A, B): one-sided Williams test of
-    corr(A, humans) > corr(B, humans), with BH-adjusted p over the pairs of that criterion."""
+    corr(A, humans) > corr(B, humans), with BH-adjusted p over the pairs of that criterion.
+
+    Returns:
+        ``WILLIAMS_COLUMNS``; no row with fewer than two judges (a test compares two).
+    """
     if level not in {"overall", "system"}:
         raise JudgelabError("Williams tests need one correlation per judge: use level overall or system")
     means = item_means(df)
@@ -197,4 +242,91 @@ def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "ken
         for f, q in zip(family, adjusted):
             f["p_bh"] = float(q)
         rows.extend(family)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=WILLIAMS_COLUMNS)
+
+
+@dataclass(frozen=True)
+class AgreeReport:
+    """Everything ``judgelab agree`` reports: four tables, why a table is empty, and the settings.
+
+    ``to_dict()`` is the command's JSON (``schema`` 1)::
+
+        {"schema": 1, "command": "agree", "settings": {...},
+         "tables": {"correlations": [row, ...], "human_baseline": [...], "self_consistency": [...],
+                    "williams": [...]},
+         "skipped": {"<table>": "<why it has no row>"}, "notes": ["<reason of a NaN>", ...]}
+
+    A row is an object with the table's columns (``*_COLUMNS``); NaN is ``null`` and its reason is
+    in the row's ``note``.
+    """
+
+    correlations: pd.DataFrame
+    human_baseline: pd.DataFrame
+    self_consistency: pd.DataFrame
+    williams: pd.DataFrame
+    skipped: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    TABLES = ("correlations", "human_baseline", "self_consistency", "williams")
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {name: getattr(self, name) for name in self.TABLES}
+
+    def to_frame(self, table: str = "correlations") -> pd.DataFrame:
+        return getattr(self, table)
+
+    def nan_notes(self) -> list[tuple[str, str, int]]:
+        """(table, reason, rows) for every distinct reason of a NaN, in table order."""
+        out = []
+        for name, t in self.tables().items():
+            if "note" not in t or t.empty:
+                continue
+            counts = t.loc[t["note"].astype(str) != "", "note"].value_counts(sort=False)
+            out.extend((name, str(note), int(n)) for note, n in counts.items())
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        def clean(v):
+            if isinstance(v, (float, np.floating)):
+                return None if math.isnan(v) else float(v)
+            if isinstance(v, np.integer):
+                return int(v)
+            return v
+
+        return {"schema": JSON_SCHEMA, "command": "agree", "settings": self.settings,
+                "tables": {k: [{c: clean(v) for c, v in r.items()} for r in t.to_dict(orient="records")]
+                           for k, t in self.tables().items()},
+                "skipped": dict(self.skipped),
+                "notes": [f"{table}: {note} ({n} row{'s' if n != 1 else ''})" for table, note, n in self.nan_notes()]}
+
+
+def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
+              variant: str = "b", williams_level: str = "overall", n_resamples: int = 999, seed: int = 0) -> AgreeReport:
+    """All of ``agree``'s analyses of one ratings table, as an :class:`AgreeReport`.
+
+    Tables that need what the ratings lack are empty with the reason in ``skipped``: the human
+    baseline without two individual human raters (a file of means), Williams tests with fewer than
+    two judges, self-consistency without two samples or raters anywhere.
+
+    Example:
+        >>> report = agreement(ratings, ["kendall"], n_resamples=999, seed=0)  # doctest: +SKIP
+        >>> report.correlations[["rater", "level", "r", "ci_low", "ci_high"]]  # doctest: +SKIP
+    """
+    corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed)
+    base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed)
+    cons = self_consistency(df, criteria)
+    will = williams_matrix(df, williams_level, methods[0], criteria, variant)
+    skipped: dict[str, str] = {}
+    if base.empty:
+        skipped["human_baseline"] = _baseline_skip(df) or "no criterion has two individual human raters"
+    if cons.empty:
+        skipped["self_consistency"] = "no rater with two samples, and no two individual human raters"
+    if will.empty:
+        judges = sorted(r for r in df["rater"].unique() if not is_human(r))
+        skipped["williams"] = (f"Williams tests compare two judges; the ratings have {len(judges)}"
+                               if len(judges) < 2 else "no items rated by all judges and the humans")
+    settings = {"methods": list(methods), "levels": list(levels), "kendall_variant": variant,
+                "williams_level": williams_level, "n_resamples": n_resamples, "seed": seed,
+                "confidence_level": 0.95,
+                "bootstrap_clusters": {"overall": "item_id", "system": "item_id (systems fixed)", "group": "group"}}
+    return AgreeReport(corr, base, cons, will, skipped, settings)

@@ -15,14 +15,21 @@ import pandas as pd
 from judgelab.datasets.readers import parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
 
-__all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine"]
+__all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",
+           "rename_criteria", "parse_map", "find_item_column", "numeric_columns", "human_raters"]
 
 TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
 HUMAN_PREFIX = "human:"
 
 
 def is_human(rater: str) -> bool:
+    """Whether a rater label names a human (``human:<id>``)."""
     return str(rater).startswith(HUMAN_PREFIX)
+
+
+def human_raters(df: pd.DataFrame) -> list[str]:
+    """The individual human raters of a table (``human:mean``, a file of mean ratings, is not one)."""
+    return sorted(r for r in df["rater"].unique() if is_human(r) and r != HUMAN_PREFIX + MEAN_RATER)
 
 
 def _frame(path: str | Path) -> tuple[pd.DataFrame, Callable[[int], str]]:
@@ -109,20 +116,119 @@ def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", c
     return _finish(out, str(path))
 
 
-def import_wide(path: str | Path, criteria: list[str], item: str = "item_id", rater: str = "rater",
-                system: str | None = "system", group: str | None = "group", prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
-    """Human ratings with one row per rater and item and one column per criterion."""
+ID_COLUMNS = ("item_id", "id", "doc_id")
+MEAN_RATER = "mean"
+
+
+def find_item_column(columns, given: str | None, where: str) -> str:
+    """The id column: ``given`` (required to exist), else the first of ``item_id``, ``id``, ``doc_id``."""
+    if given:
+        if given not in columns:
+            raise JudgelabError(f"{where}: missing column {given!r} (columns: {', '.join(map(str, columns))})")
+        return given
+    for name in ID_COLUMNS:
+        if name in columns:
+            return name
+    raise JudgelabError(f"{where}: missing column 'item_id' (or 'id', 'doc_id'); name the id column with --item-col "
+                        f"(columns: {', '.join(map(str, columns))})")
+
+
+def numeric_columns(df: pd.DataFrame, exclude=()) -> list[str]:
+    """Columns whose every non-empty value is a finite number (text columns are not criteria)."""
+    out = []
+    for column in df.columns:
+        if column in exclude:
+            continue
+        values = [v for v in df[column].tolist() if not _missing(v) and not (isinstance(v, str) and not v.strip())]
+        if not values:
+            continue
+        try:
+            for v in values:
+                parse_score(v, "", missing_nan=True)
+        except JudgelabError:
+            continue
+        out.append(column)
+    return out
+
+
+def import_wide(path: str | Path, criteria: list[str] | None = None, item: str | None = None, rater: str | None = None,
+                system: str | None = "system", group: str | None = "group", prefix: str = HUMAN_PREFIX,
+                rename: dict[str, str] | None = None) -> pd.DataFrame:
+    """Human ratings with one row per item (and rater) and one column per criterion.
+
+    Args:
+        path: CSV, JSONL or Parquet file.
+        criteria: the criterion columns; ``None`` takes every column whose values are all numbers,
+            other than the id, rater, system and group columns (text columns are never criteria).
+        item: the id column; ``None`` takes the first of ``item_id``, ``id``, ``doc_id``.
+        rater: the rater column (required when named). ``None``: the ``rater`` column when the file
+            has one, else the file holds mean ratings (e.g. SummEval's means of three experts) and
+            becomes the one rater ``human:mean``; tables that need individual humans skip it.
+        system, group: optional columns (used when present).
+        rename: criterion names to change (``{"grammar": "grammaticality"}``), applied to the
+            criterion columns before they become criteria.
+
+    Returns:
+        The tidy ratings table (``TIDY_COLUMNS``).
+
+    Example:
+        >>> import_wide("summeval_expert_means.jsonl")  # doctest: +SKIP
+        ... # doc_id, system, text columns and four criteria -> rater human:mean, 4 criteria
+    """
     df, where = _frame(path)
-    _require(df, [item, rater, *criteria], str(path))
+    columns = list(df.columns)
+    item = find_item_column(columns, item, str(path))
+    if rater is None:
+        rater = "rater" if "rater" in columns else None
+    _require(df, [item, *([rater] if rater else [])], str(path))
+    if criteria is None:
+        criteria = numeric_columns(df, exclude={item, rater, system, group, "sample"})
+        if not criteria:
+            raise JudgelabError(f"{path}: no criterion column (a column of numbers); columns: {', '.join(map(str, columns))}")
+    _require(df, list(criteria), str(path))
     df = df.copy()
     for column in criteria:
         df[column] = _scores(df, column, path, where)
-    keep = [c for c in (system, group) if c and c in df.columns]
-    long = df.melt(id_vars=[item, rater, *keep], value_vars=criteria, var_name="criterion", value_name="score")
+    if rater is None:
+        rater = "__rater__"
+        df[rater] = MEAN_RATER
+    keep = [c for c in (system, group) if c and c in df.columns and c != item]
+    long = df.melt(id_vars=[item, rater, *keep], value_vars=list(criteria), var_name="criterion", value_name="score")
+    if rename:
+        long["criterion"] = long["criterion"].map(lambda c: rename.get(c, c))
     long = long.rename(columns={item: "item_id", **({system: "system"} if system in keep else {}),
                                 **({group: "group"} if group in keep else {})})
     long["rater"] = prefix + long[rater].astype(str)
     return _finish(long.drop(columns=[rater]) if rater != "rater" else long, str(path))
+
+
+def rename_criteria(df: pd.DataFrame, mapping: dict[str, str], where: str = "ratings") -> pd.DataFrame:
+    """``--map OLD=NEW``: rename criteria. An OLD that no input has is an error naming those present.
+
+    Example:
+        >>> t = pd.DataFrame({"criterion": ["grammar", "clarity"]})
+        >>> list(rename_criteria(t, {"grammar": "grammaticality"})["criterion"])
+        ['grammaticality', 'clarity']
+    """
+    if not mapping:
+        return df
+    present = sorted(set(df["criterion"].astype(str)))
+    unknown = [old for old in mapping if old not in present]
+    if unknown:
+        raise JudgelabError(f"--map: no criterion {', '.join(map(repr, unknown))} in the {where}; "
+                            f"criteria present: {', '.join(present)}")
+    return df.assign(criterion=df["criterion"].map(lambda c: mapping.get(c, c)))
+
+
+def parse_map(values: list[str] | None) -> dict[str, str]:
+    """``["grammar=grammaticality", ...]`` as a dict; a value without ``=`` is an error."""
+    out: dict[str, str] = {}
+    for value in values or []:
+        old, sep, new = value.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise JudgelabError(f"--map {value!r}: expected OLD=NEW, e.g. --map grammar=grammaticality")
+        out[old.strip()] = new.strip()
+    return out
 
 
 def combine(frames: list[pd.DataFrame]) -> pd.DataFrame:

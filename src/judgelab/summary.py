@@ -1,7 +1,7 @@
 """Run summaries over the tidy ratings table (Chiang & Lee 2023, Table 1 and section 3.3).
 
 Per rater, system and criterion: number of items, mean ± SD of all ratings, Krippendorff's
-alpha (ordinal) over the samples as annotators, the share of items where all samples give
+alpha (interval, see :data:`TABLE1_ALPHA_LEVEL`) over the samples as annotators, the share of items where all samples give
 the same rating, and the count of failed judgments (which never enter the statistics).
 Welch's t-test compares two systems on per-item mean scores (items are the independent
 units; the samples of one item are not).
@@ -13,7 +13,30 @@ import pandas as pd
 
 from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
 
-__all__ = ["sample_matrix", "summarize", "compare_systems"]
+__all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement", "TABLE1_ALPHA_LEVEL"]
+
+#: The level of Krippendorff's alpha in Table 1 of Chiang & Lee (2023), decided once for every
+#: table that reproduces it (``summarize`` here and ``recipes.tables.table1``). The paper names no
+#: level (§3.3, Table 1 caption: "IAA among three annotators using Krippendorff's α"); it reports the
+#: same Likert ratings as mean ± SD, i.e. treats them as interval-scale numbers, so alpha is computed
+#: on the same footing: interval (also the default of the ``krippendorff`` package). Ordinal alpha
+#: remains available (``krippendorff_alpha(m, "ordinal")``) and is what ``agree``'s self-consistency
+#: and the annotation overview report, where no paper table is reproduced.
+TABLE1_ALPHA_LEVEL = "interval"
+
+
+def annotator_agreement(matrix: np.ndarray, level: str = TABLE1_ALPHA_LEVEL) -> tuple[float, float]:
+    """Table 1's IAA of an annotators × items matrix: ``(alpha, share of items with full agreement)``.
+
+    NaN for both when fewer than two annotators exist.
+
+    Example:
+        >>> annotator_agreement(np.array([[1, 2, 3, 3], [1, 2, 3, 4]], dtype=float))[1]
+        0.75
+    """
+    if matrix.shape[0] < 2:
+        return float("nan"), float("nan")
+    return krippendorff_alpha(matrix, level), exact_agreement(matrix)
 
 
 def sample_matrix(ratings: pd.DataFrame) -> np.ndarray:
@@ -23,15 +46,25 @@ def sample_matrix(ratings: pd.DataFrame) -> np.ndarray:
 
 
 def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
-    """One row per (rater, system, criterion) with Table 1's columns and failure counts."""
+    """One row per (rater, system, criterion) with Table 1's columns and failure counts.
+
+    Args:
+        ratings: the tidy ratings table of judges (samples are the annotators).
+
+    Returns:
+        ``rater, system, criterion, items, samples, mean, sd, alpha, exact_agreement, failed,
+        refusals, failure_rate``; alpha at :data:`TABLE1_ALPHA_LEVEL` (Chiang & Lee 2023, Table 1).
+
+    Example:
+        >>> summarize(store.ratings())  # doctest: +SKIP
+    """
     rows = []
     for (rater, system, criterion), grp in ratings.groupby(["rater", "system", "criterion"], sort=True):
         scores = grp["score"].astype(float)
         ok = scores.dropna()
         matrix = sample_matrix(grp)
         n_samples = int(grp["sample"].nunique())
-        alpha = krippendorff_alpha(matrix, "ordinal") if n_samples > 1 else float("nan")
-        agree = exact_agreement(matrix) if n_samples > 1 else float("nan")
+        alpha, agree = annotator_agreement(matrix) if n_samples > 1 else (float("nan"), float("nan"))
         rows.append({
             "rater": rater,
             "system": system,
@@ -56,7 +89,19 @@ def _welch_t(*args, **kwargs):  # scipy.stats is imported only when a comparison
 
 
 def compare_systems(ratings: pd.DataFrame, system_a: str, system_b: str) -> pd.DataFrame:
-    """Welch's t-test of per-item mean scores, system_a vs system_b, per rater and criterion."""
+    """Welch's t-test of per-item mean scores, system_a vs system_b, per rater and criterion.
+
+    The one Welch comparison of judgelab (Chiang & Lee 2023, §3.3: human-written vs GPT-2
+    stories); ``recipes.chiang_lee.welch_by_writer`` calls it with the human raters pooled.
+    Failed judgments (NaN scores) are left out of the item means.
+
+    Returns:
+        ``rater, criterion, system_a, system_b, mean_a, mean_b, t, p`` (NaN t/p when a system
+        has fewer than two items).
+
+    Example:
+        >>> compare_systems(ratings, "human", "gpt2")  # doctest: +SKIP
+    """
     rows = []
     for (rater, criterion), grp in ratings.groupby(["rater", "criterion"], sort=True):
         item_means = grp.groupby(["system", "item_id"])["score"].mean()

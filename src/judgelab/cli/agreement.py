@@ -17,74 +17,127 @@ from judgelab.errors import JudgelabError
 @app.command()
 def agree(
     ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
-    human: Optional[Path] = typer.Option(None, "--human", help="human ratings to import (CSV/JSONL)"),
-    human_layout: str = typer.Option("long", "--human-layout", help="long (one row per rating) | wide (one column per criterion)"),
-    item_col: str = typer.Option("item_id", "--item-col"), rater_col: str = typer.Option("rater", "--rater-col"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human ratings to import (CSV/JSONL/Parquet)"),
+    human_layout: str = typer.Option("auto", "--human-layout",
+                                     help="auto (long when the file has rater, criterion and score columns) | "
+                                          "long (one row per rating) | wide (one column per criterion)"),
+    item_col: Optional[str] = typer.Option(None, "--item-col", help="id column of --human (default: item_id, id or doc_id)"),
+    rater_col: Optional[str] = typer.Option(None, "--rater-col",
+                                            help="rater column (default: rater; a wide file without one holds means: human:mean)"),
     criterion_col: str = typer.Option("criterion", "--criterion-col"), score_col: str = typer.Option("score", "--score-col"),
     system_col: str = typer.Option("system", "--system-col"), group_col: str = typer.Option("group", "--group-col"),
-    criteria_cols: Optional[str] = typer.Option(None, "--criteria-cols", help="wide layout: the criterion columns"),
+    criteria_cols: Optional[str] = typer.Option(None, "--criteria-cols",
+                                                help="wide layout: the criterion columns (default: every column of numbers)"),
+    maps: Optional[list[str]] = typer.Option(None, "--map", help="OLD=NEW: rename a criterion in every input (repeatable)"),
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
     williams_level: str = typer.Option("overall", "--williams-level", help="overall | system"),
     kendall_variant: str = typer.Option("b", "--kendall-variant", help="b (tau-b, default) | c (Stuart's tau-c)"),
+    n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each CI (0: no CI)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the bootstrap"),
     fmt: str = FormatOpt,
-    out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables"),
+    out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
 ) -> None:
-    """Judge-vs-human correlations, human baseline, self-consistency and Williams tests."""
-    from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
-    from judgelab.ratings import combine, import_long, import_wide, read_ratings
-    from judgelab.report.output import emit
-    from judgelab.store import write_table
+    """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
+    import sys
 
+    from judgelab.agree import agreement
+    from judgelab.ratings import combine, import_long, import_wide, parse_map, read_ratings, rename_criteria
+    from judgelab.report.output import emit
+
+    mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        if human_layout == "long":
-            frames.append(import_long(human, item_col, rater_col, criterion_col, score_col, system_col, group_col))
-        elif human_layout == "wide":
-            cols = split_list(criteria_cols)
-            if not cols:
-                raise JudgelabError("--human-layout wide needs --criteria-cols")
-            frames.append(import_wide(human, cols, item_col, rater_col, system_col, group_col))
-        else:
-            raise JudgelabError(f"unknown --human-layout {human_layout!r}: long or wide")
+        frames.append(_import_human(human, human_layout, item_col, rater_col, criterion_col, score_col, system_col,
+                                    group_col, split_list(criteria_cols), import_long, import_wide))
     df = combine(frames)
+    df = rename_criteria(df, mapping, "inputs")
     method_list, level_list = split_list(methods) or ["kendall"], split_list(levels) or ["overall"]
     for m in method_list:
         if m not in {"kendall", "pearson", "spearman"}:
             raise JudgelabError(f"unknown method {m!r}: kendall, pearson or spearman")
+    for lv in level_list:
+        if lv not in {"overall", "group", "system"}:
+            raise JudgelabError(f"unknown level {lv!r}: overall, group or system")
     if kendall_variant not in {"b", "c"}:
         raise JudgelabError("--kendall-variant is b or c")
-    tables = {
-        "correlations": judge_vs_human(df, method_list, level_list, variant=kendall_variant),
-        "human_baseline": human_baseline(df, method_list, level_list, variant=kendall_variant),
-        "self_consistency": self_consistency(df),
-        "williams": williams_matrix(df, williams_level, method_list[0], variant=kendall_variant),
-    }
+    if n_resamples < 0:
+        raise JudgelabError("--n-resamples is 0 (no CI) or more")
+    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
+                       n_resamples=n_resamples, seed=seed)
+    for table, reason in report.skipped.items():
+        print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
+    for table, note, n in report.nan_notes():
+        print(f"judgelab: note: {table}: NaN in {n} row{'s' if n != 1 else ''} — {note}", file=sys.stderr)
     if out is not None:
-        from judgelab.paths import output_folder
-
-        output_folder(out)
-        for name, table in tables.items():
-            write_table(table, out / f"{name}.csv")
-        from judgelab.manifest import record_step
-        from judgelab.workflow import report_folder
-
-        record_step(out, "agree", extra={"inputs": [str(p) for p in (ratings or [])], "human": str(human) if human else None})
-        report_folder(out)
+        _write_agree_folder(out, report, ratings or [], human, mapping)
     if fmt == "json":
         import json as _json
-        import math as _math
 
-        def clean(v):
-            return None if isinstance(v, float) and _math.isnan(v) else v
-
-        typer.echo(_json.dumps({k: [{c: clean(v) for c, v in r.items()} for r in t.to_dict(orient="records")]
-                                for k, t in tables.items()}, ensure_ascii=False))
+        typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
         return
-    for name, table in tables.items():
+    for name, table in report.tables().items():
         if fmt == "csv":
             typer.echo(f"# {name}")
         emit(table, fmt, title=name.replace("_", " ") if fmt == "table" else None)
+
+
+def _import_human(path, layout, item_col, rater_col, criterion_col, score_col, system_col, group_col, criteria,
+                  import_long, import_wide):
+    """--human in the layout asked for; ``auto`` reads the header (long: rater, criterion and score columns)."""
+    if layout == "auto":
+        from judgelab.ratings import _frame
+
+        columns = set(_frame(path)[0].columns)
+        long_cols = {rater_col or "rater", criterion_col, score_col}
+        layout = "long" if long_cols <= columns and not criteria else "wide"
+    if layout == "long":
+        return import_long(path, item_col or "item_id", rater_col or "rater", criterion_col, score_col, system_col, group_col)
+    if layout == "wide":
+        return import_wide(path, criteria or None, item_col, rater_col, system_col, group_col)
+    raise JudgelabError(f"unknown --human-layout {layout!r}: auto, long or wide")
+
+
+_README_BEGIN, _README_END = "<!-- judgelab agree: begin -->", "<!-- judgelab agree: end -->"
+_DESCRIPTIONS = {
+    "correlations": "judge vs mean human rating per criterion, level and method: r, p, n, ci_low, ci_high, note",
+    "human_baseline": "each human rater vs the human mean (vs_mean) and between human raters (pairwise), with CIs",
+    "self_consistency": "Krippendorff's alpha (ordinal) and ICC(2,k) with 95% CI of samples or human raters",
+    "williams": "one-sided Williams tests between pairs of judges, BH-adjusted per criterion",
+}
+
+
+def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[Path], mapping: dict[str, str]) -> None:
+    """The CSV tables, a section of README.md (replaced on a rerun, kept beside a run's own index) and run.json."""
+    from judgelab.manifest import record_step
+    from judgelab.paths import output_folder
+    from judgelab.store import write_table
+    from judgelab.workflow import report_folder
+
+    output_folder(out)
+    lines = [_README_BEGIN, "## Agreement (`judgelab agree`)", "", "| file | what |", "| --- | --- |"]
+    for name, table in report.tables().items():
+        write_table(table, out / f"{name}.csv")  # a table without rows is its header line, never a 0-byte file
+        what = _DESCRIPTIONS[name]
+        if name in report.skipped:
+            what += f" — **no rows: {report.skipped[name]}**"
+        lines.append(f"| `{name}.csv` | {what} |")
+    s = report.settings
+    lines += ["", f"CIs: {s['confidence_level']:.0%} percentile cluster bootstrap, {s['n_resamples']} resamples, seed {s['seed']}; "
+              "clusters: items at the overall and system levels (systems fixed), groups at the per-group level.",
+              "Every NaN has its reason in the table's `note` column."]
+    if mapping:
+        lines.append("Criteria renamed: " + ", ".join(f"`{a}` → `{b}`" for a, b in mapping.items()) + ".")
+    lines.append(_README_END)
+    readme = out / "README.md"
+    old = readme.read_text(encoding="utf-8") if readme.exists() else "# judgelab outputs\n"
+    if _README_BEGIN in old and _README_END in old:
+        head, rest = old.split(_README_BEGIN, 1)
+        old = head.rstrip("\n") + "\n" + rest.split(_README_END, 1)[1].lstrip("\n")
+    readme.write_text(old.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    record_step(out, "agree", extra={"inputs": [str(p) for p in ratings], "human": str(human) if human else None,
+                                     "map": mapping, "settings": report.settings, "skipped": report.skipped})
+    report_folder(out)
 
 
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)

@@ -147,20 +147,19 @@ def recipe_nle(
 
 @app.command()
 def scales(
-    judge_scores: Path = typer.Option(..., "--judge", help="tidy ratings of a judge (ratings.csv); samples are averaged"),
+    judge_scores: Path = typer.Option(..., "--ratings", help="the judge's ratings file (ratings.csv, tidy); samples are averaged"),
     human: Path = typer.Option(..., "--human", help="tidy human ratings, or a CSV with id and one column per metric"),
     binary: str = typer.Option("4", "--binary-edges", help="edge of the binary bins (a value on an edge goes up)"),
     ternary: str = typer.Option("3,5", "--ternary-edges", help="edges of the ternary bins"),
     figure_dir: Optional[Path] = typer.Option(None, "--figures", help="folder for scatter plots against y = x"),
     fmt: str = FormatOpt,
 ) -> None:
-    """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline, Pearson, Spearman."""
+    """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline; Pearson and Spearman (r, p, n)."""
     import pandas as pd
 
     from judgelab.ratings import read_ratings
     from judgelab.report.output import emit
-    from judgelab.stats import correlate
-    from judgelab.stats.scales import scale_report
+    from judgelab.stats.scales import scale_table
 
     from judgelab.datasets.readers import parse_score, read_records, record_columns
     from judgelab.paths import safe_filename
@@ -191,22 +190,17 @@ def scales(
         edges = {"binary": [float(x) for x in binary.split(",")], "ternary": [float(x) for x in ternary.split(",")], "7-way": None}
     except ValueError:
         raise JudgelabError("bin edges are numbers separated by commas, e.g. --ternary-edges 3,5") from None
-    rows = []
-    for metric in common:
-        joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
-        for granularity, e in edges.items():
-            rows.append({"metric": metric, **scale_report(joined["h"], joined["j"], granularity, e)})
-        rows.append({"metric": metric, "granularity": "pearson", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "pearson").r})
-        rows.append({"metric": metric, "granularity": "spearman", "n": len(joined), "f1": correlate(joined["h"], joined["j"], "spearman").r})
-        if figure_dir is not None:
-            from judgelab.report.figures import scatter_identity
+    result = scale_table(h, j, edges, common)
+    if figure_dir is not None:
+        from judgelab.paths import output_folder
+        from judgelab.report.figures import scatter_identity
 
-            from judgelab.paths import output_folder
-
-            output_folder(figure_dir, "figure folder")
+        output_folder(figure_dir, "figure folder")
+        for metric in common:
+            joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
             scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
                              f"{metric}: judge vs human", "judge", "human")
-    emit(pd.DataFrame(rows), fmt, title="agreement by granularity (f1 column holds r for pearson/spearman)" if fmt == "table" else None)
+    emit(result, fmt, title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
 @app.command()

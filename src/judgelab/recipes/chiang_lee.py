@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from judgelab.datasets.items import FieldMap, Item
@@ -24,7 +23,6 @@ from judgelab.ratings import combine
 from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
 from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
-from judgelab.stats import welch_t
 from judgelab.store import Store
 
 __all__ = ["run_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
@@ -56,32 +54,32 @@ def _stories(path: Path, n_items: int | None, fields: FieldMap) -> tuple[list[It
 
 
 def welch_by_writer(df: pd.DataFrame) -> pd.DataFrame:
-    """Welch's t between the two writers with the most stories, per rater group and criterion (item means)."""
+    """Welch's t between the two writers with the most stories, per rater group and criterion (item means).
+
+    Human raters are pooled into one group ``human``; the test itself is
+    :func:`judgelab.summary.compare_systems` (the one Welch comparison).
+    """
+    from judgelab.summary import compare_systems
+
     writers = df["system"].value_counts().index.tolist()[:2]
     if len(writers) < 2:
         return pd.DataFrame()
     a, b = sorted(writers)
-    group = df["rater"].where(~df["rater"].str.startswith("human:"), "human")
-    rows = []
-    ok = df[df["status"] == "ok"].assign(group=group)
-    for (g, criterion), grp in ok.groupby(["group", "criterion"]):
-        means = grp.groupby(["system", "item_id"])["score"].mean()
-        x = means.get(a, pd.Series(dtype=float)).to_numpy(float)
-        y = means.get(b, pd.Series(dtype=float)).to_numpy(float)
-        t, p = welch_t(x, y)
-        rows.append({"rater": g, "criterion": criterion, "writer_a": a, "writer_b": b, "mean_a": np.mean(x) if len(x) else np.nan,
-                     "mean_b": np.mean(y) if len(y) else np.nan, "t": t, "p": p})
-    return pd.DataFrame(rows)
+    ok = df[df["status"] == "ok"]
+    pooled = ok.assign(rater=ok["rater"].where(~ok["rater"].str.startswith("human:"), "human"))
+    return compare_systems(pooled, a, b).rename(columns={"system_a": "writer_a", "system_b": "writer_b"})
 
 
 def variance_table(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
-    """Table 3: one row per setup, mean ± SD per attribute and writer."""
+    """Table 3: one row per setup; per attribute and writer two numeric columns,
+    ``<attribute> <writer> mean`` and ``<attribute> <writer> sd`` (the paper's "mean ± SD")."""
     rows = []
     for rater, setup in labels.items():
         sub = df[(df["rater"] == rater) & (df["status"] == "ok")]
         row: dict[str, Any] = {"setup": setup}
         for (criterion, writer), grp in sub.groupby(["criterion", "system"]):
-            row[f"{criterion} {writer}"] = f"{grp['score'].mean():.2f} ± {grp['score'].std(ddof=1):.2f}"
+            row[f"{criterion} {writer} mean"] = float(grp["score"].mean())
+            row[f"{criterion} {writer} sd"] = float(grp["score"].std(ddof=1)) if len(grp) > 1 else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -27,7 +27,8 @@ import pandas as pd
 
 from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
-from judgelab.stats import bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided
+from judgelab.stats import bh_adjust, correlate, icc, williams_one_sided
+from judgelab.stats.correlation import level_correlation, matrix_frame
 
 __all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",
            "human_baseline", "human_icc", "to_ratings", "load_stories"]
@@ -115,14 +116,11 @@ def load_scores(path: str | Path) -> HannaScores:
 
 
 def _corr(x: np.ndarray, y: np.ndarray, level: str, method: str):
+    """The one level dispatch (:func:`judgelab.stats.level_correlation`) on systems × story-prompts."""
     level = LEVEL_NAMES.get(level, level)
-    if level == "overall":
-        return overall(x, y, method)
-    if level == "system":
-        return system_level(x, y, method)
-    if level == "group":
-        return per_group(x, y, method)
-    raise JudgelabError(f"unknown level {level!r}: system, story or overall")
+    if level not in {"overall", "system", "group"}:
+        raise JudgelabError(f"unknown level {level!r}: system, story or overall")
+    return level_correlation(matrix_frame(x, y), level, method)
 
 
 def _check_method(method: str) -> None:

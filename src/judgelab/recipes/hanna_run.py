@@ -54,6 +54,13 @@ def hanna_items(path: Path, n_prompts: int | None = None, include_human: bool = 
 
 
 def mean_ci(values) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean with its normal-approximation 95% CI (mean ± 1.96 SE), NaN
+    values left out; the bounds are NaN with fewer than two values.
+
+    Example:
+        >>> [round(v, 3) for v in mean_ci([1, 2, 3, 4])]
+        [2.5, 1.235, 3.765]
+    """
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if v.size == 0:
@@ -63,6 +70,12 @@ def mean_ci(values) -> tuple[float, float, float]:
 
 
 def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
+    """ICC(2,k) of the tries (samples as raters) per rater and criterion, with its 95% CI
+    (:func:`judgelab.stats.icc`, the one ICC; HANNA's self-consistency).
+
+    Returns:
+        ``rater, criterion, icc2k, low, high, note`` (NaN with a note for a single try).
+    """
     rows = []
     for (rater, criterion), grp in ratings[ratings["status"] == "ok"].groupby(["rater", "criterion"]):
         wide = grp.pivot_table(index=["system", "item_id"], columns="sample", values="score", aggfunc="first")
@@ -76,6 +89,10 @@ def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
+    """HANNA's ASG table: the average rating per rater, system and criterion (over story means) with
+    its 95% CI as two numeric columns ``<criterion>_ci_low`` and ``<criterion>_ci_high``, the
+    overall mean, and the systems ranked per rater.
+    """
     ok = ratings[ratings["status"] == "ok"]
     item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean().reset_index()
     rows = []
@@ -84,7 +101,8 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
         for criterion, g in grp.groupby("criterion"):
             m, lo, hi = mean_ci(g["score"])
             row[criterion] = m
-            row[f"{criterion}_ci"] = f"[{lo:.2f}, {hi:.2f}]"
+            row[f"{criterion}_ci_low"] = lo
+            row[f"{criterion}_ci_high"] = hi
         row["overall"] = float(grp["score"].mean())
         rows.append(row)
     table = pd.DataFrame(rows)

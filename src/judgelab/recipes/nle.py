@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from judgelab.datasets.items import Item
@@ -31,7 +30,7 @@ from judgelab.prompts import load_template
 from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.retrieve import Retriever
 from judgelab.stats import correlate
-from judgelab.stats.scales import GRANULARITIES, scale_report
+from judgelab.stats.scales import scale_table
 from judgelab.store import Store
 
 __all__ = ["DATASETS", "load_nle_items", "run_nle", "pairwise_study", "load_human_scores"]
@@ -88,22 +87,17 @@ def load_human_scores(path: Path | None) -> pd.DataFrame | None:
 
 
 def _item_means(ratings: pd.DataFrame, rater: str) -> pd.DataFrame:
+    """Items × criteria: one rater's mean successful score per item (samples averaged)."""
     ok = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
     return ok.groupby(["item_id", "criterion"])["score"].mean().unstack()
 
 
 def _scales(judge: pd.DataFrame, human: pd.DataFrame, label: str) -> pd.DataFrame:
-    rows = []
-    for metric in METRICS:
-        if metric not in judge:
-            continue
-        joined = pd.concat([human[metric].rename("h"), judge[metric].rename("j")], axis=1, join="inner").dropna()
-        for granularity in GRANULARITIES:
-            rows.append({"prompting": label, "metric": metric, **scale_report(joined["h"], joined["j"], granularity)})
-        for method in ("pearson", "spearman"):
-            c = correlate(joined["h"], joined["j"], method)
-            rows.append({"prompting": label, "metric": metric, "granularity": method, "n": c.n, "f1": c.r, "rmse": np.nan})
-    return pd.DataFrame(rows)
+    """Tables 3-5 for one prompting: :func:`judgelab.stats.scales.scale_table` (the one scale
+    agreement) over the study's metrics, with a ``prompting`` column."""
+    table = scale_table(human, judge, metrics=[m for m in METRICS if m in judge])
+    table.insert(0, "prompting", label)
+    return table
 
 
 def _pair_items(items: dict[str, Item], pairs, both_orders: bool = True, examples: dict[str, str] | None = None) -> list[Item]:
@@ -266,4 +260,5 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
 
 
 def _fmt(value: float) -> str:
+    """A human score as shown in a few-shot example: ``4`` for an integer, else one decimal (``4.5``)."""
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"

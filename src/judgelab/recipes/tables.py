@@ -1,7 +1,8 @@
 """The paper tables that several recipes share, computed from the tidy ratings table.
 
 * :func:`table1`: Chiang & Lee (2023) Table 1 — per rater group, writer (system) and
-  criterion: mean ± SD of all ratings, Krippendorff's alpha (interval) among the three
+  criterion: mean ± SD of all ratings, Krippendorff's alpha (``summary.TABLE1_ALPHA_LEVEL``,
+  interval; the decision and its reason are documented there) among the three
   annotators (three teachers, or three samples of one LLM) and the percentage of items on
   which all three give exactly the same rating.
 * :func:`pairwise_kendall`: Table 6 — the mean Kendall tau-b between pairs of annotators.
@@ -16,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.ratings import is_human
-from judgelab.stats import correlate, exact_agreement, krippendorff_alpha
+from judgelab.stats import correlate
+from judgelab.summary import TABLE1_ALPHA_LEVEL, annotator_agreement
 
 __all__ = ["table1", "pairwise_kendall", "kendall_vs_humans", "annotator_matrix"]
 
@@ -33,16 +35,28 @@ def _group(rater: str) -> str:
     return "human" if is_human(rater) else rater
 
 
-def table1(df: pd.DataFrame, level: str = "interval") -> pd.DataFrame:
+def table1(df: pd.DataFrame, level: str = TABLE1_ALPHA_LEVEL) -> pd.DataFrame:
+    """Chiang & Lee (2023) Table 1 from a ratings table with humans and/or judges.
+
+    Args:
+        df: tidy ratings; human raters pooled as ``human``, a judge's samples are its annotators.
+        level: Krippendorff's alpha level (default: the one decision, ``TABLE1_ALPHA_LEVEL``).
+
+    Returns:
+        ``rater, writer, criterion, items, annotators, mean, sd, alpha, full_agreement_pct, failed``.
+
+    Example:
+        >>> table1(ratings).set_index(["writer", "criterion"])  # doctest: +SKIP
+    """
     rows = []
     for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
         scores = grp.loc[grp["status"] == "ok", "score"]
         matrix = annotator_matrix(grp)
+        alpha, full = annotator_agreement(matrix.to_numpy(dtype=float).T, level)
         rows.append({
             "rater": group, "writer": system, "criterion": criterion, "items": matrix.shape[0],
             "annotators": matrix.shape[1], "mean": scores.mean(), "sd": scores.std(ddof=1),
-            "alpha": krippendorff_alpha(matrix.to_numpy().T, level) if matrix.shape[1] > 1 else np.nan,
-            "full_agreement_pct": 100 * exact_agreement(matrix.to_numpy().T) if matrix.shape[1] > 1 else np.nan,
+            "alpha": alpha, "full_agreement_pct": 100 * full,
             "failed": int((grp["status"] != "ok").sum()),
         })
     return pd.DataFrame(rows)

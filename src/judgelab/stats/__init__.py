@@ -14,7 +14,7 @@ _EXPORTS = {
     "welch_t": "tests_twosample", "icc": "reliability",
     "williams_test": "williams", "williams_one_sided": "williams", "bh_adjust": "williams",
     "Correlation": "correlation", "correlate": "correlation", "overall": "correlation", "system_level": "correlation",
-    "per_group": "correlation", "bootstrap_ci": "correlation",
+    "per_group": "correlation", "level_correlation": "correlation", "mean_level_correlation": "correlation",
     "cluster_bootstrap_ci": "bootstrap", "ConfidenceInterval": "bootstrap",
     "wilcoxon_greater": "dhp", "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
     "discernment": "dhp", "expert_weights": "dhp", "level_balanced_mean": "dhp",

@@ -21,55 +21,34 @@ def _as_matrix(data) -> np.ndarray:
 def krippendorff_alpha(data, level: str = "ordinal") -> float:
     """Krippendorff's alpha for ``data`` of shape raters × items; NaN marks a missing value.
 
-    Coincidence-matrix form (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"):
-    ``alpha = 1 - (n - 1) * sum_ck o_ck d2(c, k) / sum_ck n_c n_k d2(c, k)``, where
-    ``o_ck`` counts pairs of values c, k given to the same item by different raters,
-    each item weighted by ``1 / (m_u - 1)`` (``m_u`` values in item u; items with fewer
-    than two values are not pairable and drop out), ``n_c`` are the marginals and ``n``
-    their total. Squared differences ``d2``: nominal 0/1; interval ``(c - k)**2``;
-    ordinal ``(sum_{g=c..k} n_g - (n_c + n_k) / 2) ** 2``. Returns NaN when no item is
-    pairable or when every value is the same (no variation to agree on).
+    Computed by the ``krippendorff`` package (a runtime dependency; the field's implementation,
+    Castro 2017), which implements Krippendorff (2011), "Computing Krippendorff's
+    alpha-reliability": ``alpha = 1 - D_o / D_e`` from the coincidence matrix, items with fewer
+    than two values dropping out. judgelab's part is only the degenerate cases, which the package
+    answers with an exception or a division by zero: NaN when no item has two values, or when the
+    pairable values are all the same (no variation to agree on).
+
+    Args:
+        data: raters × items (NaN = missing).
+        level: ``nominal``, ``ordinal``, ``interval`` or ``ratio``.
+
+    Returns:
+        alpha as a float (NaN in the degenerate cases above).
+
+    Example:
+        >>> krippendorff_alpha([[1, 2, 3, 3], [1, 2, 3, 4]], "interval") > 0.8
+        True
     """
+    import krippendorff
+
     if level not in {"nominal", "ordinal", "interval", "ratio"}:
         raise ValueError(f"unknown level {level!r}: nominal, ordinal, interval or ratio")
     arr = _as_matrix(data)
-    values = np.unique(arr[~np.isnan(arr)])
-    if values.size == 0:
+    pairable = (~np.isnan(arr)).sum(axis=0) >= 2
+    arr = arr[:, pairable]
+    if arr.size == 0 or np.unique(arr[~np.isnan(arr)]).size < 2:
         return float("nan")
-    index = {v: i for i, v in enumerate(values)}
-    counts = np.zeros((arr.shape[1], values.size))
-    for u in range(arr.shape[1]):
-        for v in arr[:, u]:
-            if not np.isnan(v):
-                counts[u, index[v]] += 1
-    m = counts.sum(axis=1)
-    pairable = m >= 2
-    if not pairable.any():
-        return float("nan")
-    counts, m = counts[pairable], m[pairable]
-    o = np.einsum("ui,uj->ij", counts / (m - 1)[:, None], counts) - np.diag((counts / (m - 1)[:, None]).sum(axis=0))
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    if level == "nominal":
-        d2 = 1.0 - np.eye(values.size)
-    elif level == "interval":
-        d2 = np.subtract.outer(values, values) ** 2
-    elif level == "ratio":
-        s = np.add.outer(values, values)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d2 = np.where(s == 0, 0.0, (np.subtract.outer(values, values) / s) ** 2)
-    else:  # ordinal
-        cum = np.cumsum(n_c)
-        d2 = np.zeros((values.size, values.size))
-        for c in range(values.size):
-            for k in range(values.size):
-                lo, hi = min(c, k), max(c, k)
-                between = cum[hi] - (cum[lo - 1] if lo > 0 else 0.0)
-                d2[c, k] = (between - (n_c[c] + n_c[k]) / 2.0) ** 2
-    expected = (np.outer(n_c, n_c) * d2).sum()
-    if expected == 0:
-        return float("nan")
-    return float(1.0 - (n - 1.0) * (o * d2).sum() / expected)
+    return float(krippendorff.alpha(reliability_data=arr, level_of_measurement=level))
 
 
 def exact_agreement(data) -> float:

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["GRANULARITIES", "to_classes", "weighted_f1", "rmse", "majority_baseline", "scale_report"]
+__all__ = ["GRANULARITIES", "to_classes", "weighted_f1", "rmse", "majority_baseline", "scale_report", "scale_table",
+           "SCALE_COLUMNS"]
 
 GRANULARITIES: dict[str, list[float] | None] = {"binary": [4.0], "ternary": [3.0, 5.0], "7-way": None}
 
@@ -77,3 +78,50 @@ def scale_report(human, judge, granularity: str = "binary", edges: Sequence[floa
     f1_b, err_b = weighted_f1(th, base), rmse(th, base)
     return {"granularity": granularity, "n": int(h.size), "f1": f1, "rmse": err, "baseline_f1": f1_b,
             "baseline_rmse": err_b, "f1_gain": f1 - f1_b, "rmse_change": err - err_b}
+
+
+SCALE_COLUMNS = ["metric", "granularity", "n", "f1", "rmse", "baseline_f1", "baseline_rmse", "f1_gain", "rmse_change",
+                 "r", "p", "note"]
+
+
+def scale_table(human, judge, edges: dict[str, Sequence[float] | None] | None = None, metrics=None):
+    """Scale agreement of a judge with humans per metric: every granularity, then Pearson and Spearman.
+
+    The one implementation behind ``judgelab scales`` and the NLE recipe (tables 3-5). Granularity
+    rows carry the F1/RMSE columns of :func:`scale_report`; the ``pearson`` and ``spearman`` rows carry
+    ``r``, ``p`` and ``n`` (never an F1 column) with NaN F1/RMSE.
+
+    Args:
+        human, judge: items × metrics tables (pandas, index = item id); items in both are compared.
+        edges: ``{granularity: edges}`` (default :data:`GRANULARITIES`).
+        metrics: the metrics to compare (default: the judge's columns that the humans have, in order).
+
+    Returns:
+        A DataFrame with :data:`SCALE_COLUMNS`.
+
+    Example:
+        >>> import pandas as pd
+        >>> h = pd.DataFrame({"clarity": [1, 3, 5, 7, 6]}, index=list("abcde"))
+        >>> t = scale_table(h, h)
+        >>> t.loc[0, "granularity"], float(t.loc[0, "f1"])
+        ('binary', 1.0)
+    """
+    import pandas as pd
+
+    from judgelab.stats.correlation import correlate
+
+    edges = dict(GRANULARITIES) if edges is None else edges
+    metrics = [m for m in judge.columns if m in human.columns] if metrics is None else metrics
+    rows = []
+    for metric in metrics:
+        joined = pd.concat([human[metric].rename("h"), judge[metric].rename("j")], axis=1, join="inner").dropna()
+        for granularity, e in edges.items():
+            report = scale_report(joined["h"], joined["j"], granularity, e)
+            note = "" if report["n"] else "no item scored by both"
+            rows.append({"metric": metric, **report, "r": float("nan"), "p": float("nan"),
+                         "note": note or "r, p: see the pearson and spearman rows"})
+        for method in ("pearson", "spearman"):
+            c = correlate(joined["h"], joined["j"], method)
+            rows.append({"metric": metric, "granularity": method, "n": c.n, "r": c.r, "p": c.p,
+                         "note": "; ".join(x for x in ("f1, rmse: a correlation row", c.reason and f"r: {c.reason}") if x)})
+    return pd.DataFrame(rows, columns=SCALE_COLUMNS)
