@@ -15,6 +15,11 @@ from judgelab.cli.common import (
     FormatOpt,
     JudgeSpecOpt,
     ScoreOpt,
+    DryRunOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    judge_defaults,
+    judge_specs,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -27,40 +32,59 @@ def contamination(
     label_field: Optional[str] = typer.Option(None, "--label-field", help="column with 1 = member, 0 = non-member"),
     model_path: Optional[Path] = ModelPathOpt,
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
-    out: Optional[Path] = typer.Option(None, "--out", help="write the per-text scores as CSV"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="texts: score only the first N rows of --texts"),
+    out: Optional[Path] = typer.Option(None, "--out", help="output folder: min_k_prob.csv, README.md, run.json"),
     fmt: str = FormatOpt,
+    dry_run: bool = DryRunOpt,
 ) -> None:
     """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
+    import json as _json
+
     import pandas as pd
 
-    from judgelab.contamination import TokenScorer, roc_auc
+    from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
     from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.report.output import emit
-    from judgelab.store import write_table
+    from judgelab.report.output import FORMATS, emit, json_document
 
+    if fmt not in FORMATS:
+        raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
     items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
     if label_field is not None:
         bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
         if bad:
             raise JudgelabError(f"{texts}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+    if dry_run:
+        chars = sum(len(i.text) for i in items)
+        typer.echo(f"dry run: {len(items)} texts scored by one forward pass each under the local model "
+                   f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
+                   "(estimated as characters / 4); nothing is written")
+        return
     scorer = TokenScorer(model_path)
     rows = []
     for item in items:
         lp = scorer.token_logprobs(item.text)
-        from judgelab.contamination import min_k_prob
-
         row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k), "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
         if label_field is not None:
             row["member"] = int(float(item.extra[label_field]))
         rows.append(row)
     table = pd.DataFrame(rows)
+    auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
     if out is not None:
-        write_table(table, out)
+        from judgelab.recipes.common import RecipeOutput
+
+        output = RecipeOutput(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination")
+        output.table(table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
+                     + (", member label" if label_field else ""), show=False)
+        if auc is not None:
+            output.table(pd.DataFrame([{"roc_auc": auc, "texts": len(table), "k": k}]), "roc_auc",
+                         "ROC AUC of Min-K% Prob, members vs non-members", show=False)
+        output.finish()
+    if fmt == "json":
+        typer.echo(_json.dumps(json_document("contamination", rows=table, roc_auc=auc, k=k, model=scorer.model_id)))
+        return
     emit(table, fmt, title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
-    if label_field is not None:
-        auc = roc_auc(table["min_k_prob"], table["member"])
-        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}" if fmt != "json" else f'{{"roc_auc": {auc}}}')
+    if auc is not None:
+        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}")
 
 
 recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
@@ -91,7 +115,7 @@ def recipe_chiang_lee(
 
     run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
                    FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field),
-                   defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+                   defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet)
 
 
 @recipe_app.command("hanna")
@@ -115,7 +139,7 @@ def recipe_hanna(
     except ValueError:
         raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
     run_hanna(stories, out, judge, n_items, eps, samples, score, human,
-              defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+              defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet)
 
 
 @recipe_app.command("nle")
@@ -141,7 +165,7 @@ def recipe_nle(
     from judgelab.recipes.nle import run_nle
 
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
-            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet,
+            defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
             human_comparisons=human_comparisons)
 
 
@@ -231,7 +255,7 @@ def pairwise(
     output = RecipeOutput(out, f"pairwise comparison: {dataset}")
     with Store(out / "store.sqlite") as store:
         pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
-                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet, human_comparisons)
+                       judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
     output.finish()
 
 
@@ -239,10 +263,17 @@ def pairwise(
 def recipe_user_study(
     annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),
     fmt: str = FormatOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="output folder: error_rates.csv, README.md, run.json"),
 ) -> None:
-    """Per-category error rates and Gwet's AC1 of explanation annotations."""
+    """Per-category error rates and Gwet's AC1 of explanation annotations (no model is called)."""
     from judgelab.recipes.explanations import error_annotations
     from judgelab.report.output import emit
 
-    emit(error_annotations(annotations), fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
+    table = error_annotations(annotations)
+    if out is not None:
+        from judgelab.recipes.common import RecipeOutput
 
+        output = RecipeOutput(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study")
+        output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
+        output.finish()
+    emit(table, fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
