@@ -19,7 +19,9 @@ the expectation at the rating token is stored beside the parsed score.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
@@ -29,6 +31,7 @@ from pydantic import BaseModel, Field, model_validator
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
+from judgelab.models.cache import CachedJudge
 from judgelab.parse import (
     expected_score,
     parse_comparison,
@@ -38,9 +41,13 @@ from judgelab.parse import (
     truncation_checked,
 )
 from judgelab.prompts import Template, load_template
-from judgelab.store import Judgment, Store, keyed_json
+from judgelab.status import Status
+from judgelab.store import Judgment, Store
 
-__all__ = ["RunSpec", "RunStats", "Runner", "run_sync", "run_to_end"]
+__all__ = ["RunSpec", "RunStats", "Runner", "RunPlan", "PlannedCall", "ANSWER_PLACEHOLDER", "run_sync", "run_to_end",
+           "run_identity"]
+
+logger = logging.getLogger(__name__)
 
 Messages = tuple[tuple[str, str], ...]
 
@@ -72,6 +79,22 @@ class RunSpec(BaseModel):
 
 @dataclass
 class RunStats:
+    """What one :meth:`Runner.run` did.
+
+    Attributes:
+        rater: the run's rater label.
+        total: judgments the run covers (items × outputs × samples).
+        already_done: of those, found in the store (not asked again).
+        recorded: judgments recorded by this run.
+        calls_made: calls sent to the judge (ledger hits excluded).
+        cache_hits: calls answered from the ledger.
+        failures: recorded judgments whose status is not ``ok``.
+        refusals_regenerated: refusals asked again (Chiang & Lee 2023, appendix D.2.1).
+        prompt_tokens, completion_tokens: tokens of the calls made.
+        wall_s: seconds the run took.
+        statuses: recorded judgments by status.
+    """
+
     rater: str = ""
     total: int = 0
     already_done: int = 0
@@ -86,8 +109,140 @@ class RunStats:
     statuses: dict[str, int] = field(default_factory=dict)
 
 
+#: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
+ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One first call of a planned run, built exactly as :meth:`Runner.run` sends it.
+
+    Attributes:
+        criterion: the criterion asked (a multi-metric criterion's name, not its metrics).
+        item_id, system: the item judged.
+        messages: the chat turns sent, ``(role, text)`` pairs. In conversation mode the turns
+            after the first carry earlier answers, unknown before the run: they appear as
+            :data:`ANSWER_PLACEHOLDER` and ``exact`` is ``False``.
+        n: answers asked for in the call (all samples in one call when the judge offers ``n``).
+        samples: the sample numbers the call answers.
+        cached: the store's ledger answers the call already (no call is paid for).
+        key: the ledger key ("" when ``exact`` is ``False``).
+        exact: the messages are exactly those sent.
+        request: the request itself (sampling parameters, log-probability options).
+    """
+
+    criterion: str
+    item_id: str
+    system: str
+    messages: Messages
+    n: int
+    samples: tuple[int, ...]
+    cached: bool
+    key: str = ""
+    exact: bool = True
+    request: JudgeRequest | None = field(default=None, repr=False, compare=False)
+
+    def prompt_chars(self) -> int:
+        """Characters of all messages of the call."""
+        return sum(len(text) for _, text in self.messages)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One unit of scheduled work: an item × criterion (independent) or an item × sample (conversation)."""
+
+    item: Item
+    calls: tuple[PlannedCall, ...]
+    criterion: str | None = None  # independent mode
+    samples: tuple[int, ...] = ()  # independent: the samples to record; conversation: (sample,)
+    record: frozenset[str] = frozenset()  # conversation: the criteria to record (all are asked)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run will ask, made without calling the judge or writing to the store.
+
+    Counts are of *first calls only*: a refusal regenerated (appendix D.2.1) and the samples
+    asked again one by one after a server ignored ``n`` cannot be known before the answers
+    are in, so a run may make more calls than planned, never fewer uncached ones.
+
+    Attributes:
+        rater: the label the judgments will be stored under.
+        calls: the first calls in the order they are scheduled, cached ones included
+            (``PlannedCall.cached``).
+        judgments: judgments the run will record (``total - already_done``).
+        total: judgments the run covers.
+        already_done: judgments found in the store.
+        prompts: the rendered prompt of every (system, item_id, criterion).
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> runner = Runner(ScriptedTestJudge(), Store(":memory:"), RunSpec(samples=2, criteria=["cohesiveness"]))
+        >>> plan = runner.plan([Item("a", "Once upon a time.", context="a prompt")])
+        >>> plan.n_calls, plan.judgments, plan.calls[0].n
+        (1, 2, 2)
+    """
+
+    rater: str
+    calls: tuple[PlannedCall, ...]
+    judgments: int
+    total: int
+    already_done: int
+    prompts: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
+    jobs: tuple[_Job, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def n_calls(self) -> int:
+        """First calls that would be sent to the judge (not answered by the ledger)."""
+        return sum(1 for c in self.calls if not c.cached)
+
+    def first_prompt_per_criterion(self) -> dict[str, Messages]:
+        """Criterion → the messages of its first planned call (exactly as sent).
+
+        A criterion with no call left (all done) gets its first item's rendered prompt as
+        one user turn.
+        """
+        out: dict[str, Messages] = {}
+        for call in self.calls:
+            out.setdefault(call.criterion, call.messages)
+        for (_, _, criterion), prompt in self.prompts.items():
+            out.setdefault(criterion, (("user", prompt),))
+        return out
+
+    def prompt_chars(self, include_cached: bool = False) -> int:
+        """Characters of the messages of the planned calls (uncached ones unless ``include_cached``)."""
+        return sum(c.prompt_chars() for c in self.calls if include_cached or not c.cached)
+
+
 class Runner:
-    """Runs one spec for one judge into one store."""
+    """Runs one spec for one judge into one store: plan, schedule, record.
+
+    :meth:`plan` renders every prompt and builds every first request; :meth:`run` claims
+    the rater label, plans the same way and schedules the plan's jobs on a pool of
+    ``concurrency`` workers; answers are parsed into judgments and recorded with the calls
+    that produced them (group commit). Every call goes through :class:`CachedJudge`.
+    Warnings (e.g. a server that ignores ``n``) are logged on ``judgelab.run`` and kept
+    in :attr:`warnings`; the runner prints nothing.
+
+    Args:
+        backend: the judge.
+        store: the store (ledger and judgments).
+        spec: what to ask.
+        on_progress: called with (judgments recorded, of which failed) as they are recorded.
+        template: a loaded template (else ``spec.template`` is loaded).
+
+    Raises:
+        JudgelabError: unknown criteria or variant, or a forced ``--rater`` used before with
+            other settings.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> store = Store(":memory:")
+        >>> runner = Runner(ScriptedTestJudge({"default": "Rating: 4"}), store, RunSpec(samples=1))
+        >>> stats = run_to_end(runner, [Item("a", "Once upon a time.", context="a prompt")])
+        >>> stats.recorded, stats.calls_made, set(store.ratings()["score"])
+        (4, 4, {4.0})
+    """
 
     def __init__(
         self,
@@ -105,21 +260,20 @@ class Runner:
         self.template.check(self.criteria, spec.variant)
         self.samples = 1 if spec.score == "logprob" else spec.samples
         self.identity = run_identity(backend, self.template, self.criteria, spec)
-        preferred = spec.rater or spec.label or (
+        self._preferred = spec.rater or spec.label or (
             f"{backend.model_id}@{self.template.name}" + (f"+{spec.variant}" if spec.variant else ""))
-        self.rater = store.claim_rater(self.identity, preferred, forced=spec.rater is not None)
+        # Read only: the label is written when the run starts (a plan writes nothing).
+        self.rater = store.claim_rater(self.identity, self._preferred, forced=spec.rater is not None, record=False)
         #: Ratings one sample of one item yields over all criteria (multi-metric criteria yield several).
         self.outputs_per_sample = sum(
             1 if spec.score == "logprob" else len(self.template.outputs(c)) for c in self.criteria)
         self.stats = RunStats(rater=self.rater)
         self._on_progress = on_progress or (lambda done, failed: None)
-        self._known_calls: set[str] = set()
+        self.cache = CachedJudge(backend, store)
+        self.writer = self.cache.writer
         self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
         self.warnings: list[str] = []
         self._parsed: dict[int, Any] = {}
-        self._buffer_calls: list = []
-        self._buffer_judgments: list[Judgment] = []
-        self._buffer_since = 0.0
         self._meta = {
             "run": self.store_digest(),
             "template": self.template.name,
@@ -137,46 +291,139 @@ class Runner:
         blob = json.dumps(self.identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
+    # -- requests: one builder for planning and running ---------------------------
+    def _sampling(self, slot: int | str, attempt: int) -> Sampling:
+        s = self.spec.sampling
+        if self.spec.score == "logprob":
+            return Sampling()  # no generation: sampling parameters do not matter
+        if s.seed is not None and isinstance(slot, int):
+            return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
+        return s
+
+    def request(self, messages: Messages, n: int, slot: int | str, attempt: int = 0) -> tuple[JudgeRequest, dict[str, Any]]:
+        """The request for one call and the extra fields of its ledger key.
+
+        Args:
+            messages: the chat turns.
+            n: answers asked for.
+            slot: the sample number, or ``"n<k>"`` for one call answering all k samples.
+            attempt: 0, or the number of the refusal regeneration.
+
+        Returns:
+            (request without its key, ``extra`` for :meth:`CachedJudge.complete`).
+        """
+        scoring = self.spec.score == "logprob"
+        request = JudgeRequest(
+            messages=messages,
+            sampling=self._sampling(slot, attempt),
+            n=n,
+            top_logprobs=0 if scoring else self.spec.top_logprobs,
+            score_cue=self.template.logprob_cue if scoring else None,
+        )
+        return request, {"top_logprobs": request.top_logprobs, "score_cue": request.score_cue,
+                         "slot": slot, "attempt": attempt}
+
+    def _planned(self, item: Item, criterion: str, messages: Messages, n: int, slot: int | str,
+                 samples: tuple[int, ...], exact: bool = True) -> PlannedCall:
+        request, extra = self.request(messages, n, slot)
+        key = self.cache.key(request, **extra)[0] if exact else ""
+        return PlannedCall(criterion, item.item_id, item.system, messages, n, samples,
+                           cached=exact and self.cache.is_cached(key), key=key, exact=exact,
+                           request=dataclasses.replace(request, key=key))
+
     # -- planning ------------------------------------------------------------
-    def _jobs(self, items: list[Item]) -> list[Callable[[], Any]]:
+    def plan(self, items: list[Item]) -> RunPlan:
+        """Render every prompt and build every first request, without calling the judge or writing.
+
+        Args:
+            items: the items to judge.
+
+        Returns:
+            The :class:`RunPlan` that :meth:`run` executes (counts of first calls only).
+
+        Raises:
+            JudgelabError: a template field missing from an item (before any call is made).
+        """
         # Render every prompt first: a missing field fails the run before any call is made.
-        self._prompts = {(item.system, item.item_id, c): self.template.render(c, item.fields(), self.spec.variant)
-                         for item in items for c in self.criteria}
+        prompts = {(item.system, item.item_id, c): self.template.render(c, item.fields(), self.spec.variant)
+                   for item in items for c in self.criteria}
         done = self.store.done()
-        self._known_calls = self.store.call_keys()
-        jobs: list[Callable[[], Any]] = []
-        independent: list[tuple[str, Callable[[], Any]]] = []
+        total = already = 0
+        jobs: list[_Job] = []
+        independent: list[tuple[str, _Job]] = []
+        k = self.samples
         for item in items:
             if self.spec.query_mode == "conversation":
-                for s in range(self.samples):
+                for s in range(k):
                     todo = [c for c in self.criteria
                             if any((self.rater, o, item.system, item.item_id, s) not in done for o in self.template.outputs(c))]
-                    self.stats.total += self.outputs_per_sample
-                    self.stats.already_done += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo)
-                    if todo:
-                        jobs.append(lambda item=item, s=s, todo=set(todo): self._conversation(item, s, todo))
+                    total += self.outputs_per_sample
+                    already += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo)
+                    if not todo:
+                        continue
+                    calls, history, exact = [], (), True
+                    for c in self.criteria:  # every criterion is asked: later turns carry the earlier ones
+                        messages = history + (("user", prompts[(item.system, item.item_id, c)]),)
+                        calls.append(self._planned(item, c, messages, 1, s, (s,), exact))
+                        history, exact = messages + (("assistant", ANSWER_PLACEHOLDER),), False
+                    jobs.append(_Job(item, tuple(calls), samples=(s,), record=frozenset(todo)))
                 continue
             for criterion in self.criteria:
                 outputs = self.template.outputs(criterion)
-                todo = [s for s in range(self.samples)
-                        if any((self.rater, o, item.system, item.item_id, s) not in done for o in outputs)]
-                self.stats.total += self.samples * len(outputs)
-                self.stats.already_done += (self.samples - len(todo)) * len(outputs)
-                if todo:
-                    prompt = self._prompts[(item.system, item.item_id, criterion)]
-                    independent.append((prompt, lambda item=item, c=criterion, todo=todo: self._independent(item, c, todo)))
+                todo = tuple(s for s in range(k)
+                             if any((self.rater, o, item.system, item.item_id, s) not in done for o in outputs))
+                total += k * len(outputs)
+                already += (k - len(todo)) * len(outputs)
+                if not todo:
+                    continue
+                prompt = prompts[(item.system, item.item_id, criterion)]
+                messages: Messages = (("user", prompt),)
+                if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k and not self.n_ignored:
+                    calls = (self._planned(item, criterion, messages, k, f"n{k}", todo),)  # one call for all k samples
+                else:
+                    calls = tuple(self._planned(item, criterion, messages, 1, s, (s,)) for s in todo)
+                independent.append((prompt, _Job(item, calls, criterion=criterion, samples=todo)))
         # Independent prompts in sorted order: neighbours share the longest prefixes, which a
         # backend with a prefix cache (the embedded judge) evaluates once.
         jobs.extend(job for _, job in sorted(independent, key=lambda pair: pair[0]))
-        return jobs
+        return RunPlan(rater=self.rater, calls=tuple(c for job in jobs for c in job.calls),
+                       judgments=total - already, total=total, already_done=already, prompts=prompts, jobs=tuple(jobs))
 
-    # -- execution -------------------------------------------------------------
+    # -- scheduling -------------------------------------------------------------
     async def run(self, items: list[Item]) -> RunStats:
+        """Claim the rater label, plan, and run the plan's jobs; finished work is never lost.
+
+        Args:
+            items: the items to judge.
+
+        Returns:
+            The run's :class:`RunStats`.
+
+        Raises:
+            JudgelabError: bad input, an unwritable store, a judge that cannot answer.
+        """
         start = time.perf_counter()
-        jobs = self._jobs(items)
-        self._on_progress(self.stats.already_done, 0)
+        self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
+        self.stats.rater = self.rater
+        plan = self.plan(items)
+        self.stats.total += plan.total
+        self.stats.already_done += plan.already_done
+        self._on_progress(plan.already_done, 0)
+        try:
+            await self._schedule(plan.jobs)
+        finally:
+            self.writer.flush()  # nothing finished is left unwritten, on success or failure
+            self.stats.calls_made = self.cache.calls_made
+            self.stats.cache_hits = self.cache.cache_hits
+            self.stats.prompt_tokens = self.cache.prompt_tokens
+            self.stats.completion_tokens = self.cache.completion_tokens
+            self.stats.wall_s = time.perf_counter() - start
+        return self.stats
+
+    async def _schedule(self, jobs: tuple[_Job, ...]) -> None:
+        """Run jobs on ``concurrency`` workers with the group writer's flusher beside them."""
         width = min(self.spec.concurrency or self.backend.capabilities.concurrency, max(1, len(jobs)))
-        queue: asyncio.Queue[Callable[[], Any]] = asyncio.Queue()
+        queue: asyncio.Queue[_Job] = asyncio.Queue()
         for job in jobs:
             queue.put_nowait(job)
 
@@ -186,10 +433,10 @@ class Runner:
                     job = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                await job()
+                await (self._independent(job) if job.criterion is not None else self._conversation(job))
 
         tasks = [asyncio.create_task(worker()) for _ in range(width)]
-        flusher = asyncio.create_task(self._flusher())
+        flusher = asyncio.create_task(self.writer.flusher())
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -199,76 +446,23 @@ class Runner:
             raise
         finally:
             flusher.cancel()
-            self._flush()  # nothing finished is left unwritten, on success or failure
-            self.stats.wall_s = time.perf_counter() - start
-        return self.stats
 
-    def _sampling(self, slot: int | str, attempt: int) -> Sampling:
-        s = self.spec.sampling
-        if self.spec.score == "logprob":
-            return Sampling()  # no generation: sampling parameters do not matter
-        if s.seed is not None and isinstance(slot, int):
-            return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
-        return s
-
+    # -- execution -------------------------------------------------------------
     async def _call(self, messages: Messages, n: int, slot: int | str, attempt: int = 0,
-                    pending: list | None = None) -> tuple[JudgeResponse, str]:
-        """One model call through the ledger. A stored call is never made again.
-
-        With ``pending`` (a job's list), the answered call is written together with the
-        job's judgments in one transaction; it is flushed first if the job makes another call.
-        """
-        scoring = self.spec.score == "logprob"
-        sampling = self._sampling(slot, attempt)
-        description = {
-            "judge": self._meta["judge"],
-            "messages": [list(m) for m in messages],
-            "sampling": self._meta["sampling"] if sampling is self.spec.sampling else sampling.model_dump(),
-            "n": n,
-            "top_logprobs": 0 if scoring else self.spec.top_logprobs,
-            "score_cue": self.template.logprob_cue if scoring else None,
-            "slot": slot,
-            "attempt": attempt,
-        }
-        key, request_json = keyed_json(description)
-        cached = self.store.get_call(key) if key in self._known_calls else None
-        if cached is not None:
-            self.stats.cache_hits += 1
-            return JudgeResponse.from_json(cached), key
-        if pending:  # the job makes another call: its earlier answers are written first
-            self._buffer_calls.extend(pending)
-            pending.clear()
-            self._flush()
-        request = JudgeRequest(
-            messages=messages,
-            sampling=sampling,
-            n=n,
-            top_logprobs=description["top_logprobs"],
-            score_cue=description["score_cue"],
-            key=key,
-        )
-        response = await self.backend.complete(request)
-        if not response.choices or len(response.choices) > n:
-            raise JudgelabError(f"judge returned {len(response.choices)} answers for n={n}")
-        payload = json.dumps(response.to_json(), ensure_ascii=False)
-        if pending is None:
-            self.store.put_call(key, request_json, payload)
-        else:
-            self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
-            pending.append((key, request_json, payload))
-        self._known_calls.add(key)
-        self.stats.calls_made += 1
-        self.stats.prompt_tokens += response.prompt_tokens
-        self.stats.completion_tokens += response.completion_tokens
-        return response, key
+                    pending: list | None = None, planned: PlannedCall | None = None) -> tuple[JudgeResponse, str]:
+        """One model call through the ledger (the planned request when given)."""
+        request, extra = self.request(messages, n, slot, attempt)
+        if planned is not None and planned.exact:
+            request = planned.request or request
+        return await self.cache.complete(request, pending, **extra)
 
     async def _answer(self, messages: Messages, sample: int, first: tuple[Choice, JudgeResponse, str] | None,
-                      pending: list) -> tuple[Choice, JudgeResponse, list[dict[str, Any]]]:
+                      pending: list, planned: PlannedCall | None = None) -> tuple[Choice, JudgeResponse, list[dict[str, Any]]]:
         """One sample's final answer, regenerating refusals (appendix D.2.1) up to the limit."""
         attempts: list[dict[str, Any]] = []
         attempt = 0
         if first is None:
-            response, key = await self._call(messages, 1, sample, pending=pending)
+            response, key = await self._call(messages, 1, sample, pending=pending, planned=planned)
             choice = response.choices[0]
         else:
             choice, response, key = first
@@ -276,7 +470,7 @@ class Runner:
             status = self._status(choice)
             attempts.append({"key": key, "text": choice.text, "status": status, "finish_reason": choice.finish_reason,
                              **({"reasoning": choice.reasoning} if choice.reasoning else {})})
-            if status != "refusal" or attempt >= self.spec.max_refusal_retries:
+            if status != Status.REFUSAL or attempt >= self.spec.max_refusal_retries:
                 return choice, response, attempts
             attempt += 1
             self.stats.refusals_regenerated += 1
@@ -284,57 +478,64 @@ class Runner:
             choice = response.choices[0]
 
     def _warn(self, message: str) -> None:
-        import sys
-
+        """Keep a warning for the caller and log it on ``judgelab.run`` (the command line shows it)."""
         self.warnings.append(message)
-        print(f"judgelab: warning: {message}", file=sys.stderr)
+        logger.warning(message)
 
     def _status(self, choice: Choice) -> str:
         if self.spec.score == "logprob":
-            return "ok"
+            return Status.OK
         if self.template.answer == "comparison":
             return parse_comparison(choice.text).status
         parsed = truncation_checked(parse_judgment(choice.text, self.template.scale), choice.finish_reason)
         self._parsed[id(choice)] = parsed  # reused by _judgment: each answer is parsed once
         return parsed.status
 
-    async def _independent(self, item: Item, criterion: str, todo: list[int]) -> None:
-        messages: Messages = (("user", self._prompts[(item.system, item.item_id, criterion)]),)
+    async def _independent(self, job: _Job) -> None:
+        item, criterion = job.item, job.criterion
+        assert criterion is not None
+        messages = job.calls[0].messages
         k = self.samples
         pending: list = []
-        firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in todo}
-        if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k and not self.n_ignored:
-            response, key = await self._call(messages, k, f"n{k}", pending=pending)  # one call for all k samples
+        firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in job.samples}
+        planned = {c.samples[0]: c for c in job.calls if c.n == 1}
+        if job.calls[0].n > 1 and not self.n_ignored:
+            response, key = await self._call(messages, k, f"n{k}", pending=pending, planned=job.calls[0])  # all k samples
             if len(response.choices) < k and not self.n_ignored:
                 self.n_ignored = True
                 self._warn(f"the judge answered {len(response.choices)} of n={k} samples in one request: "
                            "asking for the other samples one by one from now on (--no-n skips the n request)")
-            for s in todo:
+            for s in job.samples:
                 if s < len(response.choices):
                     firsts[s] = (response.choices[s], response, key)
         judgments = []
         try:
-            for s in todo:
-                choice, response, attempts = await self._answer(messages, s, firsts[s], pending)
+            for s in job.samples:
+                choice, response, attempts = await self._answer(messages, s, firsts[s], pending, planned.get(s))
                 judgments.extend(self._judgments(item, criterion, s, choice, response, attempts))
         except BaseException:
-            self._buffer_calls.extend(pending)  # a failing or cancelled job keeps the calls it paid for
+            self.writer.keep(pending)  # a failing or cancelled job keeps the calls it paid for
             raise
         self._record(judgments, pending)
 
-    async def _conversation(self, item: Item, sample: int, todo: set[str]) -> None:
+    async def _conversation(self, job: _Job) -> None:
+        item, sample = job.item, job.samples[0]
         history: Messages = ()
-        for criterion in self.criteria:
-            messages = history + (("user", self._prompts[(item.system, item.item_id, criterion)]),)
+        for call in job.calls:
+            criterion = call.criterion
+            messages = history + (call.messages[-1],)  # the earlier turns as actually answered
             pending: list = []
             try:
-                choice, response, attempts = await self._answer(messages, sample, None, pending)
+                choice, response, attempts = await self._answer(messages, sample, None, pending,
+                                                                call if call.exact else None)
             except BaseException:
-                self._buffer_calls.extend(pending)
+                self.writer.keep(pending)
                 raise
-            self._record(self._judgments(item, criterion, sample, choice, response, attempts) if criterion in todo else [], pending)
+            self._record(self._judgments(item, criterion, sample, choice, response, attempts)
+                         if criterion in job.record else [], pending)
             history = messages + (("assistant", choice.text),)
 
+    # -- recording -------------------------------------------------------------
     def _judgments(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
                    attempts: list[dict[str, Any]]) -> list[Judgment]:
         """The ratings one answer yields: one per metric of a multi-metric criterion, else one."""
@@ -357,7 +558,7 @@ class Runner:
         if self.spec.score == "logprob":
             if choice.tokens:
                 lp_score, outside, _ = expected_score(choice.tokens[0][2], int_scale)
-            parsed_score, status = None, ("ok" if lp_score is not None else "no_label_mass")
+            parsed_score, status = None, (Status.OK if lp_score is not None else Status.NO_LABEL_MASS)
             score = lp_score
         else:
             parsed = parsed or self._parsed.pop(id(choice), None) or truncation_checked(
@@ -390,38 +591,15 @@ class Runner:
             meta=self._meta,
         )
 
-    #: Group commit: records are written at most this late, or when this many are waiting.
-    FLUSH_SECONDS = 0.05
-    FLUSH_RECORDS = 64
-
     def _record(self, judgments: list[Judgment], pending: list) -> None:
-        if not self._buffer_calls and not self._buffer_judgments:
-            self._buffer_since = time.monotonic()
-        self._buffer_calls.extend(pending)
-        self._buffer_judgments.extend(judgments)
+        self.writer.add(calls=pending, judgments=judgments)
         pending.clear()
-        if (len(self._buffer_judgments) + len(self._buffer_calls) >= self.FLUSH_RECORDS
-                or time.monotonic() - self._buffer_since >= self.FLUSH_SECONDS):
-            self._flush()
-        failed = sum(1 for j in judgments if j.status != "ok")
+        failed = sum(1 for j in judgments if j.status != Status.OK)
         for j in judgments:
             self.stats.statuses[j.status] = self.stats.statuses.get(j.status, 0) + 1
         self.stats.recorded += len(judgments)
         self.stats.failures += failed
         self._on_progress(len(judgments), failed)
-
-    def _flush(self) -> None:
-        if self._buffer_calls or self._buffer_judgments:
-            self.store.put(calls=self._buffer_calls, judgments=self._buffer_judgments)
-            self._buffer_calls, self._buffer_judgments = [], []
-
-    async def _flusher(self) -> None:
-        """Writes buffered records that have waited ``FLUSH_SECONDS`` while calls are slow."""
-        while True:
-            await asyncio.sleep(self.FLUSH_SECONDS)
-            if self._buffer_judgments or self._buffer_calls:
-                if time.monotonic() - self._buffer_since >= self.FLUSH_SECONDS:
-                    self._flush()
 
 
 def run_identity(backend: Backend, template: Template, criteria: list[str], spec: RunSpec) -> dict[str, Any]:

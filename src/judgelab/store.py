@@ -33,7 +33,7 @@ from judgelab.errors import JudgelabError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Judgment", "Store", "request_key", "keyed_json", "RATING_COLUMNS", "write_table", "last_store_summary"]
+__all__ = ["Judgment", "Store", "GroupWriter", "request_key", "keyed_json", "RATING_COLUMNS", "write_table", "last_store_summary"]
 
 #: The file of the store most recently opened for writing in this process (for the Ctrl-C message).
 _last_opened: str | None = None
@@ -260,7 +260,7 @@ class Store:
             self._lock_fh = None
 
     # -- runs: one rater label per set of settings ------------------------------
-    def claim_rater(self, identity: dict[str, Any], preferred: str, forced: bool = False) -> str:
+    def claim_rater(self, identity: dict[str, Any], preferred: str, forced: bool = False, record: bool = True) -> str:
         """The rater label for a run with ``identity``.
 
         An identical earlier run keeps its label (its judgments resume). A new set of
@@ -268,10 +268,31 @@ class Store:
         ``preferred#<digest>``. With ``forced`` the label is the user's: if it was used with
         other settings the call fails with one line naming what changed — old judgments
         are never returned for new settings.
+
+        Args:
+            identity: the run's settings (:func:`judgelab.run.run_identity`).
+            preferred: the label wanted (``--rater``, a recipe's label, or ``model@template``).
+            forced: the user insists on ``preferred``; other settings under it are an error.
+            record: write a new label into the ``runs`` table. ``False`` answers the same
+                label without writing (planning, ``--dry-run``; works on a read-only store).
+
+        Returns:
+            The rater label the run's judgments are stored under.
+
+        Raises:
+            JudgelabError: a forced label used with other settings, or a judgelab 0.1 label.
+
+        Example:
+            >>> store = Store(":memory:")
+            >>> store.claim_rater({"samples": 3}, "gemma@story")
+            'gemma@story'
+            >>> store.claim_rater({"samples": 5}, "gemma@story", record=False)[:12]
+            'gemma@story#'
         """
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-        rows = {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT rater, digest, identity FROM runs")}
+        has_runs = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone()
+        rows = {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT rater, digest, identity FROM runs")} if has_runs else {}
         if not forced:
             for label, (d, _) in sorted(rows.items()):
                 if d == digest:
@@ -288,7 +309,7 @@ class Store:
         if label in legacy:
             raise JudgelabError(f"rater {label!r} in {self.path} was written by judgelab 0.1, which did not record its "
                                 "settings; use another --out (or another --rater)")
-        if label not in rows:
+        if label not in rows and record:
             self._write("INSERT INTO runs VALUES (?, ?, ?, ?)", (label, digest, blob, time.time()))
         return label
 
@@ -410,6 +431,75 @@ class Store:
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
         cols = RATING_COLUMNS + (["attempts", "prompt_tokens", "completion_tokens", "latency_s", "meta"] if with_meta else [])
         return df[cols]
+
+
+class GroupWriter:
+    """Group commit for one store: answered calls and judgments written together, in batches.
+
+    Per-call transactions cost more than the rest of the pipeline at concurrency 64, so
+    records wait at most :attr:`FLUSH_SECONDS` or until :attr:`FLUSH_RECORDS` are waiting.
+    Answers are journaled by the caller first (:meth:`Store.journal_call`), so nothing
+    answered is lost in that window. One writer per store and run; not thread-safe (one
+    asyncio loop).
+
+    Args:
+        store: the store written to.
+
+    Example:
+        >>> store = Store(":memory:")
+        >>> writer = GroupWriter(store)
+        >>> writer.add(calls=[("k", {"q": 1}, {"choices": []})])
+        >>> writer.flush(); store.n_calls()
+        1
+    """
+
+    #: Records are written at most this late, or when this many are waiting.
+    FLUSH_SECONDS = 0.05
+    FLUSH_RECORDS = 64
+
+    def __init__(self, store: "Store") -> None:
+        self.store = store
+        self._calls: list[tuple[str, Any, Any]] = []
+        self._judgments: list[Judgment] = []
+        self._since = 0.0
+
+    @property
+    def waiting(self) -> int:
+        """Records buffered and not yet written."""
+        return len(self._calls) + len(self._judgments)
+
+    def add(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = ()) -> None:
+        """Buffer records and write the group when it is full or old enough.
+
+        Args:
+            calls: ``(key, request, response)`` ledger rows (dicts or JSON text).
+            judgments: judgments to write in the same transaction as the calls.
+        """
+        if not self._calls and not self._judgments:
+            self._since = time.monotonic()
+        self._calls.extend(calls)
+        self._judgments.extend(judgments)
+        if self.waiting >= self.FLUSH_RECORDS or time.monotonic() - self._since >= self.FLUSH_SECONDS:
+            self.flush()
+
+    def keep(self, calls: Iterable[tuple[str, Any, Any]]) -> None:
+        """Buffer calls without a size or age check (a failing job's paid calls; written by the next flush)."""
+        self._calls.extend(calls)
+
+    def flush(self) -> None:
+        """Write everything buffered in one transaction."""
+        if self._calls or self._judgments:
+            self.store.put(calls=self._calls, judgments=self._judgments)
+            self._calls, self._judgments = [], []
+
+    async def flusher(self) -> None:
+        """Run as a task: writes buffered records that waited ``FLUSH_SECONDS`` while calls are slow."""
+        import asyncio
+
+        while True:
+            await asyncio.sleep(self.FLUSH_SECONDS)
+            if self.waiting and time.monotonic() - self._since >= self.FLUSH_SECONDS:
+                self.flush()
 
 
 def write_table(df: "pd.DataFrame", path: str | Path) -> Path:

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from judgelab.models.base import Backend, JudgeRequest, JudgeResponse, Sampling
+from judgelab.models.base import Backend, JudgeRequest, Sampling
+from judgelab.models.cache import CachedJudge
 from judgelab.prompts import render_text
-from judgelab.store import Store, request_key
+from judgelab.store import Store
 
 __all__ = ["LlmPerturbation", "perturb_with_llm", "clean_generation", "check_generation", "prompt_for"]
 
@@ -66,29 +67,49 @@ def check_generation(original: str, generated: str) -> tuple[bool, str]:
     return True, ""
 
 
-async def _one(backend: Backend, store: Store, prompt: str, max_tokens: int) -> JudgeResponse:
+def _request(backend: Backend, prompt: str, max_tokens: int) -> JudgeRequest:
     sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0 if backend.capabilities.seed else None)
-    description = {"judge": backend.identity(), "purpose": "dhp-perturbation", "messages": [["user", prompt]],
-                   "sampling": sampling.model_dump(), "n": 1}
-    key = request_key(description)
-    cached = store.get_call(key)
-    if cached is not None:
-        return JudgeResponse.from_json(cached)
-    response = await backend.complete(JudgeRequest(messages=(("user", prompt),), sampling=sampling, key=key))
-    store.put_call(key, description, response.to_json())
-    return response
+    return JudgeRequest(messages=(("user", prompt),), sampling=sampling)
+
+
+#: The ledger key's extra field of a perturbation call (tells it apart from a rating call).
+PURPOSE = "dhp-perturbation"
 
 
 def perturb_with_llm(backend: Backend, store: Store, jobs: list[tuple[str, str, str, str]], concurrency: int = 8) -> list[LlmPerturbation]:
-    """``jobs``: (kind, degree, unit, text) → one checked perturbation per job, in order."""
+    """Generate LLM perturbations (DHP appendix B) through the store's call ledger.
+
+    Each job is rendered with :func:`prompt_for`, asked greedily (temperature 0, seed 0 when
+    the backend takes seeds) through :class:`~judgelab.models.cache.CachedJudge`, so a
+    rerun asks nothing already answered, then cleaned and checked.
+
+    Args:
+        backend: the generator (any judge backend); closed afterwards.
+        store: the store whose ledger caches the generations.
+        jobs: ``(kind, degree, unit, text)`` per perturbation (kind and degree name a prompt
+            in ``llm_prompts.yaml``).
+        concurrency: most calls at once (capped by the backend's concurrency).
+
+    Returns:
+        One :class:`LlmPerturbation` per job, in order; a failed check keeps the original
+        text with ``ok=False`` and the reason.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> judge = ScriptedTestJudge({"default": "Revised sentence: The cat sat on a mat."})
+        >>> perturb_with_llm(judge, Store(":memory:"), [("fictional-entities", "minor", "sentence", "The cat sat on the mat.")])[0].ok
+        True
+    """
+    cached = CachedJudge(backend, store)
 
     async def main() -> list[LlmPerturbation]:
         sem = asyncio.Semaphore(max(1, min(concurrency, backend.capabilities.concurrency)))
 
         async def run(job: tuple[str, str, str, str]) -> LlmPerturbation:
             kind, degree, unit, text = job
+            request = _request(backend, prompt_for(kind, degree, unit, text), max(64, len(text) // 2 + 64))
             async with sem:
-                response = await _one(backend, store, prompt_for(kind, degree, unit, text), max(64, len(text) // 2 + 64))
+                response, _ = await cached.complete(request, purpose=PURPOSE)
             generated = clean_generation(response.choices[0].text, unit)
             ok, reason = check_generation(text, generated)
             return LlmPerturbation(generated if ok else text, ok, reason)

@@ -1,0 +1,103 @@
+"""CachedJudge: the one call ledger, its keys unchanged so old stores keep resuming.
+
+The expected keys below were computed by judgelab's code before the ledger moved into
+``models/cache.py`` (commit 1728904: ``Runner._call`` and ``perturb.llm._one``) for the
+same fixed requests; a change here means existing stores would pay for their calls again.
+"""
+import asyncio
+
+import pytest
+
+from judgelab.datasets.items import Item
+from judgelab.models.base import JudgeRequest, Sampling
+from judgelab.models.cache import CachedJudge
+from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.perturb.llm import PURPOSE, perturb_with_llm
+from judgelab.prompts import Criterion, Template
+from judgelab.run import RunSpec, Runner
+from judgelab.store import Store
+
+TEMPLATE = Template(name="fixed-keys", instruction="Rate the text.\n\n{{ text }}",
+                    criteria={"quality": Criterion(question="How good is it? Answer 1-5.")})
+ITEM = Item("a", "A fine story.", system="human")
+
+OLD_KEYS = [
+    (RunSpec(samples=1, sampling=Sampling(temperature=0.7, seed=5)), "65a64247f4b351c09376fd2c464f553c0bbc04de7b0230ddb6cdd038c4a0e903"),
+    (RunSpec(samples=3), "a5eabb137c11a6e13578b98ed75f12aa75329729aaf271d2b57dcd7d8365a95b"),
+    (RunSpec(score="logprob"), "db435caa1378aeae1cdfc28c0c1ea6df7f7f9c3e89c62758acda988a114fe6b6"),
+]
+
+
+@pytest.mark.parametrize(("spec", "key"), OLD_KEYS, ids=["one-sample-seeded", "n-call", "logprob"])
+def test_rating_keys_are_those_of_the_old_code(spec, key):
+    judge = ScriptedTestJudge({"default": "4"})
+    asyncio.run(Runner(judge, Store(":memory:"), spec, template=TEMPLATE).run([ITEM]))
+    assert [c.key for c in judge.calls] == [key]
+
+
+@pytest.mark.parametrize(("spec", "key"), OLD_KEYS, ids=["one-sample-seeded", "n-call", "logprob"])
+def test_a_store_written_by_the_old_code_resumes_with_no_call(tmp_path, spec, key):
+    path = tmp_path / "old.sqlite"
+    answer = {"choices": [{"text": "4", "tokens": [["4", 0.0, {"4": 0.0}]], "finish_reason": "stop"}] * spec.samples
+              if spec.score == "parsed" else [{"text": "4", "tokens": [["4", 0.0, {"4": 0.0}]], "finish_reason": "score"}],
+              "prompt_tokens": 7, "completion_tokens": 1}
+    with Store(path) as store:  # as the old code left it after a kill: the call answered, no judgment yet
+        store.put_call(key, {"written": "by judgelab before the CachedJudge"}, answer)
+    judge = ScriptedTestJudge({"default": "2"})
+    with Store(path) as store:
+        stats = asyncio.run(Runner(judge, store, spec, template=TEMPLATE).run([ITEM]))
+        scores = set(store.ratings()["score"])
+    assert judge.calls == [] and stats.calls_made == 0 and stats.cache_hits == 1 and scores == {4.0}
+
+
+def test_perturbation_key_is_that_of_the_old_code():
+    judge = ScriptedTestJudge({"default": "x"})
+    cached = CachedJudge(judge, Store(":memory:"))
+    request = JudgeRequest(messages=(("user", "Revise this sentence: The cat sat on the mat."),),
+                           sampling=Sampling(temperature=0.0, top_p=1.0, max_tokens=64, seed=0))
+    _, key = asyncio.run(cached.complete(request, purpose=PURPOSE))
+    assert key == judge.calls[0].key == "f2d680233c183d9db33bfc58107e908a9b540f69d61f70f1ccbe8fc4c708bfae"
+
+
+def test_a_second_run_of_llm_perturbations_makes_no_call(tmp_path):
+    jobs = [("fictional-entities", "minor", "sentence", "Anna walked to Paris in May."),
+            ("grammatical-errors", "minor", "sentence", "The cat sat on the mat today.")]
+    first = ScriptedTestJudge(lambda prompt: "Revised sentence: Zorb walked to Quux in May." if "Anna" in prompt
+                              else "The cats sits on the mat today.")
+    with Store(tmp_path / "s.sqlite") as store:
+        out1 = perturb_with_llm(first, store, jobs)
+    assert len(first.calls) == 2 and all(p.ok for p in out1)
+    second = ScriptedTestJudge({"default": "something else entirely"})
+    with Store(tmp_path / "s.sqlite") as store:
+        out2 = perturb_with_llm(second, store, jobs)
+    assert second.calls == [] and out2 == out1
+
+
+def test_pending_calls_are_journaled_and_written_with_the_group(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    cached = CachedJudge(ScriptedTestJudge({"default": "4"}), store)
+    pending: list = []
+    request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
+    _, key = asyncio.run(cached.complete(request, pending, slot=0))
+    assert [p[0] for p in pending] == [key] and store.n_calls() == 0  # journaled, not yet in the database
+    assert key in (tmp_path / "s.sqlite.journal").read_text()
+    _, key2 = asyncio.run(cached.complete(request, pending, slot=1))  # another call of the same job: first one written
+    assert store.n_calls() == 1 and [p[0] for p in pending] == [key2]
+    cached.writer.add(calls=pending)
+    cached.writer.flush()
+    assert store.call_keys() == {key, key2}
+    store.close()
+
+
+def test_too_many_answers_are_an_error():
+    from judgelab.errors import JudgelabError
+
+    class TooMany(ScriptedTestJudge):
+        async def _complete(self, request):
+            response = await super()._complete(request)
+            response.choices = response.choices * 2
+            return response
+
+    cached = CachedJudge(TooMany({"default": "4"}), Store(":memory:"))
+    with pytest.raises(JudgelabError, match="2 answers for n=1"):
+        asyncio.run(cached.complete(JudgeRequest(messages=(("user", "x"),), sampling=Sampling())))
