@@ -24,7 +24,7 @@ from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
 
-__all__ = ["rate_items", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
            "clear_outputs", "report_folder", "stats_line", "failure_lines"]
 
 
@@ -227,6 +227,84 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
     files["store"] = out / "store.sqlite"
     result = RateResult(out, tuple(done), ratings, summary, welch, compare, files)
     return result
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """One judge's planned run (``--dry-run``): the :class:`judgelab.run.RunPlan` and a token estimate.
+
+    ``prompt_tokens`` counts the uncached calls' messages: with the embedded judge's own tokenizer
+    (``token_method == "tokenizer"``; the chat template's few tokens are not counted), else
+    characters / 4 (``"chars/4"``, an estimate). ``max_completion_tokens`` is an upper bound:
+    ``max_tokens`` for every answer asked (0 for log-probability scoring, which generates nothing).
+    """
+
+    judge: str
+    model_id: str
+    stage: str
+    plan: Any
+    prompt_tokens: int
+    token_method: str
+    max_completion_tokens: int
+
+    def cost_usd(self, price_in: float | None, price_out: float | None) -> tuple[float | None, float | None]:
+        """(prompt dollars, at most completion dollars) at prices per million tokens."""
+        return (None if price_in is None else self.prompt_tokens * price_in / 1e6,
+                None if price_out is None else self.max_completion_tokens * price_out / 1e6)
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.plan
+        return {"judge": self.judge, "stage": self.stage, "rater": p.rater, "calls": p.n_calls,
+                "cached_calls": len(p.calls) - p.n_calls, "judgments": p.judgments, "already_done": p.already_done,
+                "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
+                "max_completion_tokens": self.max_completion_tokens}
+
+
+def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | None = None,
+              judge_defaults: dict[str, Any] | None = None, template=None, stage: str = "rating") -> list[JudgePlan]:
+    """Plan every (judge, spec) run over ``items`` without calling a model or writing anything.
+
+    Calls already in ``out/store.sqlite`` (opened read-only when it exists) count as cached.
+    A preferred label containing ``{model}`` gets the judge's model id.
+
+    Args:
+        items: the items; runs: (judge spec, :class:`RunSpec`) pairs; out: the output folder of a later run;
+        judge_defaults: shared judge options; template: a loaded template (else ``spec.template``);
+        stage: a name for the stage (recipes plan several).
+
+    Returns:
+        One :class:`JudgePlan` per run.
+
+    Example:
+        >>> from judgelab.runfile import RunFile
+        >>> spec = RunFile(items="items.jsonl", judge="openai:gpt-4o-mini")   # doctest: +SKIP
+        >>> [p.plan.n_calls for p in plan_rate(spec.load_items(), spec.run_specs())]   # doctest: +SKIP
+    """
+    existing = None if out is None else Path(out) / "store.sqlite"
+    plans = []
+    for judge, spec in runs:
+        backend = build_judge(judge, judge_defaults)
+        if spec.label and "{model}" in spec.label:
+            spec = spec.model_copy(update={"label": spec.label.replace("{model}", backend.model_id)})
+        with Store(existing, read_only=True) if existing is not None and existing.is_file() else Store(":memory:") as store:
+            plan = Runner(backend, store, spec, template=template).plan(items)
+        uncached = [c for c in plan.calls if not c.cached]
+        tokens = getattr(backend, "_tokens", None)
+        if callable(tokens):
+            prompt_tokens = sum(len(tokens("\n".join(text for _, text in c.messages))) for c in uncached)
+            method = "tokenizer"
+        else:
+            prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)
+            method = "chars/4"
+        completion = 0 if spec.score == "logprob" else sum(c.n for c in uncached) * spec.sampling.max_tokens
+        plans.append(JudgePlan(judge, backend.model_id, stage, plan, prompt_tokens, method, completion))
+        close = getattr(backend, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # closing an unused client must not turn a dry run into an error
+                pass
+    return plans
 
 
 def finish_rate(result: RateResult, max_failure_rate: float = 0.5) -> Path | None:

@@ -105,3 +105,49 @@ def split_list(values: Optional[str]) -> Optional[list[str]]:
 FormatOpt = typer.Option("table", "--format", help="table | csv | json")
 JudgeSpecOpt = typer.Option("local", "--judge", help=f"the judge: {JUDGE_SYNTAX}")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
+
+
+def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optional[float] = None,
+               later: Optional[list[str]] = None) -> None:
+    """Print a dry run: per judge and stage the calls, judgments, estimated tokens (and dollars),
+    then the first rendered prompt of each criterion exactly as it would be sent."""
+    typer.echo("dry run: no model is called and nothing is written")
+    calls = judgments = tokens = 0
+    dollars_in = dollars_out = 0.0
+    for p in plans:
+        d = p.to_dict()
+        calls += d["calls"]
+        judgments += d["judgments"]
+        tokens += d["prompt_tokens"]
+        how = "the embedded judge's tokenizer" if d["token_method"] == "tokenizer" else "characters / 4, an estimate"
+        line = (f"{d['stage']}: {d['judge']} as {d['rater']}: {d['calls']} calls ({d['cached_calls']} answered by the store), "
+                f"{d['judgments']} judgments ({d['already_done']} already in the store), "
+                f"~{d['prompt_tokens']} prompt tokens ({how})")
+        cost_in, cost_out = p.cost_usd(price_in, price_out)
+        if cost_in is not None:
+            dollars_in += cost_in
+            line += f", ${cost_in:.4f} in"
+        if cost_out is not None:
+            dollars_out += cost_out
+            line += f", at most ${cost_out:.4f} out ({d['max_completion_tokens']} completion tokens = max_tokens × answers)"
+        typer.echo(line)
+    total = f"total: {calls} calls, {judgments} judgments, ~{tokens} prompt tokens"
+    if price_in is not None or price_out is not None:
+        total += f", about ${dollars_in + dollars_out:.4f} (prompt ${dollars_in:.4f}"
+        total += f" + completions at most ${dollars_out:.4f})" if price_out is not None else ")"
+    else:
+        total += " (--price-in/--price-out USD per 1M tokens give dollars)"
+    typer.echo(total)
+    for line in later or []:
+        typer.echo(f"not planned: {line}")
+    shown: set[tuple[str, str]] = set()
+    for p in plans:
+        for criterion, messages in p.plan.first_prompt_per_criterion().items():
+            key = (p.stage, criterion)
+            if key in shown:
+                continue
+            shown.add(key)
+            typer.echo(f"\n===== first prompt of {criterion!r} ({p.stage}, {p.plan.rater}), exactly as sent =====")
+            for role, text in messages:
+                typer.echo(f"--- {role} ---")
+                typer.echo(text)
