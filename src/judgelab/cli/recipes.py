@@ -20,6 +20,7 @@ from judgelab.cli.common import (
     PriceOutOpt,
     judge_defaults,
     judge_specs,
+    show_plans,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -87,6 +88,15 @@ def contamination(
         typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}")
 
 
+OUT_HELP = "output folder: CSV tables, figures, README.md index, run.json, store.sqlite, report.html"
+
+
+def _with_prices(planned: tuple[list, list[str]], price_in: Optional[float], price_out: Optional[float]) -> tuple:
+    """(plans, prices, later) in the order :func:`show_plans` takes them."""
+    plans, later = planned
+    return plans, price_in, price_out, later
+
+
 recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
 app.add_typer(recipe_app, name="recipe")
 
@@ -95,7 +105,7 @@ app.add_typer(recipe_app, name="recipe")
 def recipe_chiang_lee(
     stories: Path = typer.Option(..., "--stories", help="wp_a.json, or JSONL/CSV with id, story, prompt, writer"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories per writer (and adversarial titles)"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories: the first N per writer, and the first N adversarial titles"),
     human: Optional[Path] = typer.Option(None, "--human", help="human ratings (long layout) when the stories file has none"),
     adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
     variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
@@ -105,41 +115,52 @@ def recipe_chiang_lee(
     writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
     score: Optional[str] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
-    from judgelab.recipes.chiang_lee import run_chiang_lee
-
     from judgelab.datasets.items import FieldMap
+    from judgelab.recipes.chiang_lee import plan_chiang_lee, run_chiang_lee
 
-    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
-                   FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field),
-                   defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet)
+    judge = judge_specs([judge])[0]
+    fields = FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    if dry_run:
+        show_plans(*_with_prices(plan_chiang_lee(stories, judge, n_items, adversarial, variance, samples, score, fields,
+                                                 defaults, out), price_in, price_out))
+        return
+    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score, fields,
+                   defaults=defaults, progress=not quiet)
 
 
 @recipe_app.command("hanna")
 def recipe_hanna(
     stories: Path = typer.Option(..., "--stories", help="hanna_llm_stories.csv (Prompt, Human, Story, Model)"),
     judge: str = JudgeSpecOpt,
-    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts (each with all its stories)"),
+    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts: the first N, each with all its stories (the human one included)"),
     eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
     samples: int = typer.Option(3, "--samples", help="tries per story"),
     score: Optional[str] = ScoreOpt,
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
-    from judgelab.recipes.hanna_run import run_hanna
+    from judgelab.recipes.hanna_run import plan_hanna, run_hanna
 
     try:
         eps = tuple(int(x) for x in (split_list(eval_prompts) or []))
     except ValueError:
         raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
-    run_hanna(stories, out, judge, n_items, eps, samples, score, human,
-              defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet)
+    judge = judge_specs([judge])[0]
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    if dry_run:
+        show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
+        return
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human, defaults=defaults, progress=not quiet)
 
 
 @recipe_app.command("nle")
@@ -149,7 +170,7 @@ def recipe_nle(
     human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
     samples: int = typer.Option(3, "--samples"),
     per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
     seed: int = typer.Option(0, "--seed"),
@@ -158,12 +179,19 @@ def recipe_nle(
     price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt,
 ) -> None:
     """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
-    from judgelab.recipes.nle import run_nle
+    from judgelab.recipes.nle import plan_nle, run_nle
 
+    judge = judge_specs([judge])[0]
+    if dry_run:
+        show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, samples, per_delta, seed, dynamic,
+                                          judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), out),
+                                 price_in, price_out))
+        return
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
             defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
             human_comparisons=human_comparisons)
@@ -240,16 +268,24 @@ def pairwise(
     human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
     per_delta: int = typer.Option(100, "--per-delta", min=1), seed: int = typer.Option(0, "--seed"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
     from judgelab.recipes.common import RecipeOutput
-    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study
+    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study, plan_nle
     from judgelab.store import Store
+
+    judge = judge_specs([judge])[0]
+    if dry_run:
+        show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, per_delta=per_delta, seed=seed, dynamic=False,
+                                          defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency),
+                                          out=out, pairwise_only=True), price_in, price_out))
+        return
 
     items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
     output = RecipeOutput(out, f"pairwise comparison: {dataset}")
