@@ -166,7 +166,7 @@ class RunFile(BaseModel):
         :class:`judgelab.workflow.JudgePlan`, one per judge (for ``--dry-run``)."""
         from judgelab.workflow import plan_rate
 
-        return plan_rate(self.load_items(), self.run_specs(), judge_defaults=self.judge_defaults())
+        return plan_rate(self.load_items(), self.run_specs(), self.out, judge_defaults=self.judge_defaults())
 
 
 #: The keys a run file may have (``sampling`` holds its own four).

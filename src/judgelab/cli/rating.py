@@ -141,7 +141,7 @@ def demo(
         from judgelab.cli.common import show_plans
         from judgelab.dhp.workflow import plan_dhp
 
-        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, judge_defaults=defaults)
+        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, judge_defaults=defaults, out=out)
         show_plans(plans, price_in, price_out, later)
         return
     from judgelab.report.terminal import console

@@ -245,7 +245,8 @@ def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: st
 
 def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
              n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
-             samples: int | None = None, judge_defaults: dict[str, Any] | None = None) -> tuple[list, list[str]]:
+             samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
+             out: Path | None = None) -> tuple[list, list[str]]:
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
     The rule-based perturbations are made in memory (they need no model), so the judging stage is
@@ -278,7 +279,7 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
     for spec in judges:
         kind, _ = parse_judge(spec, judge_defaults)
         runs.append((spec, _judge_spec(task, kind, "{model}", samples)))
-    return plan_rate(items, runs, judge_defaults=judge_defaults, template=task.template), later
+    return plan_rate(items, runs, out, judge_defaults=judge_defaults, template=task.template), later
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,
