@@ -87,7 +87,12 @@ def test_the_same_judge_spec_works_in_every_command(name, tmp_path, stub_factory
     stub = stub_factory()
     out = tmp_path / "out"
     r = judgelab_cmd(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out))
-    assert r.returncode == 0, r.stderr
+    if name in {"pairwise", "nle"}:
+        # the stub answers every prompt with one 1-5 rating, not the comparisons (Yes/No) and the two
+        # 1-7 scores these commands ask for: they run to the end and report the failures (exit 3)
+        assert r.returncode in (0, 3) and "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    else:
+        assert r.returncode == 0, r.stderr
     assert stub.answered(), "the judge was never called"
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["schema"] == 1 and manifest["runs"]

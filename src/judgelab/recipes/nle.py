@@ -182,7 +182,10 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
             return {"rater": rater}
         output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
         for metric in METRICS:
-            joined = pd.concat([humans[metric], judge_scores.get(metric)], axis=1, join="inner").dropna()
+            if metric not in judge_scores:  # the judge never gave this metric (see the failure counts)
+                notes.append(f"no judge score for {metric}: no scatter plot")
+                continue
+            joined = pd.concat([humans[metric], judge_scores[metric]], axis=1, join="inner").dropna()
             if len(joined):
                 name = f"scatter_{safe_filename(metric)}.png"
                 scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / name, f"{metric}: judge vs human", "judge", "human")
