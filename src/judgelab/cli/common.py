@@ -46,11 +46,24 @@ def judge_defaults(
             "max_tokens_param": max_tokens_param, "model_path": str(model_path) if model_path else None}
 
 
+#: Notes on deprecated spellings used by this command, shown after its outputs (see :func:`judge_specs`).
+DEPRECATION_NOTES: list[str] = []
+
+
+def show_deprecations() -> None:
+    """Say the new spelling of each deprecated option used (stderr: stdout may carry data)."""
+    for note in DEPRECATION_NOTES:
+        typer.echo(f"judgelab: note: {note}", err=True)
+    DEPRECATION_NOTES.clear()
+
+
 def judge_specs(judges: list[str], model: Optional[str] = None, script: Optional[Path] = None) -> list[str]:
     """The ``--judge`` values as specs, checked before any work.
 
     The pre-0.9 form of ``rate`` (``--judge openai --model M``, ``--judge scripted-test-double
-    --script F``) is a deprecated alias: it still works and says the new spelling on stderr.
+    --script F``) is a deprecated alias: it still works, and the command says the new spelling on
+    stderr once its outputs are written (:data:`DEPRECATION_NOTES`), so that a user error stays
+    one line.
     """
     from judgelab.errors import JudgelabError
     from judgelab.models.spec import parse_judge
@@ -58,13 +71,13 @@ def judge_specs(judges: list[str], model: Optional[str] = None, script: Optional
     specs = []
     for judge in judges:
         if judge == "openai" and model:
-            typer.echo(f"judgelab: note: --judge openai --model {model} is deprecated; write --judge openai:{model}", err=True)
+            DEPRECATION_NOTES.append(f"--judge openai --model {model} is deprecated; write --judge openai:{model}")
             judge = f"openai:{model}"
         elif judge == "openai":
             raise JudgelabError("an openai judge needs a model: --judge openai:MODEL or --judge openai:MODEL@BASE_URL")
         elif judge == "scripted-test-double" and script:
-            typer.echo(f"judgelab: note: --judge scripted-test-double --script {script} is deprecated; "
-                       f"write --judge scripted-test-double:{script}", err=True)
+            DEPRECATION_NOTES.append(f"--judge scripted-test-double --script {script} is deprecated; "
+                                     f"write --judge scripted-test-double:{script}")
             judge = f"scripted-test-double:{script}"
         elif model and not judge.startswith("local"):
             raise JudgelabError(f"--model belongs to the old form --judge openai --model M; the judge {judge!r} already names its model")

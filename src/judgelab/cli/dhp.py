@@ -95,8 +95,15 @@ def dhp(
         plans, later = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
         show_plans(plans, price_in, price_out, later)
         return
-    result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
-                     exact, progress=not quiet, max_failure_rate=max_failure_rate)
+    try:
+        result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
+                         exact, progress=not quiet, max_failure_rate=max_failure_rate)
+    except JudgelabError as exc:  # nothing to analyse: show why (the judges' failures) before the one error line
+        from judgelab.report.terminal import console
+
+        for line in getattr(exc, "details", ()):
+            console.print(line)
+        raise
     show_dhp(result)
     result.finish()
 

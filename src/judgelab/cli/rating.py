@@ -95,6 +95,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
                  price_out: float | None = None) -> None:
     """Run (or with ``dry_run`` only plan) a :class:`judgelab.runfile.RunFile` and show the result:
     the one path of ``judgelab rate`` and ``judgelab run``."""
+    from judgelab.cli.common import show_deprecations
     from judgelab.report.terminal import console, print_table
     from judgelab.workflow import failure_lines, finish_rate, stats_line
 
@@ -102,6 +103,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         from judgelab.cli.common import show_plans
 
         show_plans(spec.plan(), price_in, price_out)
+        show_deprecations()
         return
     result = spec.run(progress=progress)
     for run in result.runs:
@@ -119,6 +121,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
             console.print(line)
     f = result.files
     console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}")
+    show_deprecations()
     finish_rate(result, spec.max_failure_rate)
 
 

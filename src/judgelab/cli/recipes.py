@@ -123,7 +123,6 @@ def recipe_chiang_lee(
     from judgelab.datasets.items import FieldMap
     from judgelab.recipes.chiang_lee import plan_chiang_lee, run_chiang_lee
 
-    judge = judge_specs([judge])[0]
     fields = FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field)
     defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
@@ -155,7 +154,6 @@ def recipe_hanna(
         eps = tuple(int(x) for x in (split_list(eval_prompts) or []))
     except ValueError:
         raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
-    judge = judge_specs([judge])[0]
     defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
         show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
@@ -186,7 +184,6 @@ def recipe_nle(
     """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
     from judgelab.recipes.nle import plan_nle, run_nle
 
-    judge = judge_specs([judge])[0]
     if dry_run:
         show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, samples, per_delta, seed, dynamic,
                                           judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), out),
@@ -280,7 +277,6 @@ def pairwise(
     from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study, plan_nle
     from judgelab.store import Store
 
-    judge = judge_specs([judge])[0]
     if dry_run:
         show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, per_delta=per_delta, seed=seed, dynamic=False,
                                           defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency),

@@ -211,10 +211,16 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
     try:
         reports = analyze(ratings, task, votes, exact)
     except JudgelabError as exc:
-        # nothing could be analysed, e.g. because a judge never answered: say why in the one line
-        lines = "; ".join(line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])[:1])
-        check_failure_rate(ratings, max_failure_rate)
-        raise JudgelabError(f"{exc} ({lines})" if lines else str(exc)) from None
+        # nothing could be analysed, e.g. because a judge never answered: the error carries the
+        # failure counts and examples (``details``) for the command line to show
+        details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
+        try:
+            check_failure_rate(ratings, max_failure_rate)
+        except JudgelabError as failures:
+            failures.details = details  # type: ignore[attr-defined]
+            raise
+        exc.details = details  # type: ignore[attr-defined]
+        raise
     index += write_reports(reports, ratings, task, out)
     notes = [f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])]
     write_index(out, f"DHP discernment benchmark: {task.name}", index, notes)
