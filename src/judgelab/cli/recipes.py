@@ -19,7 +19,6 @@ from judgelab.cli.common import (
     PriceInOpt,
     PriceOutOpt,
     judge_defaults,
-    judge_specs,
     show_plans,
     split_list,
 )
