@@ -22,7 +22,7 @@ Credentials belong in the environment (``OPENAI_API_KEY``), not in the file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 

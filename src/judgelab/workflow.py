@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -19,13 +19,13 @@ from judgelab.datasets.items import Item, load_items
 from judgelab.errors import JudgelabError, TooManyFailures
 from judgelab.manifest import write_manifest
 from judgelab.models.spec import build_judge
-from judgelab.report.terminal import console, progress_bar
+from judgelab.report.terminal import progress_bar
 from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
-           "clear_outputs", "report_folder", "stats_line", "failure_lines"]
+           "clear_outputs", "report_folder", "html_report", "stats_line", "failure_lines"]
 
 
 def _prepare_out(out: Path) -> Path:
@@ -97,12 +97,6 @@ def failure_lines(ratings: pd.DataFrame) -> list[str]:
         text = " ".join(raw.split())
         lines.append(f"  example {status}: {text[:200]!r}" + (" …" if len(text) > 200 else ""))
     return lines
-
-
-def print_failures(ratings: pd.DataFrame) -> None:
-    """Show :func:`failure_lines` (kept for the recipes and DHP, which still print through the console)."""
-    for line in failure_lines(ratings):
-        console.print(line)
 
 
 @dataclass(frozen=True)
@@ -307,12 +301,16 @@ def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | No
     return plans
 
 
-def finish_rate(result: RateResult, max_failure_rate: float = 0.5) -> Path | None:
-    """After the outputs are shown: the HTML report, then :class:`TooManyFailures` when a judge failed too often."""
-    report = report_folder(result.out)
+def finish_rate(result: RateResult, max_failure_rate: float = 0.5,
+                show: Callable[[str], None] | None = None) -> Path | None:
+    """After the outputs are shown: the HTML report (its line passed to ``show``), then
+    :class:`TooManyFailures` when a judge failed too often. Returns the report's path."""
+    path, line = html_report(result.out)
+    if show is not None:
+        show(line)
     for run in result.runs:
         check_failure_rate(result.ratings[result.ratings["rater"] == run.rater], max_failure_rate, run.rater)
-    return report
+    return path
 
 
 def _rate_readme(out: Path, files: dict[str, Path], ratings_format: str) -> None:
@@ -325,19 +323,26 @@ def _rate_readme(out: Path, files: dict[str, Path], ratings_format: str) -> None
     write_index(out, "judgelab rate", entries)
 
 
-def report_folder(out: Path) -> Path | None:
-    """Write ``out/report.html`` (the self-contained HTML report) and say where; a folder the report
-    cannot read is a warning, never a reason to fail the command whose results are already written."""
+def html_report(out: Path) -> tuple[Path | None, str]:
+    """Write ``out/report.html`` (the self-contained HTML report); returns (its path, the line to
+    show). A folder the report cannot read gives (``None``, a warning line), never an error: the
+    command's results are already written. Prints nothing."""
     from judgelab.report.html import write_report
-
-    import sys
 
     try:
         path = write_report(out)
     except JudgelabError as exc:
-        print(f"judgelab: warning: no HTML report: {exc}", file=sys.stderr)
-        return None
-    print(f"report: {path}", file=sys.stderr)  # stderr: stdout may carry --format json/csv
+        return None, f"judgelab: warning: no HTML report: {exc}"
+    return path, f"report: {path}"
+
+
+def report_folder(out: Path) -> Path | None:
+    """:func:`html_report`, saying where on stderr (stdout may carry --format json/csv). For the
+    command-line modules; library code calls :func:`html_report` and lets its caller show the line."""
+    import sys
+
+    path, line = html_report(out)
+    print(line, file=sys.stderr)
     return path
 
 

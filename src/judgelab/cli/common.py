@@ -164,3 +164,21 @@ def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optiona
             for role, text in messages:
                 typer.echo(f"--- {role} ---")
                 typer.echo(text)
+
+
+class TerminalDisplay:
+    """The command line's display of a recipe (:class:`judgelab.recipes.common.Display`): tables and
+    lines on stdout, notes (the report's path, warnings) on stderr."""
+
+    def table(self, df, title: str) -> None:
+        from judgelab.report.terminal import print_table
+
+        print_table(df, title=title)
+
+    def line(self, text: str) -> None:
+        from judgelab.report.terminal import console
+
+        console.print(text)
+
+    def note(self, text: str) -> None:
+        typer.echo(text, err=True)

@@ -105,7 +105,7 @@ def dhp(
             console.print(line)
         raise
     show_dhp(result)
-    result.finish()
+    result.finish(show=lambda line: typer.echo(line, err=True))
 
 
 @dhp_app.command("analyze")

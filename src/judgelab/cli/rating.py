@@ -122,7 +122,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
     f = result.files
     console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}")
     show_deprecations()
-    finish_rate(result, spec.max_failure_rate)
+    finish_rate(result, spec.max_failure_rate, show=lambda line: typer.echo(line, err=True))
 
 
 @app.command()
@@ -160,7 +160,7 @@ def demo(
     verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
     console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
                   f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
-    result.finish()
+    result.finish(show=lambda line: typer.echo(line, err=True))
 
 
 @app.command()

@@ -21,6 +21,7 @@ from judgelab.cli.common import (
     judge_defaults,
     show_plans,
     split_list,
+    TerminalDisplay,
 )
 from judgelab.errors import JudgelabError
 
@@ -72,7 +73,8 @@ def contamination(
     if out is not None:
         from judgelab.recipes.common import RecipeOutput
 
-        output = RecipeOutput(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination")
+        output = RecipeOutput(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination",
+                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
         output.table(table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
                      + (", member label" if label_field else ""), show=False)
         if auc is not None:
@@ -129,7 +131,7 @@ def recipe_chiang_lee(
                                                  defaults, out), price_in, price_out))
         return
     run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score, fields,
-                   defaults=defaults, progress=not quiet)
+                   defaults=defaults, progress=not quiet, display=TerminalDisplay())
 
 
 @recipe_app.command("hanna")
@@ -157,7 +159,8 @@ def recipe_hanna(
     if dry_run:
         show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
         return
-    run_hanna(stories, out, judge, n_items, eps, samples, score, human, defaults=defaults, progress=not quiet)
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human, defaults=defaults, progress=not quiet,
+              display=TerminalDisplay())
 
 
 @recipe_app.command("nle")
@@ -190,7 +193,7 @@ def recipe_nle(
         return
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
             defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
-            human_comparisons=human_comparisons)
+            human_comparisons=human_comparisons, display=TerminalDisplay())
 
 
 @app.command()
@@ -283,7 +286,7 @@ def pairwise(
         return
 
     items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
-    output = RecipeOutput(out, f"pairwise comparison: {dataset}")
+    output = RecipeOutput(out, f"pairwise comparison: {dataset}", command="pairwise", display=TerminalDisplay())
     with Store(out / "store.sqlite") as store:
         pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
                        judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
@@ -304,7 +307,8 @@ def recipe_user_study(
     if out is not None:
         from judgelab.recipes.common import RecipeOutput
 
-        output = RecipeOutput(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study")
+        output = RecipeOutput(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
+                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
         output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
         output.finish()
     emit(table, fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from judgelab.datasets.dhp_sources import demo_set, load_reference_items
-from judgelab.datasets.items import FieldMap, Item
+from judgelab.datasets.items import FieldMap
 from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, report_json, summary_table
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
@@ -27,7 +27,7 @@ from judgelab.models.spec import build_judge, parse_judge
 from judgelab.report.output import write_index
 from judgelab.run import RunSpec
 from judgelab.store import Store, write_table
-from judgelab.workflow import check_failure_rate, execute, failure_lines, report_folder
+from judgelab.workflow import check_failure_rate, execute, failure_lines, html_report
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options",
            "public_report"]
@@ -107,9 +107,12 @@ class DhpResult:
     def to_dict(self) -> dict[str, Any]:
         return report_json(self.reports, self.task.name)
 
-    def finish(self) -> Path | None:
-        """The HTML report of the folder, then :class:`TooManyFailures` when a judge failed too often."""
-        path = report_folder(self.out)
+    def finish(self, show: Callable[[str], None] | None = None) -> Path | None:
+        """The HTML report of the folder (its line passed to ``show``), then :class:`TooManyFailures`
+        when a judge failed too often. Returns the report's path."""
+        path, line = html_report(self.out)
+        if show is not None:
+            show(line)
         check_failure_rate(self.ratings, self.max_failure_rate)
         return path
 

@@ -127,7 +127,7 @@ def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
                    human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
                    samples: int = 3, score: str | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                   defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+                   defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
     """Run the Chiang & Lee (2023) study with one judge and write its tables into ``out``.
 
     Args:
@@ -143,6 +143,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         fields: column names of a JSONL/CSV stories file.
         defaults: options shared by judge specs (``base_url``, ``api_key`` …).
         progress: progress bars on stderr.
+        display: where tables and lines are shown (the command line passes one; ``None`` prints nothing).
 
     Returns:
         ``{"rater": label, "sanity": sanity_check(...), "table1": DataFrame}``.
@@ -156,7 +157,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
 
     kind, _ = parse_judge(judge, defaults)
     mode = score or ("logprob" if kind == "local" else "parsed")
-    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples")
+    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples", display=display)
     items, humans = _stories(stories, n_items, fields)
     if human is not None:
         humans = import_long(human)
@@ -198,9 +199,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     mean_ = ratings[(ratings["rater"] == r_mean) & (ratings["criterion"] == "meaning")]
     check = sanity_check(mean_)
     notes.append(check["message"])
-    from judgelab.report.terminal import console
-
-    console.print(check["message"])
+    output.say(check["message"])
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
     output.finish(notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -16,28 +16,41 @@ from judgelab.models.spec import build_judge, parse_judge
 from judgelab.paths import safe_filename
 from judgelab.prompts import Template, load_template
 from judgelab.report.output import write_index
-from judgelab.report.terminal import console, print_table
 from judgelab.run import RunSpec
 from judgelab.store import Store, write_table
 
-__all__ = ["RecipeOutput", "judge_run"]
+__all__ = ["RecipeOutput", "Display", "judge_run", "recipe_spec"]
+
+
+class Display(Protocol):
+    """Where a recipe's progress goes: the command line passes one (``cli.common.TerminalDisplay``);
+    library callers pass none and nothing is printed."""
+
+    def table(self, df: pd.DataFrame, title: str) -> None: ...
+
+    def line(self, text: str) -> None: ...
+
+    def note(self, text: str) -> None: ...
 
 
 @dataclass
 class RecipeOutput:
-    """The output folder of a recipe or command: CSV tables and files listed in a README.md index,
-    ``run.json`` (:func:`judgelab.manifest.write_manifest`) and ``report.html``.
+    """The output folder of a recipe or command: CSV tables and files listed in a README.md index
+    (:func:`judgelab.report.output.write_index`), ``run.json`` (:func:`judgelab.manifest.write_manifest`)
+    and ``report.html``. It prints nothing itself: tables and lines go to ``display`` when one is given.
 
     Example:
         >>> output = RecipeOutput(Path("runs/x"), "my study")              # doctest: +SKIP
         >>> output.table(df, "scores", "scores per item", show=False)      # doctest: +SKIP
         >>> output.finish(["a note"])                                       # doctest: +SKIP
     """
+
     folder: Path
     title: str
     entries: list[tuple[str, str]] = field(default_factory=list)
     #: The command recorded in run.json (default ``recipe: <title>``).
     command: str | None = None
+    display: Display | None = None
 
     def __post_init__(self) -> None:
         output_folder(self.folder)
@@ -47,29 +60,36 @@ class RecipeOutput:
         file = f"{safe_filename(name)}.csv"
         write_table(df, self.folder / file)
         self.entries.append((file, description))
-        if show and not df.empty:
-            print_table(df, title=description)
+        if show and not df.empty and self.display is not None:
+            self.display.table(df, description)
         return df
 
     def file(self, name: str, description: str) -> None:
         self.entries.append((name, description))
 
+    def say(self, text: str) -> None:
+        """A line for the display (e.g. a sanity check's verdict)."""
+        if self.display is not None:
+            self.display.line(text)
+
     def finish(self, notes: list[str] | None = None) -> Path:
-        """Write the README.md index and run.json, show where, write the HTML report, and end with
+        """Write the README.md index, run.json and report.html, then end with
         :class:`judgelab.errors.TooManyFailures` when a judge failed too many judgments."""
         write_index(self.folder, self.title, self.entries, notes)
         self._manifest()
-        console.print(f"outputs: {self.folder} (index: README.md)")
-        from judgelab.workflow import report_folder
+        self.say(f"outputs: {self.folder} (index: README.md)")
+        from judgelab.workflow import html_report
 
-        report_folder(self.folder)
+        _, line = html_report(self.folder)
+        if self.display is not None:
+            self.display.note(line)
         self._check_failures()
         return self.folder
 
     def _check_failures(self) -> None:
-        """Print each judge's failures and end with exit status 3 when one failed more than half its
+        """Show each judge's failures and end with exit status 3 when one failed more than half its
         judgments (a recipe whose judge never answers in the expected form must not pass silently)."""
-        from judgelab.workflow import check_failure_rate, print_failures
+        from judgelab.workflow import check_failure_rate, failure_lines
 
         store = self.folder / "store.sqlite"
         if not store.exists():
@@ -78,7 +98,8 @@ class RecipeOutput:
             ratings = s.ratings()
         judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
         for rater in sorted(set(judged["rater"])):
-            print_failures(judged[judged["rater"] == rater])
+            for line in failure_lines(judged[judged["rater"] == rater]):
+                self.say(line)
         check_failure_rate(judged)
 
     def _manifest(self, command: str | None = None) -> None:

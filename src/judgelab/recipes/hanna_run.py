@@ -96,7 +96,7 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
               samples: int = 3, score: str | None = None, human: Path | None = None,
-              defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+              defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
     """Run the HANNA study (six criteria × Eval-Prompts) with one judge and write its tables into ``out``.
 
     Args:
@@ -109,6 +109,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
         score: ``parsed`` or ``logprob`` (default: logprob for the embedded judge).
         human: tidy human ratings of the same items (for correlations and Williams tests).
         defaults: options shared by judge specs; progress: progress bars on stderr.
+        display: where tables and lines are shown (``None``: nothing is printed).
 
     Returns:
         ``{"raters": {eval_prompt: rater label}}``.
@@ -119,7 +120,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     from judgelab.agree import judge_vs_human, williams_matrix
     from judgelab.ratings import combine, read_ratings
 
-    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts")
+    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts", display=display)
     items = hanna_items(stories, n_items)
     raters = {}
     with Store(out / "store.sqlite") as store:

@@ -128,7 +128,7 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None) -> dict[str, Any]:
+            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> dict[str, Any]:
     """Run the NLE explanation-quality study with one judge and write its tables into ``out``.
 
     Args:
@@ -141,6 +141,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         dynamic: also compare dynamic prompting (§6); price_in, price_out: USD per 1M tokens for the cost table.
         retrieval: ``auto``, ``sentence-transformers`` or ``tfidf``; defaults: shared judge options;
         progress: progress bars on stderr; human_comparisons: a second set of human comparisons.
+        display: where tables and lines are shown (``None``: nothing is printed).
 
     Returns:
         ``{"rater": label}``.
@@ -150,7 +151,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
     """
     from judgelab.report.figures import scatter_identity
 
-    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}")
+    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}", display=display)
     items = load_nle_items(data, dataset, n_items)
     by_id = {i.item_id: i for i in items}
     humans = load_human_scores(human)
