@@ -29,6 +29,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
 from judgelab.models.cache import CachedJudge
 from judgelab.parse import (
