@@ -23,7 +23,22 @@ __all__ = ["TokenScorer", "min_k_prob", "roc_auc"]
 
 
 def min_k_prob(logprobs, k: float = 0.2) -> float:
-    """Mean of the ``ceil(k · n)`` lowest token log-probabilities (NaN for an empty text)."""
+    """Mean of the ``ceil(k · n)`` lowest token log-probabilities (NaN for an empty text).
+
+    Args:
+        logprobs: the text's token log-probabilities.
+        k: the share of least likely tokens, in (0, 1].
+
+    Returns:
+        The Min-K% Prob score (Shi et al. 2023, section 3).
+
+    Raises:
+        JudgelabError: ``k`` outside (0, 1].
+
+    Example:
+        >>> min_k_prob([-0.1, -5.0, -0.2, -3.0], k=0.5)
+        -4.0
+    """
     lp = np.asarray(logprobs, dtype=float)
     if lp.size == 0:
         return float("nan")
@@ -37,6 +52,17 @@ def roc_auc(scores, labels) -> float:
     """Area under the ROC curve of ``scores`` for binary ``labels`` (1 = member), ties counted half.
 
     Computed as the Mann–Whitney U of the members' scores over ``n1 · n0``.
+
+    Args:
+        scores: one score per text (higher = more likely a member).
+        labels: 1 for members, 0 for non-members.
+
+    Returns:
+        The AUC (NaN without both classes).
+
+    Example:
+        >>> roc_auc([0.9, 0.8, 0.3, 0.1], [1, 1, 0, 0])
+        1.0
     """
     s = np.asarray(scores, dtype=float)
     y = np.asarray(labels, dtype=int)
@@ -47,7 +73,18 @@ def roc_auc(scores, labels) -> float:
 
 
 class TokenScorer:
-    """Per-token log-probabilities of a text (optionally after a context) under a GGUF model."""
+    """Per-token log-probabilities of a text (optionally after a context) under a GGUF model.
+
+    Args:
+        model_path: a GGUF file (the shipped model when ``None``).
+        n_ctx: the context length; longer texts are an error.
+        n_threads: CPU threads.
+
+    Example:
+        >>> scorer = TokenScorer()  # doctest: +SKIP
+        >>> scorer.min_k("The cat sat on the mat.", k=0.2)  # doctest: +SKIP
+        -6.1...
+    """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 4096, n_threads: int | None = None) -> None:
         import llama_cpp
@@ -61,7 +98,18 @@ class TokenScorer:
         self._n_vocab = self._llm.n_vocab()
 
     def token_logprobs(self, text: str, context: str = "") -> np.ndarray:
-        """log p(token | everything before it) for each token of ``text``."""
+        """log p(token | everything before it) for each token of ``text``.
+
+        Args:
+            text: the text scored.
+            context: text before it, conditioned on but not scored.
+
+        Returns:
+            One log-probability per token of ``text`` (the first token after BOS included).
+
+        Raises:
+            JudgelabError: context and text longer than the model's context.
+        """
         llm = self._llm
         head = llm.tokenize(context.encode("utf-8"), add_bos=True, special=False) if context else [llm.token_bos()]
         body = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
@@ -86,4 +134,14 @@ class TokenScorer:
         return np.array(out)
 
     def min_k(self, text: str, k: float = 0.2, context: str = "") -> float:
+        """The Min-K% Prob score of a text (:func:`min_k_prob` of :meth:`token_logprobs`).
+
+        Args:
+            text: the text.
+            k: the share of least likely tokens.
+            context: text before it, not scored.
+
+        Returns:
+            The score (higher = more likely seen in training).
+        """
         return min_k_prob(self.token_logprobs(text, context), k)

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from judgelab.status import Status
+
 __all__ = [
     "ParseResult",
     "parse_judgment",
@@ -72,10 +74,20 @@ class ParseResult:
     ``status`` is one of ``ok``, ``refusal``, ``no_rating``, ``out_of_range``, ``empty``, and
     ``truncated`` (:func:`truncation_checked`). ``score`` is set only when ``status == "ok"``.
     ``start`` is the character offset of the rating in the answer (``None`` without one).
+
+    Attributes:
+        score: the rating, or ``None``.
+        status: a :class:`~judgelab.status.Status`.
+        rule: the rule that found the rating ("rating phrase", "first number", "number word" …).
+        start: the rating's character offset.
+
+    Example:
+        >>> parse_judgment("Score: 4", (1, 5)).ok
+        True
     """
 
     score: float | None
-    status: str
+    status: Status
     rule: str = ""
     start: int | None = None
 
@@ -86,11 +98,23 @@ class ParseResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        """Whether a score was read (``status`` is ``ok``)."""
+        return self.status == Status.OK
 
 
 def is_refusal(text: str) -> bool:
-    """True when the answer declines to rate ("I am an AI and do not have ...")."""
+    """True when the answer declines to rate ("I am an AI and do not have ...").
+
+    Args:
+        text: the answer (``None`` is no refusal).
+
+    Returns:
+        Whether a refusal phrase occurs.
+
+    Example:
+        >>> is_refusal("As an AI language model, I cannot rate this.")
+        True
+    """
     return bool(_REFUSAL_RE.search(text or ""))
 
 
@@ -143,10 +167,21 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
     restatements removed; explicit rating phrase ("rate ... as a 4"); otherwise the
     first number; number words in a rating phrase ("I would rate it a four");
     refusal detection when no number is given.
+
+    Args:
+        text: the judge's answer.
+        scale: the rating scale (lowest, highest).
+
+    Returns:
+        A :class:`ParseResult`: the score and ``ok``, or no score and why.
+
+    Example:
+        >>> parse_judgment("On a scale of 1-5, I would rate it a 4.", (1, 5))
+        ParseResult(score=4.0, status=<Status.OK: 'ok'>, rule='rating phrase', start=37)
     """
     lo, hi = float(scale[0]), float(scale[1])
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
 
     candidates: list[tuple[str, str, int]] = []
@@ -162,22 +197,34 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
             candidates.append((str(_NUMBER_WORDS[word.group(1).lower()]), "number word", word.start(1)))
     if not candidates:
         if is_refusal(text):
-            return ParseResult(None, "refusal")
-        return ParseResult(None, "no_rating")
+            return ParseResult(None, Status.REFUSAL)
+        return ParseResult(None, Status.NO_RATING)
     raw, rule, start = candidates[0]
     value = float(raw)
     if not (lo <= value <= hi) or math.isnan(value):
-        return ParseResult(None, "out_of_range", rule, start)
-    return ParseResult(value, "ok", rule, start)
+        return ParseResult(None, Status.OUT_OF_RANGE, rule, start)
+    return ParseResult(value, Status.OK, rule, start)
 
 
 def truncation_checked(result: ParseResult, finish_reason: str | None) -> ParseResult:
     """An answer cut off at ``max_tokens`` (``finish_reason == "length"``) keeps its score only
     when a rating phrase introduced it; otherwise it is ``truncated``: an incidental number in a
-    cut-off explanation is not a rating."""
-    if finish_reason != "length" or result.status in {"refusal", "empty"} or result.explicit:
+    cut-off explanation is not a rating.
+
+    Args:
+        result: the parse of the answer.
+        finish_reason: the backend's finish reason.
+
+    Returns:
+        ``result``, or a ``truncated`` result without a score.
+
+    Example:
+        >>> truncation_checked(parse_judgment("The plot has 3 twists and", (1, 5)), "length").status
+        <Status.TRUNCATED: 'truncated'>
+    """
+    if finish_reason != "length" or result.status in {Status.REFUSAL, Status.EMPTY} or result.explicit:
         return result
-    return ParseResult(None, "truncated", result.rule, result.start)
+    return ParseResult(None, Status.TRUNCATED, result.rule, result.start)
 
 
 def rating_token_index(tokens: Sequence[tuple[str, float, Any]], text: str, start: int | None) -> int | None:
@@ -185,6 +232,18 @@ def rating_token_index(tokens: Sequence[tuple[str, float, Any]], text: str, star
 
     ``None`` when there is no position, or when the tokens do not spell the text exactly
     (then no position can be trusted and no log-probability is read).
+
+    Args:
+        tokens: ``(token, logprob, alternatives)`` per generated token.
+        text: the answer the tokens spell.
+        start: the character offset of the rating (:attr:`ParseResult.start`).
+
+    Returns:
+        The token index, or ``None``.
+
+    Example:
+        >>> rating_token_index([("I rate", 0.0, {}), (" 4", 0.0, {})], "I rate 4", 7)
+        1
     """
     if start is None or "".join(t[0] for t in tokens) != text:
         return None
@@ -204,6 +263,13 @@ def parse_rating(text: str | None, scale: tuple[float, float] = (1, 5)) -> float
     5.0
     >>> parse_rating("I am an AI and I do not have the ability to experience enjoyment.") is None
     True
+
+    Args:
+        text: the answer.
+        scale: the rating scale.
+
+    Returns:
+        The rating, or ``None``.
     """
     return parse_judgment(text, scale).score
 
@@ -226,6 +292,15 @@ def expected_score(
 
     Returns ``(expected score or None when no label has mass, mass outside labels,
     {label: renormalised probability})``.
+
+    Args:
+        token_logprobs: ``{token: logprob}`` or ``(token, logprob)`` pairs of the next token.
+        scale: the integer scale (lowest, highest).
+
+    Example:
+        >>> import math
+        >>> expected_score({"4": math.log(0.5), " 5": math.log(0.25), "the": math.log(0.25)}, (1, 5))[:2]
+        (4.333333333333333, 0.25)
     """
     items = token_logprobs.items() if isinstance(token_logprobs, Mapping) else token_logprobs
     labels = {str(v): float(v) for v in range(int(scale[0]), int(scale[1]) + 1)}
@@ -250,18 +325,30 @@ def parse_metric(text: str | None, metric: str, scale: tuple[float, float] = (1,
 
     Finds the metric's name ("[Informativeness] 6", "Clarity: 5", "informativeness score of 4")
     and takes the first number after it, with the scale restatements removed first.
+
+    Args:
+        text: the answer.
+        metric: the metric's name as the template asks for it.
+        scale: the rating scale.
+
+    Returns:
+        A :class:`ParseResult` for that metric.
+
+    Example:
+        >>> parse_metric("[Informativeness] 6 [Clarity] 5", "clarity").score
+        5.0
     """
     lo, hi = float(scale[0]), float(scale[1])
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
     match = re.search(re.escape(metric) + r"[^\d\n]{0,40}?(?<![\w.])(" + _NUM + r")(?![\w])", cleaned, re.IGNORECASE)
     if not match:
-        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
+        return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
     value = float(match.group(1))
     if not lo <= value <= hi:
-        return ParseResult(None, "out_of_range", "metric name")
-    return ParseResult(value, "ok", "metric name")
+        return ParseResult(None, Status.OUT_OF_RANGE, "metric name")
+    return ParseResult(value, Status.OK, "metric name")
 
 
 _COMPARISON = {"yes": 1.0, "no": -1.0, "neutral": 0.0}
@@ -272,10 +359,20 @@ def parse_comparison(text: str | None) -> ParseResult:
 
     Score +1 = the first is better, -1 = the second is better, 0 = equal. The first of the
     three words in the answer counts ("Yes, because …", "**No**").
+
+    Args:
+        text: the answer.
+
+    Returns:
+        A :class:`ParseResult` with +1 (yes), -1 (no) or 0 (neutral).
+
+    Example:
+        >>> parse_comparison("Yes, the first is more informative.").score
+        1.0
     """
     if text is None or not text.strip():
-        return ParseResult(None, "empty")
+        return ParseResult(None, Status.EMPTY)
     match = re.search(r"\b(yes|no|neutral)\b", _normalise(text), re.IGNORECASE)
     if not match:
-        return ParseResult(None, "refusal" if is_refusal(text) else "no_rating")
-    return ParseResult(_COMPARISON[match.group(1).lower()], "ok", "comparison word")
+        return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
+    return ParseResult(_COMPARISON[match.group(1).lower()], Status.OK, "comparison word")

@@ -29,7 +29,6 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from judgelab.datasets.items import Item
-from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
 from judgelab.models.cache import CachedJudge
 from judgelab.parse import (
@@ -53,7 +52,31 @@ Messages = tuple[tuple[str, str], ...]
 
 
 class RunSpec(BaseModel):
-    """What to ask: template, criteria, instruction variant, samples, sampling, scoring."""
+    """What to ask: template, criteria, instruction variant, samples, sampling, scoring.
+
+    Validated by pydantic: a bad value is one line. ``score="logprob"`` (G-Eval style, the
+    probability-weighted mean over the scale's labels) asks one deterministic sample per
+    item and criterion and needs ``query_mode="independent"``.
+
+    Args:
+        template: a shipped template's name or a YAML file (Chiang & Lee 2023's story prompt
+            by default).
+        criteria: the criteria to ask (all of the template's when ``None``).
+        variant: an instruction variant of the template (e.g. ``explain``; section 3.3).
+        samples: answers per item and criterion, the "annotators" of section 3.2.
+        sampling: temperature, top-p, max tokens and seed of generated answers.
+        score: ``parsed`` (read the rating from the text) or ``logprob``.
+        query_mode: ``independent`` or ``conversation`` (appendix D.2.2).
+        max_refusal_retries: regenerations of a refusal (appendix D.2.1).
+        top_logprobs: alternatives per token to store beside a parsed rating.
+        rater: a label the user insists on (reuse with other settings is an error).
+        label: a preferred label, suffixed ``#<digest>`` when another run holds it.
+        concurrency: calls at once (the backend's own limit when ``None``).
+
+    Example:
+        >>> RunSpec(samples=1, criteria=["likability"]).score
+        'parsed'
+    """
 
     template: str = "chiang-lee-story"
     criteria: list[str] | None = None
@@ -79,7 +102,7 @@ class RunSpec(BaseModel):
 
 @dataclass
 class RunStats:
-    """What one :meth:`Runner.run` did.
+    """What one :meth:`Runner.run` did (returned by :meth:`Runner.run`, :func:`run_sync`, :func:`run_to_end`).
 
     Attributes:
         rater: the run's rater label.
@@ -93,6 +116,10 @@ class RunStats:
         prompt_tokens, completion_tokens: tokens of the calls made.
         wall_s: seconds the run took.
         statuses: recorded judgments by status.
+
+    Example:
+        >>> RunStats(rater="r").recorded
+        0
     """
 
     rater: str = ""
@@ -129,6 +156,10 @@ class PlannedCall:
         key: the ledger key ("" when ``exact`` is ``False``).
         exact: the messages are exactly those sent.
         request: the request itself (sampling parameters, log-probability options).
+
+    Example:
+        >>> PlannedCall("likability", "a", "human", (("user", "Rate it."),), 1, (0,), cached=False).prompt_chars()
+        8
     """
 
     criterion: str
@@ -143,7 +174,11 @@ class PlannedCall:
     request: JudgeRequest | None = field(default=None, repr=False, compare=False)
 
     def prompt_chars(self) -> int:
-        """Characters of all messages of the call."""
+        """Characters of all messages of the call (a proxy for its prompt tokens).
+
+        Returns:
+            The summed length of the messages' texts.
+        """
         return sum(len(text) for _, text in self.messages)
 
 
@@ -193,14 +228,24 @@ class RunPlan:
 
     @property
     def n_calls(self) -> int:
-        """First calls that would be sent to the judge (not answered by the ledger)."""
+        """First calls that would be sent to the judge (those the ledger does not answer)."""
         return sum(1 for c in self.calls if not c.cached)
 
     def first_prompt_per_criterion(self) -> dict[str, Messages]:
-        """Criterion → the messages of its first planned call (exactly as sent).
+        """Criterion → the messages of its first planned call (exactly as sent), for ``--dry-run``.
 
-        A criterion with no call left (all done) gets its first item's rendered prompt as
-        one user turn.
+        A criterion with no call left (all done) gets its first item's rendered prompt as one
+        user turn.
+
+        Returns:
+            ``{criterion: ((role, text), ...)}`` in the order the criteria are first called.
+
+        Example:
+            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> runner = Runner(ScriptedTestJudge(), Store(":memory:"), RunSpec(samples=1, criteria=["likability"]))
+            >>> messages = runner.plan([Item("a", "Once upon a time.", context="p")]).first_prompt_per_criterion()["likability"]
+            >>> messages[0][0], "Once upon a time." in messages[0][1]
+            ('user', True)
         """
         out: dict[str, Messages] = {}
         for call in self.calls:
@@ -210,7 +255,14 @@ class RunPlan:
         return out
 
     def prompt_chars(self, include_cached: bool = False) -> int:
-        """Characters of the messages of the planned calls (uncached ones unless ``include_cached``)."""
+        """Characters of the planned calls' messages, a basis for a token and cost estimate.
+
+        Args:
+            include_cached: count calls the ledger answers too (they cost nothing).
+
+        Returns:
+            The summed length of the messages (an ``n`` call counts its prompt once).
+        """
         return sum(c.prompt_chars() for c in self.calls if include_cached or not c.cached)
 
 
@@ -285,7 +337,11 @@ class Runner:
         }
 
     def store_digest(self) -> str:
-        """A short digest of this run's identity (recorded with every judgment)."""
+        """A short digest of this run's identity (recorded with every judgment).
+
+        Returns:
+            The first 12 hex digits of the SHA-256 of :func:`run_identity`'s canonical JSON.
+        """
         import hashlib
 
         blob = json.dumps(self.identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -301,7 +357,7 @@ class Runner:
         return s
 
     def request(self, messages: Messages, n: int, slot: int | str, attempt: int = 0) -> tuple[JudgeRequest, dict[str, Any]]:
-        """The request for one call and the extra fields of its ledger key.
+        """The request for one call and the extra fields of its ledger key (planning and running use this one builder).
 
         Args:
             messages: the chat turns.
@@ -311,6 +367,13 @@ class Runner:
 
         Returns:
             (request without its key, ``extra`` for :meth:`CachedJudge.complete`).
+
+        Example:
+            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> spec = RunSpec(samples=2, sampling=Sampling(temperature=0.7, seed=10))
+            >>> request, extra = Runner(ScriptedTestJudge(), Store(":memory:"), spec).request((("user", "Rate it."),), 1, 1)
+            >>> request.sampling.seed, extra["slot"], extra["attempt"]
+            (11, 1, 0)
         """
         scoring = self.spec.score == "logprob"
         request = JudgeRequest(
@@ -343,6 +406,13 @@ class Runner:
 
         Raises:
             JudgelabError: a template field missing from an item (before any call is made).
+
+        Example:
+            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> judge = ScriptedTestJudge()
+            >>> plan = Runner(judge, Store(":memory:"), RunSpec(samples=3)).plan([Item("a", "A story.", context="p")])
+            >>> plan.n_calls, plan.judgments, len(judge.calls)
+            (4, 12, 0)
         """
         # Render every prompt first: a missing field fails the run before any call is made.
         prompts = {(item.system, item.item_id, c): self.template.render(c, item.fields(), self.spec.variant)
@@ -401,6 +471,13 @@ class Runner:
 
         Raises:
             JudgelabError: bad input, an unwritable store, a judge that cannot answer.
+
+        Example:
+            >>> import asyncio
+            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> runner = Runner(ScriptedTestJudge({"default": "4"}), Store(":memory:"), RunSpec(samples=1))
+            >>> asyncio.run(runner.run([Item("a", "A story.", context="p")])).recorded
+            4
         """
         start = time.perf_counter()
         self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
@@ -609,6 +686,21 @@ def run_identity(backend: Backend, template: Template, criteria: list[str], spec
     of its full content (an edited template is a new run even under the same name), the
     criteria, instruction variant, samples, score and query modes, the sampling parameters
     (when text is generated), log-probability and refusal options.
+
+    Args:
+        backend: the judge.
+        template: the loaded template.
+        criteria: the criteria asked.
+        spec: the run's settings.
+
+    Returns:
+        A JSON-serialisable dict; :meth:`Store.claim_rater` keys rater labels by it.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> identity = run_identity(ScriptedTestJudge(), load_template("chiang-lee-story"), ["likability"], RunSpec())
+        >>> identity["judge"], identity["samples"]
+        ({'kind': 'scripted-test-double', 'model': 'scripted-test-double'}, 3)
     """
     scoring = spec.score == "logprob"
     return {
@@ -627,7 +719,18 @@ def run_identity(backend: Backend, template: Template, criteria: list[str], spec
 
 
 def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
-    """A judge identity with credentials removed from its URL (user:password@, query string)."""
+    """A judge identity with credentials removed from its URL (user:password@, query string).
+
+    Args:
+        identity: a backend's :meth:`~judgelab.models.base.Backend.identity`.
+
+    Returns:
+        A copy whose ``base_url`` keeps only scheme, host, port and path.
+
+    Example:
+        >>> public_identity({"kind": "openai", "base_url": "http://user:pw@host:8000/v1?key=s"})["base_url"]
+        'http://host:8000/v1'
+    """
     from urllib.parse import urlsplit, urlunsplit
 
     out = dict(identity)
@@ -642,7 +745,21 @@ def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_to_end(runner: Runner, items: list[Item]) -> RunStats:
-    """Run a runner to completion from synchronous code; its backend is closed afterwards."""
+    """Run a runner to completion from synchronous code; its backend is closed afterwards.
+
+    Args:
+        runner: a :class:`Runner` (its progress callback may be set).
+        items: the items to judge.
+
+    Returns:
+        The run's :class:`RunStats`.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> runner = Runner(ScriptedTestJudge({"default": "4"}), Store(":memory:"), RunSpec(samples=2))
+        >>> run_to_end(runner, [Item("a", "A story.", context="p")]).recorded
+        8
+    """
 
     async def main() -> RunStats:
         try:
@@ -655,5 +772,24 @@ def run_to_end(runner: Runner, items: list[Item]) -> RunStats:
 
 def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
              on_progress: Callable[[int, int], None] | None = None) -> RunStats:
-    """Run a spec to completion from synchronous code."""
+    """Run a spec to completion from synchronous code (the library's one-call entry point).
+
+    Args:
+        backend: the judge (closed afterwards).
+        store: the store (ledger and judgments).
+        spec: what to ask.
+        items: the items to judge.
+        on_progress: called with (judgments recorded, of which failed).
+
+    Returns:
+        The run's :class:`RunStats`; the ratings are in ``store.ratings(rater=stats.rater)``.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> store = Store(":memory:")
+        >>> stats = run_sync(ScriptedTestJudge({"default": "I rate it a 4."}), store, RunSpec(samples=1),
+        ...                  [Item("a", "A story.", context="p")])
+        >>> store.ratings(rater=stats.rater)["score"].tolist()
+        [4.0, 4.0, 4.0, 4.0]
+    """
     return run_to_end(Runner(backend, store, spec, on_progress), items)

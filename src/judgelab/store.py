@@ -42,8 +42,15 @@ _last_opened: str | None = None
 def last_store_summary() -> tuple[str, int] | None:
     """(path, number of judgments) of the store this process last opened for writing, read read-only.
 
-    The command line uses it to say how much an interrupted run kept. ``None`` when no
-    store was opened or it cannot be read.
+    The command line uses it to say how much an interrupted run kept.
+
+    Returns:
+        ``(path, count)``, or ``None`` when no store was opened, it was ``:memory:``, or it
+        cannot be read.
+
+    Example:
+        >>> _ = Store(":memory:"); last_store_summary() is None
+        True
     """
     if _last_opened is None or _last_opened == ":memory:":
         return None
@@ -108,14 +115,41 @@ RATING_COLUMNS = [
 
 
 def request_key(payload: dict[str, Any]) -> str:
-    """SHA-256 over the canonical JSON of a request description."""
+    """SHA-256 over the canonical JSON of a request description (the call ledger's key).
+
+    Args:
+        payload: the request description (JSON-serialisable).
+
+    Returns:
+        64 hex digits; equal descriptions give equal keys whatever their key order.
+
+    Example:
+        >>> request_key({"b": 1, "a": [1, "x"]}) == request_key({"a": [1, "x"], "b": 1})
+        True
+    """
     return keyed_json(payload)[0]
 
 
 def keyed_json(payload: dict[str, Any]) -> tuple[str, str]:
-    """(SHA-256 key, canonical JSON) of a request description; the JSON is what the ledger stores."""
+    """(SHA-256 key, canonical JSON) of a request description; the JSON is what the ledger stores.
+
+    Args:
+        payload: the request description.
+
+    Returns:
+        ``(key, json)`` with the JSON sorted by key, compact, UTF-8 kept.
+
+    Example:
+        >>> keyed_json({"n": 1, "messages": [["user", "hi"]]})[1]
+        '{"messages":[["user","hi"]],"n":1}'
+    """
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest(), blob
+
+
+def _count(value: Any) -> int:
+    """A token count from SQLite or pandas: None and NaN are 0."""
+    return 0 if value is None or value != value else int(value)
 
 
 def _as_json(value: Any) -> str:
@@ -124,6 +158,26 @@ def _as_json(value: Any) -> str:
 
 @dataclass
 class Judgment:
+    """One rating as the runner records it (a row of the ``judgments`` table).
+
+    Attributes:
+        item_id, system, group: the item rated.
+        criterion: the criterion (or metric of a multi-metric criterion).
+        rater: the run's label.
+        sample: the sample number (0 … samples − 1).
+        score: the rating used (parsed, or the expectation in log-probability mode).
+        score_parsed, score_logprob: the parsed rating and the log-probability expectation.
+        logprob_outside: probability mass outside the scale's labels.
+        status: a :class:`~judgelab.status.Status` value.
+        raw: the answer's text.
+        attempts: every answer asked for (refusals included), each with its call key.
+        prompt_tokens, completion_tokens, latency_s: of the final call.
+        meta: the run's settings.
+
+    Example:
+        >>> Judgment("a", "human", None, "likability", "r", 0, 4.0, 4.0, None, None, "ok", "4").identity
+        ('r', 'likability', 'human', 'a', 0)
+    """
     item_id: str
     system: str
     group: str | None
@@ -144,6 +198,7 @@ class Judgment:
 
     @property
     def identity(self) -> tuple[str, str, str, str, int]:
+        """The primary key: (rater, criterion, system, item_id, sample)."""
         return (self.rater, self.criterion, self.system, self.item_id, self.sample)
 
 
@@ -156,6 +211,19 @@ class Store:
     because two processes ran at once. ``read_only=True`` (used by ``export`` and the
     analysis commands) neither locks, creates, migrates nor switches the journal mode, and
     refuses a file that is not a judgelab store.
+
+    Args:
+        path: the SQLite file, or ``":memory:"``.
+        read_only: open without writing (the file must exist and be a judgelab store).
+
+    Raises:
+        JudgelabError: a folder, a missing file or folder, a foreign database, a store held
+            by another process.
+
+    Example:
+        >>> with Store(":memory:") as store:
+        ...     store.n_calls(), len(store.ratings())
+        (0, 0)
     """
 
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
@@ -314,7 +382,16 @@ class Store:
         return label
 
     def runs(self) -> dict[str, dict[str, Any]]:
-        """Rater label → the settings (run identity) it was recorded with ({} for a judgelab 0.1 store)."""
+        """Rater label → the settings (run identity) it was recorded with.
+
+        Returns:
+            ``{label: identity}`` ({} for a judgelab 0.1 store, which kept no settings).
+
+        Example:
+            >>> store = Store(":memory:"); _ = store.claim_rater({"samples": 1}, "r")
+            >>> store.runs()
+            {'r': {'samples': 1}}
+        """
         if not self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone():
             return {}
         out: dict[str, dict[str, Any]] = {}
@@ -349,7 +426,12 @@ class Store:
     def journal_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
         """Append an answered call to the journal at once (cheap; the database write may follow later).
 
-        ``request`` and ``response`` may be given as JSON text already, so nothing is serialised twice.
+        Args:
+            key: the ledger key.
+            request, response: dicts, or JSON text already (nothing is serialised twice).
+
+        Raises:
+            JudgelabError: the journal cannot be written (finished judgments are kept).
         """
         if self._journal_path is None:
             return
@@ -363,6 +445,7 @@ class Store:
                                 "finished judgments are kept in the store") from None
 
     def close(self) -> None:
+        """Close the store: replay the journal into the database, then release the lock."""
         if self._journal is not None:
             self._journal.close()
             self._journal = None
@@ -379,17 +462,45 @@ class Store:
 
     # -- call ledger -----------------------------------------------------
     def get_call(self, key: str) -> dict[str, Any] | None:
+        """The stored response of a call, or ``None``.
+
+        Args:
+            key: the ledger key.
+
+        Returns:
+            The response as a dict (:meth:`JudgeResponse.from_json` reads it).
+        """
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def call_keys(self) -> set[str]:
+        """The keys of every call in the ledger."""
         return {r[0] for r in self._db.execute("SELECT key FROM calls")}
 
     def put_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        """Write one answered call at once (outside a group commit).
+
+        Args:
+            key: the ledger key.
+            request, response: dicts or JSON text.
+
+        Example:
+            >>> store = Store(":memory:"); store.put_call("k", {"q": 1}, {"choices": []})
+            >>> store.get_call("k")
+            {'choices': []}
+        """
         self.put(calls=[(key, request, response)])
 
     def put(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = ()) -> None:
-        """Write calls (request and response as dicts or JSON text) and judgments in one transaction."""
+        """Write calls and judgments in one transaction (existing keys are kept, not replaced).
+
+        Args:
+            calls: ``(key, request, response)`` rows, request and response as dicts or JSON text.
+            judgments: :class:`Judgment` rows.
+
+        Raises:
+            JudgelabError: the disk is full or the store is not writable (one line).
+        """
         now = time.time()
         call_rows = [(k, _as_json(q), _as_json(r), now) for k, q, r in calls]
         judgment_rows = [self._row(j) for j in judgments]
@@ -404,10 +515,12 @@ class Store:
             raise _write_error(self.path, exc) from None
 
     def n_calls(self) -> int:
+        """The number of calls in the ledger."""
         return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
 
     # -- judgments ---------------------------------------------------------
     def done(self) -> set[tuple[str, str, str, str, int]]:
+        """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {tuple(r) for r in rows}  # type: ignore[misc]
 
@@ -420,7 +533,29 @@ class Store:
         )
 
     def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
-        """The tidy ratings table (of one rater if given), sorted deterministically (independent of finishing order)."""
+        """The tidy ratings table, sorted deterministically (independent of finishing order).
+
+        Args:
+            with_meta: add ``attempts`` (every answer with its call key, JSON), ``call_key``
+                (the call of the final answer), ``prompt_tokens``, ``completion_tokens``,
+                ``latency_s`` and ``meta`` (the run's settings, JSON).
+            rater: only this rater's rows.
+
+        Returns:
+            One row per judgment, columns :data:`RATING_COLUMNS` (then the meta columns).
+
+        Token accounting (``with_meta``): a call answers several judgments — all samples
+        of an ``n`` request, every metric of a multi-metric criterion — and a refusal costs
+        calls besides the final one. So that summing the columns gives the true total, each
+        call's tokens (from the ledger) are counted once, on the first row of this table
+        whose ``attempts`` name it, and 0 on the others: the column sums equal the sums over
+        the calls the rows used. ``latency_s`` stays the final call's latency on every row.
+
+        Example:
+            >>> store = Store(":memory:")
+            >>> list(store.ratings().columns[:7])
+            ['item_id', 'system', 'group', 'criterion', 'rater', 'sample', 'score']
+        """
         import pandas as pd
 
         if rater is None:
@@ -429,8 +564,38 @@ class Store:
             df = pd.read_sql_query("SELECT * FROM judgments WHERE rater = ?", self._db, params=(rater,))
         df = df.rename(columns={"grp": "group"})
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
-        cols = RATING_COLUMNS + (["attempts", "prompt_tokens", "completion_tokens", "latency_s", "meta"] if with_meta else [])
-        return df[cols]
+        if not with_meta:
+            return df[RATING_COLUMNS]
+        df = self._tokens_once_per_call(df)
+        return df[RATING_COLUMNS + ["attempts", "call_key", "prompt_tokens", "completion_tokens", "latency_s", "meta"]]
+
+    def _tokens_once_per_call(self, df: "pd.DataFrame") -> "pd.DataFrame":
+        """Each call's tokens on the first row that used it, 0 on the others (see :meth:`ratings`)."""
+        call_tokens = {key: (_count(p), _count(c)) for key, p, c in self._db.execute(
+            "SELECT key, json_extract(response, '$.prompt_tokens'), json_extract(response, '$.completion_tokens') FROM calls")}
+        seen: set[str] = set()
+        keys, prompt, completion = [], [], []
+        for attempts, p_row, c_row in zip(df["attempts"], df["prompt_tokens"], df["completion_tokens"]):
+            try:
+                used = [a["key"] for a in json.loads(attempts) if isinstance(a, dict) and a.get("key")]
+            except (TypeError, ValueError):
+                used = []
+            keys.append(used[-1] if used else None)
+            if not used:  # no call recorded (a human rating, an old row): its own numbers
+                prompt.append(_count(p_row))
+                completion.append(_count(c_row))
+                continue
+            p_sum = c_sum = 0
+            for i, key in enumerate(used):
+                if key in seen:
+                    continue
+                seen.add(key)
+                # a call missing from the ledger: the row's stored numbers are its final call's
+                p, c = call_tokens.get(key, (_count(p_row), _count(c_row)) if i == len(used) - 1 else (0, 0))
+                p_sum, c_sum = p_sum + p, c_sum + c
+            prompt.append(p_sum)
+            completion.append(c_sum)
+        return df.assign(call_key=keys, prompt_tokens=prompt, completion_tokens=completion)
 
 
 class GroupWriter:
@@ -483,17 +648,21 @@ class GroupWriter:
             self.flush()
 
     def keep(self, calls: Iterable[tuple[str, Any, Any]]) -> None:
-        """Buffer calls without a size or age check (a failing job's paid calls; written by the next flush)."""
+        """Buffer calls without a size or age check (a failing job's paid calls; written by the next flush).
+
+        Args:
+            calls: ``(key, request, response)`` ledger rows.
+        """
         self._calls.extend(calls)
 
     def flush(self) -> None:
-        """Write everything buffered in one transaction."""
+        """Write everything buffered in one transaction (kept buffered if the write fails)."""
         if self._calls or self._judgments:
             self.store.put(calls=self._calls, judgments=self._judgments)
             self._calls, self._judgments = [], []
 
     async def flusher(self) -> None:
-        """Run as a task: writes buffered records that waited ``FLUSH_SECONDS`` while calls are slow."""
+        """Run as a task beside the workers: writes records that waited ``FLUSH_SECONDS`` while calls are slow."""
         import asyncio
 
         while True:
@@ -503,7 +672,24 @@ class GroupWriter:
 
 
 def write_table(df: "pd.DataFrame", path: str | Path) -> Path:
-    """Write a table as CSV, JSONL or Parquet, by the file's extension."""
+    """Write a table as CSV, JSONL or Parquet, by the file's extension (atomically: a temporary file is renamed).
+
+    Args:
+        df: the table.
+        path: ``.csv``, ``.jsonl``/``.json`` (JSON lines) or ``.parquet``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        JudgelabError: a missing folder or an unknown extension.
+
+    Example:
+        >>> import pandas as pd, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> write_table(pd.DataFrame({"r": [0.5]}), folder / "t.csv").read_text().splitlines()
+        ['r', '0.5']
+    """
     path = Path(path)
     if not path.parent.exists():
         raise JudgelabError(f"output folder does not exist: {path.parent}")
@@ -531,7 +717,19 @@ def _write_error(path: str, exc: sqlite3.OperationalError) -> JudgelabError:
 
 
 def describe_changes(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
-    """Human-readable differences between two run identities, e.g. ``sampling.temperature 1.0 → 0.7``."""
+    """Human-readable differences between two run identities, e.g. ``sampling.temperature 1.0 → 0.7``.
+
+    Args:
+        old, new: run identities (:func:`judgelab.run.run_identity`).
+        prefix: the dotted path of nested keys (used in recursion).
+
+    Returns:
+        The changes joined by ``"; "`` ("" when equal).
+
+    Example:
+        >>> describe_changes({"samples": 3, "sampling": {"temperature": 1.0}}, {"samples": 5, "sampling": {"temperature": 0.7}})
+        'samples 3 → 5; sampling.temperature 1.0 → 0.7'
+    """
     parts = []
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)

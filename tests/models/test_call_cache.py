@@ -14,7 +14,7 @@ from judgelab.models.cache import CachedJudge
 from judgelab.models.scripted import ScriptedTestJudge
 from judgelab.perturb.llm import PURPOSE, perturb_with_llm
 from judgelab.prompts import Criterion, Template
-from judgelab.run import RunSpec, Runner
+from judgelab.run import Runner, RunSpec
 from judgelab.store import Store
 
 TEMPLATE = Template(name="fixed-keys", instruction="Rate the text.\n\n{{ text }}",

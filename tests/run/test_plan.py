@@ -5,7 +5,7 @@ from collections import Counter
 
 from judgelab.datasets.items import Item
 from judgelab.models.scripted import ScriptedTestJudge
-from judgelab.run import ANSWER_PLACEHOLDER, RunSpec, Runner
+from judgelab.run import ANSWER_PLACEHOLDER, Runner, RunSpec
 from judgelab.store import Store
 
 ITEMS = [Item("a", "A fine story.", system="human", context="p1"), Item("b", "Bad bad story.", system="gpt2", context="p2")]

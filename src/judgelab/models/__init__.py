@@ -1,33 +1,50 @@
-"""Judge backends behind one protocol (:class:`~judgelab.models.base.Backend`)."""
+"""Judge backends behind one protocol (:class:`~judgelab.models.base.Backend`), found in a registry.
+
+Each backend is one module of this package that registers itself
+(:func:`~judgelab.models.registry.register_backend`); see :mod:`judgelab.models.registry`.
+Importing this package loads neither llama.cpp nor the OpenAI SDK.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from judgelab.errors import JudgelabError
-from judgelab.models.base import Backend, Capabilities, Choice, JudgeRequest, JudgeResponse, Sampling
+from judgelab.models.base import (
+    Backend,
+    Capabilities,
+    Choice,
+    JudgeRequest,
+    JudgeResponse,
+    Sampling,
+)
+from judgelab.models.registry import backend_entry, register_backend, registered_kinds
 
-__all__ = ["Backend", "Capabilities", "Choice", "JudgeRequest", "JudgeResponse", "Sampling", "make_judge", "JUDGE_KINDS"]
-
-JUDGE_KINDS = ("local", "openai", "scripted-test-double")
+__all__ = ["Backend", "Capabilities", "Choice", "JudgeRequest", "JudgeResponse", "Sampling", "make_judge",
+           "register_backend", "registered_kinds", "JUDGE_KINDS"]
 
 
 def make_judge(kind: str = "local", **options: Any) -> Backend:
-    """Build a judge by kind. ``local`` (the default) is the embedded llama.cpp judge."""
-    if kind == "local":
-        from judgelab.models.local import LocalBackend
+    """Build a judge by kind from the registry.
 
-        return LocalBackend(**{k: v for k, v in options.items() if k in {"model_path", "n_ctx", "n_threads", "reuse_prefix", "seed"}})
-    if kind == "openai":
-        from judgelab.models.openai_backend import OpenAIBackend
+    Args:
+        kind: a registered kind: ``local`` (the default, the embedded llama.cpp judge),
+            ``openai``, ``scripted-test-double`` (a test double), or one registered later.
+        **options: the backend's options (``model_path`` for ``local``; ``model``,
+            ``base_url``, ``api_key`` … for ``openai``; ``script`` for the test double).
 
-        if not options.get("model"):
-            raise JudgelabError("the openai judge needs --model")
-        return OpenAIBackend(**options)
-    if kind == "scripted-test-double":
-        from judgelab.models.scripted import ScriptedTestJudge, load_script
+    Returns:
+        The backend.
 
-        script = options.get("script")
-        if script is None:
-            raise JudgelabError("the scripted-test-double judge needs --script FILE (it is a test double, not a model)")
-        return ScriptedTestJudge(load_script(script) if isinstance(script, str) else script)
-    raise JudgelabError(f"unknown judge {kind!r}; choose one of {', '.join(JUDGE_KINDS)}")
+    Raises:
+        JudgelabError: an unknown kind or a missing required option.
+
+    Example:
+        >>> make_judge("scripted-test-double", script={"default": "4"}).kind
+        'scripted-test-double'
+    """
+    return backend_entry(kind).build(**options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "JUDGE_KINDS":  # the registered kinds, read when asked (backends may register later)
+        return registered_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

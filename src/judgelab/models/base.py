@@ -28,7 +28,18 @@ __all__ = [
 
 
 class Sampling(BaseModel):
-    """Sampling parameters of one request (validated: bad values are a one-line error)."""
+    """Sampling parameters of one request (validated: bad values are a one-line error; frozen).
+
+    Args:
+        temperature: 0 (greedy) to 2.
+        top_p: nucleus mass in (0, 1].
+        max_tokens: the answer's length limit (an answer cut off there is ``truncated``).
+        seed: a sampling seed, for backends that take one (``Capabilities.seed``).
+
+    Example:
+        >>> Sampling(temperature=1.0, top_p=0.9).model_dump()
+        {'temperature': 1.0, 'top_p': 0.9, 'max_tokens': 128, 'seed': None}
+    """
 
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
@@ -40,7 +51,19 @@ class Sampling(BaseModel):
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend offers. ``top_logprobs`` is the most alternatives per token (0: none)."""
+    """What a backend offers; asking for more raises :class:`~judgelab.errors.CapabilityError`.
+
+    Attributes:
+        max_n: the most answers one request may ask for.
+        top_logprobs: the most alternatives per token (0: none).
+        seed: whether a sampling seed is accepted.
+        score_mode: whether the next-token distribution after a cue can be read (``--score logprob``).
+        concurrency: the calls the runner sends at once by default.
+
+    Example:
+        >>> Capabilities(max_n=8).top_logprobs
+        0
+    """
 
     max_n: int = 1
     top_logprobs: int = 0
@@ -56,6 +79,18 @@ class JudgeRequest:
     ``score_cue`` switches to *score mode*: no text is generated; the backend returns
     the next-token distribution after the prompt followed by the cue (G-Eval style
     scoring). ``key`` is the ledger key, passed along so servers can de-duplicate.
+
+    Attributes:
+        messages: ``(role, text)`` chat turns.
+        sampling: the sampling parameters.
+        n: answers asked for.
+        top_logprobs: alternatives per generated token.
+        score_cue: the cue of score mode, or ``None``.
+        key: the ledger key (set by :class:`~judgelab.models.cache.CachedJudge`).
+
+    Example:
+        >>> JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling()).as_dicts()
+        [{'role': 'user', 'content': 'Rate it.'}]
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -66,6 +101,7 @@ class JudgeRequest:
     key: str = ""
 
     def as_dicts(self) -> list[dict[str, str]]:
+        """The messages as OpenAI-style ``{"role", "content"}`` dicts."""
         return [{"role": r, "content": c} for r, c in self.messages]
 
 
@@ -76,7 +112,18 @@ TokenLogprobs = tuple[str, float, dict[str, float]]
 @dataclass
 class Choice:
     """One answer: its text, per-token log-probabilities when asked for, why it stopped
-    (``length`` = cut off at ``max_tokens``), and a reasoning model's reasoning text."""
+    (``length`` = cut off at ``max_tokens``), and a reasoning model's reasoning text.
+
+    Attributes:
+        text: the answer.
+        tokens: ``(token, logprob, {alternative: logprob})`` per generated token, or ``None``.
+        finish_reason: ``stop``, ``length``, ``score`` …
+        reasoning: a reasoning model's reasoning text, when the server returns it.
+
+    Example:
+        >>> Choice("4", None, "stop").finish_reason
+        'stop'
+    """
 
     text: str
     tokens: list[TokenLogprobs] | None = None
@@ -86,6 +133,20 @@ class Choice:
 
 @dataclass
 class JudgeResponse:
+    """A backend's answer to one request, as stored in the call ledger.
+
+    Attributes:
+        choices: one :class:`Choice` per answer (at most ``n``).
+        prompt_tokens, completion_tokens: token counts of the call.
+        latency_s: seconds the call took.
+        model: the model the server says answered.
+        extra: backend-specific details kept with the call.
+
+    Example:
+        >>> response = JudgeResponse([Choice("4", None, "stop")], prompt_tokens=12)
+        >>> JudgeResponse.from_json(response.to_json()) == response
+        True
+    """
     choices: list[Choice]
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -94,6 +155,7 @@ class JudgeResponse:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The response as a JSON-serialisable dict (what the ledger stores)."""
         return {
             "choices": [
                 {"text": c.text, "tokens": [list(t) for t in c.tokens] if c.tokens is not None else None,
@@ -109,6 +171,14 @@ class JudgeResponse:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "JudgeResponse":
+        """A response back from its :meth:`to_json` form.
+
+        Args:
+            data: the stored dict.
+
+        Returns:
+            The :class:`JudgeResponse`.
+        """
         choices = [
             Choice(
                 text=c["text"],
@@ -123,17 +193,45 @@ class JudgeResponse:
 
 
 class Backend(abc.ABC):
-    """A judge model. Subclasses implement :meth:`_complete`."""
+    """A judge model: subclasses set ``kind``, ``model_id`` and ``capabilities`` and implement :meth:`_complete`.
+
+    A new backend is one module of :mod:`judgelab.models` that defines the subclass and
+    registers its kind (:func:`~judgelab.models.registry.register_backend`).
+
+    Example:
+        >>> import asyncio
+        >>> class Always4(Backend):
+        ...     kind, model_id = "always-4", "always-4"
+        ...     async def _complete(self, request):
+        ...         return JudgeResponse([Choice("4", None, "stop")])
+        >>> asyncio.run(Always4().complete(JudgeRequest((("user", "Rate it."),), Sampling()))).choices[0].text
+        '4'
+    """
 
     kind: str = "backend"
     model_id: str = ""
     capabilities: Capabilities = Capabilities()
 
     def identity(self) -> dict[str, Any]:
-        """What identifies this judge in the call ledger (part of every request key)."""
+        """What identifies this judge in the call ledger (part of every request key).
+
+        Everything that changes answers (model, endpoint, the local judge's model file and CPU
+        path), never a credential.
+
+        Returns:
+            A JSON-serialisable dict.
+        """
         return {"kind": self.kind, "model": self.model_id}
 
     def check(self, request: JudgeRequest) -> None:
+        """Refuse a request the backend cannot serve (no silent fallback).
+
+        Args:
+            request: the request.
+
+        Raises:
+            CapabilityError: too many answers, log-probabilities, score mode or a seed not offered.
+        """
         caps = self.capabilities
         if request.n > caps.max_n:
             raise CapabilityError(f"{self.kind} judge {self.model_id!r} cannot return n={request.n} samples in one call")
@@ -150,6 +248,14 @@ class Backend(abc.ABC):
             raise CapabilityError(f"{self.kind} judge {self.model_id!r} does not accept a sampling seed")
 
     async def complete(self, request: JudgeRequest) -> JudgeResponse:
+        """Answer a request after :meth:`check` (callers go through :class:`~judgelab.models.cache.CachedJudge`).
+
+        Args:
+            request: the request.
+
+        Returns:
+            The :class:`JudgeResponse`.
+        """
         self.check(request)
         return await self._complete(request)
 
@@ -157,6 +263,7 @@ class Backend(abc.ABC):
     async def _complete(self, request: JudgeRequest) -> JudgeResponse: ...
 
     async def aclose(self) -> None:  # pragma: no cover - default no-op
+        """Release connections or models (a no-op by default)."""
         return None
 
 
@@ -165,6 +272,16 @@ def flatten_messages(messages: tuple[tuple[str, str], ...] | list[dict[str, str]
 
     A single user turn is its text unchanged (the paper's prompts verbatim). Later
     turns are separated by blank lines, the judge's earlier answers included.
+
+    Args:
+        messages: ``(role, text)`` pairs or ``{"role", "content"}`` dicts.
+
+    Returns:
+        The prompt text.
+
+    Example:
+        >>> flatten_messages((("user", "Q1"), ("assistant", "4"), ("user", "Q2"))).splitlines()
+        ['Q1', '', '4', '', 'Q2']
     """
     pairs = [(m["role"], m["content"]) if isinstance(m, dict) else m for m in messages]
     return "\n\n".join(content for _, content in pairs)

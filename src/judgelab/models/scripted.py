@@ -22,12 +22,31 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from judgelab.errors import JudgelabError
-from judgelab.models.base import Backend, Capabilities, Choice, JudgeRequest, JudgeResponse, flatten_messages
+from judgelab.models.base import (
+    Backend,
+    Capabilities,
+    Choice,
+    JudgeRequest,
+    JudgeResponse,
+    flatten_messages,
+)
+from judgelab.models.registry import register_backend
 
 __all__ = ["ScriptedTestJudge", "load_script"]
 
 
 def load_script(path: str | Path) -> dict[str, Any]:
+    """Read a test double's script from a JSON file.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The script dict (see the module docstring for its shape).
+
+    Raises:
+        JudgelabError: a missing file or invalid JSON (one line).
+    """
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -37,7 +56,26 @@ def load_script(path: str | Path) -> dict[str, Any]:
 
 
 class ScriptedTestJudge(Backend):
-    """Test double: answers from a script or a Python function ``prompt -> reply``."""
+    """TEST DOUBLE: answers from a script or a Python function ``prompt -> reply``; never a default.
+
+    Args:
+        script: a script dict (module docstring), a function of the flattened prompt, or
+            ``None`` (always "3").
+        model_id: the model name it reports.
+        max_n: the most answers per request it offers.
+        score_fn: in score mode, a function of the prompt giving a label distribution.
+
+    Attributes:
+        calls: every request received, in order (what tests assert on).
+
+    Example:
+        >>> import asyncio
+        >>> from judgelab.models.base import Sampling
+        >>> judge = ScriptedTestJudge({"rules": [{"contains": "bad", "reply": "2"}], "default": "4"})
+        >>> request = JudgeRequest((("user", "a bad story"),), Sampling())
+        >>> asyncio.run(judge.complete(request)).choices[0].text, len(judge.calls)
+        ('2', 1)
+    """
 
     kind = "scripted-test-double"
 
@@ -82,3 +120,20 @@ class ScriptedTestJudge(Backend):
             text = replies[min(count, len(replies) - 1)] if replies else str(rule.get("reply", ""))
             choices.append(Choice(text, None, "stop"))
         return JudgeResponse(choices, prompt_tokens=len(prompt.split()), completion_tokens=sum(len(c.text.split()) for c in choices))
+
+
+# -- registry ------------------------------------------------------------------
+def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    if not rest:
+        raise JudgelabError("the scripted-test-double judge needs a script: scripted-test-double:FILE")
+    return {"script": rest}
+
+
+def _build(script: Any = None, **_: Any) -> ScriptedTestJudge:
+    if script is None:
+        raise JudgelabError("the scripted-test-double judge needs --script FILE (it is a test double, not a model)")
+    return ScriptedTestJudge(load_script(script) if isinstance(script, str) else script)
+
+
+register_backend("scripted-test-double", syntax="scripted-test-double:FILE", parse=_parse_spec, build=_build,
+                 options=("script",), description="a TEST DOUBLE answering from a JSON script")

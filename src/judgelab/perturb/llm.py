@@ -34,12 +34,37 @@ def _prompts() -> dict:
 
 
 def prompt_for(kind: str, degree: str, unit: str, text: str) -> str:
-    """The generation prompt, rendered in the same Jinja sandbox as the judge's templates."""
+    """The generation prompt, rendered in the same Jinja sandbox as the judge's templates.
+
+    Args:
+        kind: the perturbation (``fictional-entities``, ``grammatical-errors``, ``rewrite-insert``).
+        degree: ``minor`` or ``major``.
+        unit: what the text is (summary, ending, answer …).
+        text: the text to perturb.
+
+    Returns:
+        The prompt text.
+
+    Example:
+        >>> "The cat sat." in prompt_for("fictional-entities", "minor", "sentence", "The cat sat.")
+        True
+    """
     return render_text(_prompts()[kind][degree], {"unit": unit, "text": text}, str(_prompts_path()))
 
 
 @dataclass(frozen=True)
 class LlmPerturbation:
+    """One LLM perturbation after cleaning and checking.
+
+    Attributes:
+        text: the perturbed text, or the original when the check failed.
+        ok: whether the generation passed :func:`check_generation`.
+        reason: why it failed ("" when ok).
+
+    Example:
+        >>> LlmPerturbation("The cat sat.", False, "unchanged text").ok
+        False
+    """
     text: str
     ok: bool
     reason: str = ""
@@ -47,7 +72,19 @@ class LlmPerturbation:
 
 def clean_generation(output: str, unit: str) -> str:
     """Strip what models wrap around the revised text: a leading label, quotes, and everything
-    after the first blank line (commentary, or a base model continuing the prompt)."""
+    after the first blank line (commentary, or a base model continuing the prompt).
+
+    Args:
+        output: the generator's answer.
+        unit: the unit's name, as in the prompt's "Revised <unit>:" label.
+
+    Returns:
+        The revised text alone.
+
+    Example:
+        >>> clean_generation('Revised sentence: "Zorb sat."' + chr(10) * 2 + "I changed the name.", "sentence")
+        'Zorb sat.'
+    """
     text = output.strip()
     text = re.sub(rf"^(?:\*\*)?revised\s+{re.escape(unit)}\s*:?(?:\*\*)?\s*", "", text, flags=re.IGNORECASE)
     text = re.split(r"\n\s*\n", text, maxsplit=1)[0]  # the revised unit is one paragraph; models run on after it
@@ -55,7 +92,19 @@ def clean_generation(output: str, unit: str) -> str:
 
 
 def check_generation(original: str, generated: str) -> tuple[bool, str]:
-    """Whether a generated perturbation is usable, and why not."""
+    """Whether a generated perturbation is usable, and why not.
+
+    Args:
+        original: the text asked to be perturbed.
+        generated: the cleaned generation.
+
+    Returns:
+        ``(usable, reason)``: empty, unchanged, or a length outside 0.5–2.5× the original fails.
+
+    Example:
+        >>> check_generation("The cat sat on the mat.", "the cat  sat on the mat.")
+        (False, 'unchanged text')
+    """
     if not generated:
         return False, "empty generation"
     norm = lambda s: re.sub(r"\s+", " ", s).strip().lower()  # noqa: E731

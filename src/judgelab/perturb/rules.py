@@ -32,6 +32,19 @@ _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.
 
 @dataclass(frozen=True)
 class Perturbed:
+    """The result of one rule perturbation.
+
+    Attributes:
+        text: the perturbed text (the original when unchanged).
+        changed: whether the text was perturbed.
+        hits: characters, words or sentences changed (exactly ``k`` when changed).
+        warning: why the text was left unchanged (too short for ``k``).
+
+    Example:
+        >>> import random
+        >>> delete_words("one two three four", 2, random.Random(0)).hits
+        2
+    """
     text: str
     changed: bool
     hits: int
@@ -52,7 +65,31 @@ _NEAR = _neighbours()
 
 def split_sentences(text: str) -> list[str]:
     """Split into sentences offline: end punctuation followed by space and an upper-case
-    letter, a digit or a quote, except after common abbreviations and single initials."""
+    letter, a digit or a quote, except after common abbreviations and single initials.
+
+    Kept hand-written instead of ``segtok`` (measured on the shipped data, segtok 1.5.11):
+    SummEval's texts are tokenised with a space before the full stop ("… townsend ."),
+    which segtok does not split at all — 1,614 sentences for the 1,600 summaries against
+    4,896 here, and 132 against 1,189 for the 100 articles, so sentence shuffling and
+    ending replacement would find nothing to perturb on summarisation. On HANNA stories
+    the two disagree on 289 of 576 LLM stories and 69 of 96 human stories, mostly on
+    paragraph breaks without end punctuation (segtok splits "prompt:\n\nIt was") and on
+    quotes; neither is uniformly better there, and changing the split would change every
+    published DHP perturbation. This splitter is also 15× faster on the stories
+    (0.13 s vs 2.1 s for 576).
+
+    Args:
+        text: the text; surrounding white space is ignored.
+
+    Returns:
+        The sentences, stripped, in order (``[]`` for an empty text).
+
+    Example:
+        >>> split_sentences("Dr. Smith left at 5 p.m. on Monday. He ran! Why? Yes.")
+        ['Dr. Smith left at 5 p.m. on Monday.', 'He ran!', 'Why?', 'Yes.']
+        >>> split_sentences("Paul merson has restarted his row . Townsend hit back .")
+        ['Paul merson has restarted his row .', 'Townsend hit back .']
+    """
     text = text.strip()
     if not text:
         return []
@@ -74,7 +111,21 @@ def _too_short(text: str, what: str, have: int, k: int) -> Perturbed:
 
 
 def delete_characters(text: str, k: int, rng: random.Random) -> Perturbed:
-    """Delete ``k`` distinct alphanumeric characters chosen uniformly at random."""
+    """Delete ``k`` distinct alphanumeric characters chosen uniformly at random.
+
+    Args:
+        text: the text.
+        k: characters to delete.
+        rng: the item's seeded generator.
+
+    Returns:
+        A :class:`Perturbed` (unchanged with a warning when there are fewer than ``k``).
+
+    Example:
+        >>> import random
+        >>> len(delete_characters("abcdef", 2, random.Random(1)).text)
+        4
+    """
     positions = [i for i, ch in enumerate(text) if ch.isalnum()]
     if k <= 0 or len(positions) < k:
         return _too_short(text, "characters", len(positions), k)
@@ -89,6 +140,20 @@ def add_typos(text: str, k: int, rng: random.Random) -> Perturbed:
     next character, drop, doubling — chosen uniformly (a swap with an identical or
     non-alphanumeric neighbour falls back to substitution so that every error changes
     the text).
+
+    Args:
+        text: the text.
+        k: errors to introduce.
+        rng: the item's seeded generator.
+
+    Returns:
+        A :class:`Perturbed`.
+
+    Example:
+        >>> import random
+        >>> out = add_typos("The quick brown fox.", 2, random.Random(3))
+        >>> out.changed, out.hits, out.text != "The quick brown fox."
+        (True, 2, True)
     """
     positions = [i for i, ch in enumerate(text) if ch.isalnum()]
     if k <= 0 or len(positions) < k:
@@ -118,7 +183,21 @@ def add_typos(text: str, k: int, rng: random.Random) -> Perturbed:
 
 
 def delete_words(text: str, k: int, rng: random.Random) -> Perturbed:
-    """Delete ``k`` consecutive words (white-space tokens) at a random position."""
+    """Delete ``k`` consecutive words (white-space tokens) at a random position.
+
+    Args:
+        text: the text.
+        k: consecutive words to delete.
+        rng: the item's seeded generator.
+
+    Returns:
+        A :class:`Perturbed` (unchanged when the text has ``k`` words or fewer).
+
+    Example:
+        >>> import random
+        >>> delete_words("a b c d e", 5, random.Random(0)).changed
+        False
+    """
     words = text.split()
     if k <= 0 or len(words) <= k:
         return _too_short(text, "words", len(words), k)
@@ -131,6 +210,19 @@ def shuffle_sentences(text: str, k: int | None, rng: random.Random) -> Perturbed
 
     The chosen sentences are permuted by a random derangement, so exactly ``k``
     sentences change position.
+
+    Args:
+        text: the text (split with :func:`split_sentences`).
+        k: sentences to move (all when ``None``).
+        rng: the item's seeded generator.
+
+    Returns:
+        A :class:`Perturbed` (unchanged with fewer than 2 or ``k`` sentences).
+
+    Example:
+        >>> import random
+        >>> shuffle_sentences("A one. B two. C three.", None, random.Random(0)).text
+        'C three. A one. B two.'
     """
     sentences = split_sentences(text)
     k = len(sentences) if k is None else k
@@ -149,7 +241,19 @@ def shuffle_sentences(text: str, k: int | None, rng: random.Random) -> Perturbed
 
 
 def replace_last_sentence(text: str, replacement: str) -> Perturbed:
-    """Replace the final sentence (a story ending, an answer) with ``replacement``."""
+    """Replace the final sentence (a story ending, an answer) with ``replacement``.
+
+    Args:
+        text: the text.
+        replacement: the new final sentence (e.g. a wrong story ending).
+
+    Returns:
+        A :class:`Perturbed` (unchanged for a one-sentence text or an equal ending).
+
+    Example:
+        >>> replace_last_sentence("She waved. She left.", "He ate soup.").text
+        'She waved. He ate soup.'
+    """
     sentences = split_sentences(text)
     if len(sentences) < 2 or not replacement.strip() or sentences[-1].strip() == replacement.strip():
         return _too_short(text, "sentences to replace the ending of", len(sentences), 2)

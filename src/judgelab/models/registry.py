@@ -1,0 +1,163 @@
+"""The backend registry: a judge backend is one module that registers itself.
+
+A backend module calls :func:`register_backend` at import with its kind, the syntax of its
+``--judge`` spec string, a parser of that string and a builder. The builder imports the
+backend's heavy dependencies (llama.cpp, the OpenAI SDK) only when a judge is built, and the
+modules themselves import none of them, so looking a kind up stays cheap and
+``import judgelab.models`` loads neither.
+
+The built-in backends are found by importing every module of :mod:`judgelab.models`
+(except the protocol, cache, registry and spec modules) on the first lookup: adding a file
+``models/mybackend.py`` that calls :func:`register_backend` is all a new built-in backend
+takes. A backend defined elsewhere (a plugin, a test) registers the same way, before use.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    from judgelab.models.base import Backend
+
+__all__ = ["BackendEntry", "register_backend", "backend_entry", "registered_kinds"]
+
+#: Modules of judgelab.models that are not backends.
+_NOT_BACKENDS = frozenset({"base", "cache", "registry", "spec"})
+
+_REGISTRY: dict[str, "BackendEntry"] = {}
+_builtins_loaded = False
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """One registered backend (made by :func:`register_backend`).
+
+    Attributes:
+        kind: the name before the colon of a spec string (``openai``).
+        syntax: the spec string's form, shown in errors and help (``openai:MODEL[@BASE_URL]``).
+        parse: ``(text after "kind:", defaults) -> options`` for :attr:`build`; raises
+            :class:`JudgelabError` on a malformed spec.
+        build: ``(**options) -> Backend``; imports heavy dependencies itself.
+        options: option names the backend takes from command-line defaults (``api_key`` …).
+        description: one line for help texts.
+
+    Example:
+        >>> backend_entry("scripted-test-double").options
+        frozenset({'script'})
+    """
+
+    kind: str
+    syntax: str
+    parse: Callable[[str, dict[str, Any]], dict[str, Any]]
+    build: Callable[..., "Backend"]
+    options: frozenset[str] = frozenset()
+    description: str = ""
+
+
+def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, Any]], dict[str, Any]],
+                     build: Callable[..., "Backend"], options: tuple[str, ...] | frozenset[str] = (),
+                     description: str = "") -> BackendEntry:
+    """Register a backend kind (called at import by the backend's module).
+
+    Args:
+        kind: the spec string's prefix; registering a kind again replaces it.
+        syntax: the spec string's form, e.g. ``"echo:WORD"``.
+        parse: turns the text after ``kind:`` and the command-line defaults into the
+            builder's keyword options.
+        build: makes the backend from those options.
+        options: names of the options taken from defaults (documentation and filtering).
+        description: one line for help texts.
+
+    Returns:
+        The entry registered.
+
+    Example:
+        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> entry = register_backend("always-three", syntax="always-three",
+        ...                          parse=lambda rest, defaults: {},
+        ...                          build=lambda: ScriptedTestJudge({"default": "3"}, model_id="always-three"))
+        >>> from judgelab.models.spec import build_judge
+        >>> build_judge("always-three").model_id
+        'always-three'
+        >>> unregister_backend("always-three")
+    """
+    if not kind or ":" in kind:
+        raise ValueError(f"a backend kind is a name without ':', got {kind!r}")
+    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description)
+    _REGISTRY[kind] = entry
+    return entry
+
+
+def unregister_backend(kind: str) -> None:
+    """Remove a registered kind (tests); an unknown kind is ignored.
+
+    Args:
+        kind: the kind to remove.
+    """
+    _REGISTRY.pop(kind, None)
+
+
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    import judgelab.models as package
+
+    for module in sorted(m.name for m in pkgutil.iter_modules(package.__path__)):
+        if module not in _NOT_BACKENDS and not module.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{module}")
+    _builtins_loaded = True
+
+
+def registered_kinds() -> tuple[str, ...]:
+    """The registered kinds, built-ins first in a fixed order, then the rest by name.
+
+    Returns:
+        A tuple of kinds.
+
+    Example:
+        >>> registered_kinds()[:3]
+        ('local', 'openai', 'scripted-test-double')
+    """
+    _load_builtins()
+    first = [k for k in ("local", "openai", "scripted-test-double") if k in _REGISTRY]
+    return tuple(first + sorted(k for k in _REGISTRY if k not in first))
+
+
+def backend_entry(kind: str) -> BackendEntry:
+    """The registry entry of ``kind`` (the built-in backends are loaded on the first lookup).
+
+    Args:
+        kind: a registered kind.
+
+    Returns:
+        The :class:`BackendEntry`.
+
+    Raises:
+        JudgelabError: an unknown kind, with the known spec forms in the message.
+
+    Example:
+        >>> backend_entry("openai").syntax
+        'openai:MODEL[@BASE_URL]'
+    """
+    _load_builtins()
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise JudgelabError(f"unknown judge {kind!r}; choose one of {known_syntaxes()}") from None
+
+
+def known_syntaxes() -> str:
+    """The registered spec forms as one phrase, for error messages and help texts.
+
+    Returns:
+        e.g. ``local[:GGUF], openai:MODEL[@BASE_URL] or scripted-test-double:FILE``.
+    """
+    forms = [_REGISTRY[k].syntax for k in registered_kinds()]
+    if not forms:
+        return "no backend registered"
+    return forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]

@@ -1,0 +1,16 @@
+"""The Examples in the run core's docstrings run (they are the documentation's promises)."""
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry", "judgelab.models.spec",
+           "judgelab.models.cache", "judgelab.models.scripted", "judgelab.models.local", "judgelab.models.openai_backend",
+           "judgelab.run", "judgelab.store", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
+           "judgelab.perturb.rules", "judgelab.contamination"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
