@@ -229,6 +229,11 @@ def test_dhp_analyze_out_and_one_json_shape(tmp_path):
     for name in ("README.md", "run.json", "perturbations.csv", "discernment.csv"):
         assert (tmp_path / "o" / name).exists(), name
     assert json.loads((tmp_path / "o" / "run.json").read_text())["command"] == "dhp analyze"
+    csv = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "csv")
+    assert csv.returncode == 0, csv.stderr
+    table = pd.read_csv(__import__("io").StringIO(csv.stdout))  # one table, not several in one stream
+    assert list(table["judge"]) == ["judge-a", "judge-b"] and {"D", "D_avg", "D_min"} <= set(table.columns)
+    assert table.set_index("judge").loc["judge-a", "D_avg"] == docs[0]["judges"]["judge-a"]["D_avg"]
 
 
 def test_user_study_writes_a_folder(tmp_path):

@@ -120,6 +120,8 @@ def dhp_analyze(
 ) -> None:
     """Recompute every DHP table from a ratings file, without calling a model.
 
+    CSV (--format csv) is one table: a row per judge and perturbation, with the judge's D_avg,
+    D_min, D_avg_ew, D_min_ew and failure rate on each row.
     JSON (--format json and discernment.json) has one shape for any number of judges:
     {"schema": 1, "task": TASK, "judges": {RATER: {perturbations, D_avg, D_min, D_avg_ew, D_min_ew, notes}}}.
     """
@@ -150,9 +152,10 @@ def dhp_analyze(
         report_folder(out)
     if fmt == "json":
         typer.echo(_json.dumps(report_json(reports, loaded.name)))
+    elif fmt == "csv":  # one table per stream: the judge-level scores repeated on each perturbation's row
+        summary = summary_table(reports)
+        emit(perturbation_table(reports, loaded.metrics).merge(summary, on="judge", how="left"), fmt)
     else:
-        emit(perturbation_table(reports, loaded.metrics), fmt, title="per perturbation" if fmt == "table" else None)
-        if fmt == "csv":
-            typer.echo("")
-        emit(summary_table(reports), fmt, title="discernment" if fmt == "table" else None)
+        emit(perturbation_table(reports, loaded.metrics), fmt, title="per perturbation")
+        emit(summary_table(reports), fmt, title="discernment")
     _show_notes(reports)
