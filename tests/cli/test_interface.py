@@ -250,12 +250,12 @@ def test_user_study_writes_a_folder(tmp_path):
 
 
 # -- no import cycles --------------------------------------------------------------
-def _imports(path: Path, module: str) -> set[str]:
-    """judgelab modules that ``module`` imports anywhere in its file (lazy imports included)."""
+def _imports(path: Path, module: str, top_level: bool = False) -> set[str]:
+    """judgelab modules that ``module`` imports: at module level, or anywhere in its file (lazy imports included)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(tree):
+    for node in (tree.body if top_level else ast.walk(tree)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("judgelab")}
         elif isinstance(node, ast.ImportFrom):
@@ -302,6 +302,42 @@ def test_no_import_cycle_among_workflow_recipe_and_cli_modules():
                 if nxt not in seen and not nxt.startswith("judgelab.cli"):
                     seen.add(nxt)
                     stack.append(nxt)
+
+
+def test_no_import_cycle_at_module_level():
+    """Tarjan's strongly connected components of the module-level import graph of every judgelab
+    module: no component has more than one module (an import-time cycle)."""
+    modules = _modules()
+    graph = {m: {i for i in _imports(p, m, top_level=True) if i in modules and i != m} for m, p in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+    assert len(graph) > 50 and graph["judgelab.dhp.workflow"] >= {"judgelab.workflow"}  # the check sees the graph
 
 
 @pytest.mark.parametrize("order", [("judgelab.workflow", "judgelab.dhp.workflow"),

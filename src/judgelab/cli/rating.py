@@ -186,8 +186,3 @@ def export(
     with Store(store, read_only=True) as s:  # never creates, converts or locks the file it reads
         write_table(s.ratings(with_meta=meta), to)
     typer.echo(f"wrote {to}")
-
-
-
-# `judgelab run SPEC.yaml` lives in its own module; importing it registers the command after these.
-from judgelab.cli import run_file  # noqa: E402, F401
