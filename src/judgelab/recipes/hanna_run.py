@@ -137,7 +137,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     for ep, rater in raters.items():
         sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
         m, lo, hi = mean_ci(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
-        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "low": lo, "high": hi,
+        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "ci_low": lo, "ci_high": hi,
                        "failed": int((ratings[ratings["rater"] == rater]["status"] != "ok").sum())})
     output.table(pd.DataFrame(per_ep), "average_rating", "average rating per Eval-Prompt, 95% CI")
     output.table(asg_table(ratings), "asg", "ASG: average rating per system and criterion (95% CI), ranked")
