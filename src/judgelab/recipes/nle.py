@@ -241,9 +241,10 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         bt = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
         bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
         summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
-                             "bradley_terry_spearman": bt_r.r, "bt_items": bt_r.n})
+                             "method": "spearman (Bradley–Terry vs human)", "r": bt_r.r, "p": bt_r.p, "n": bt_r.n})
     output.table(pd.concat(pair_rows), "pairwise_f1", "pairwise comparison: F1 per score gap Δ (figure 2)")
-    output.table(pd.DataFrame(summary_rows), "pairwise_summary", "position consistency and Bradley–Terry scores vs humans")
+    output.table(pd.DataFrame(summary_rows), "pairwise_summary",
+                 "position consistency, and Spearman's r (p, n items) of the Bradley–Terry scores vs the human scores")
 
 
 def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None = None, n_items: int | None = None,
