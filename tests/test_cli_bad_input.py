@@ -18,7 +18,7 @@ def check(result, *needles):
 def scripted(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I rate it 4."}))
-    return ["--judge", "scripted-test-double", "--script", str(script), "--quiet", "--out", str(tmp_path / "out")]
+    return ["--judge", f"scripted-test-double:{script}", "--quiet", "--out", str(tmp_path / "out")]
 
 
 def test_missing_file(tmp_path):
@@ -66,7 +66,7 @@ def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
     stub = stub_factory()
     out = tmp_path / "out"
     items = write_items(tmp_path / "items.jsonl", 2)
-    args = ["--judge", "openai", "--model", "m", "--out", str(out), "--quiet", "--max-retries", "1", "--samples", "1"]
+    args = ["--judge", "openai:m", "--out", str(out), "--quiet", "--max-retries", "1", "--samples", "1"]
     ok = judgelab_cmd("rate", "--items", str(items), "--base-url", stub.base_url, *args)
     assert ok.returncode == 0, ok.stderr
     more = write_items(tmp_path / "more.jsonl", 5)
@@ -83,14 +83,36 @@ def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
 def test_refused_request_is_one_line(tmp_path, stub_factory):
     stub = stub_factory()
     items = write_items(tmp_path / "items.jsonl", 1)
-    result = judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--model", "m", "--quiet",
+    result = judgelab_cmd("rate", "--items", str(items), "--judge", "openai:m", "--quiet",
                           "--base-url", stub.base_url.replace("/v1", "/nope"), "--out", str(tmp_path / "o"))
     check(result, "HTTP 404")
 
 
 def test_openai_judge_needs_model(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 1)
-    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")), "--model")
+    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")),
+          "needs a model", "--judge openai:MODEL")
+
+
+def test_old_judge_form_is_a_deprecated_alias(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "I would rate it a 4."}))
+    items = write_items(tmp_path / "items.jsonl", 2)
+    old = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
+                       "--script", str(script), "--quiet", "--samples", "1", "--out", str(tmp_path / "old"))
+    assert old.returncode == 0, old.stderr
+    assert f"deprecated; write --judge scripted-test-double:{script}" in old.stderr
+    new = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
+                       "--quiet", "--samples", "1", "--out", str(tmp_path / "new"))
+    assert new.returncode == 0 and "deprecated" not in new.stderr
+    assert (tmp_path / "old" / "ratings.csv").read_text() == (tmp_path / "new" / "ratings.csv").read_text()
+
+
+def test_malformed_judge_specs_are_one_line(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", 1)
+    check(judgelab_cmd("rate", "--items", str(items), "--judge", "gpt4", "--out", str(tmp_path / "o")), "unknown judge 'gpt4'")
+    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai:", "--out", str(tmp_path / "o")), "needs a model")
+    check(judgelab_cmd("dhp", "--task", "summarization", "--judge", "ratings.csv", "--out", str(tmp_path / "o")), "unknown judge")
 
 
 def test_an_output_folder_that_is_a_file(tmp_path):

@@ -12,7 +12,7 @@ from conftest import judgelab_cmd, write_items
 
 
 def rate_args(items, base_url, out, *extra):
-    return ["rate", "--items", str(items), "--judge", "openai", "--model", "stub", "--base-url", base_url,
+    return ["rate", "--items", str(items), "--judge", "openai:stub", "--base-url", base_url,
             "--out", str(out), "--samples", "3", "--concurrency", "8", "--max-retries", "8", "--quiet", *extra]
 
 

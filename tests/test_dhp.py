@@ -148,7 +148,9 @@ def test_analyze_command_matches_independent_scipy(tmp_path):
     votes.write_text(json.dumps({"typos": {"fluency": 7, "coherence": 3}, "reordering/minor": {"coherence": 10}}))
     result = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes), "--format", "json")
     assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == 1 and doc["task"] == "summarization" and len(doc["judges"]) == 1
+    out = next(iter(doc["judges"].values()))
     metrics = ["coherence", "consistency", "fluency", "relevance"]
     by_name = {p["name"]: p for p in out["perturbations"]}
     assert set(by_name) == {"typos/minor", "typos/major", "reordering/minor"}
@@ -185,7 +187,9 @@ def test_dhp_with_two_judges_against_an_openai_compatible_endpoint(tmp_path, stu
     result = judgelab_cmd("dhp", "--task", "question-answering", "--judge", f"openai:stub-judge@{stub.base_url}",
                           "--judge", f"scripted-test-double:{script}", "--samples", "2", "--quiet", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    reports = json.loads((out / "discernment.json").read_text())
+    doc = json.loads((out / "discernment.json").read_text())
+    assert doc["schema"] == 1 and doc["task"] == "question-answering"
+    reports = doc["judges"]
     assert set(reports) == {"stub-judge@dhp-question-answering", "scripted-test-double@dhp-question-answering"}
     constant = reports["scripted-test-double@dhp-question-answering"]
     assert constant["D_avg"] == 0.0  # a judge that always says 4 cannot discern anything
@@ -242,7 +246,7 @@ def test_analyze_command_shows_the_few_pairs_note(tmp_path):
     separated_ratings(4).to_csv(path, index=False)
     r = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["notes"][0].startswith("too few pairs for D to exceed 1")  # stdout stays JSON
+    assert json.loads(r.stdout)["judges"]["judge"]["notes"][0].startswith("too few pairs for D to exceed 1")  # stdout stays JSON
     assert "judgelab: note: judge: too few pairs for D to exceed 1 in 1 of 1 perturbations" in r.stderr
 
 

@@ -1,24 +1,31 @@
-"""End-to-end workflows behind the commands: build a judge, run, store, export, summarise."""
+"""End-to-end workflows behind the commands: build the judges, run, store, export, summarise.
+
+Library code: it returns typed results and prints nothing (``cli/`` shows them). It imports
+no other workflow module (``judgelab.dhp.workflow`` and ``judgelab.recipes`` import this one),
+so there is no import cycle.
+"""
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from judgelab.datasets.items import Item, load_items
 from judgelab.errors import JudgelabError, TooManyFailures
 from judgelab.manifest import write_manifest
-from judgelab.models import make_judge
-from judgelab.report.terminal import console, print_table, progress_bar
+from judgelab.models.spec import build_judge
+from judgelab.report.terminal import progress_bar
 from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
 
-__all__ = ["rate_items", "run_demo", "demo_items", "execute", "failure_report", "check_failure_rate", "clear_outputs"]
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
+           "clear_outputs", "report_folder", "html_report", "stats_line", "failure_lines"]
 
 
 def _prepare_out(out: Path) -> Path:
@@ -38,7 +45,8 @@ def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: b
 
 
 #: Output files of ``judgelab rate``; removed at the start of a run so none is left stale.
-RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json", "report.html")
+RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json", "report.html",
+                "README.md")
 
 
 def clear_outputs(out: Path, names: tuple[str, ...]) -> None:
@@ -78,88 +86,270 @@ def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_
                                   f"--max-failure-rate {max_failure_rate:.0%}); see the failure counts above")
 
 
-def print_failures(ratings: pd.DataFrame) -> None:
+def failure_lines(ratings: pd.DataFrame) -> list[str]:
+    """The status counts of a rater's judgments and up to three failed answers, as lines to show."""
     counts, shown = failure_report(ratings)
     total = sum(counts.values())
     ok = counts.get("ok", 0)
     line = ", ".join(f"{k} {v}" for k, v in counts.items())
-    console.print(f"statuses of {total} judgments: {line}" + ("" if ok == total else f" — {total - ok} failed"))
+    lines = [f"statuses of {total} judgments: {line}" + ("" if ok == total else f" — {total - ok} failed")]
     for status, raw in shown:
         text = " ".join(raw.split())
-        console.print(f"  example {status}: {text[:200]!r}" + (" …" if len(text) > 200 else ""))
+        lines.append(f"  example {status}: {text[:200]!r}" + (" …" if len(text) > 200 else ""))
+    return lines
 
 
-def rate_items(items: list[Item], spec: RunSpec, judge: str, judge_kwargs: dict[str, Any], out: Path,
-               ratings_format: str = "csv", compare: tuple[str, str] | None = None, progress: bool = True,
-               all_runs: bool = False, max_failure_rate: float = 0.5) -> pd.DataFrame:
-    """The ``judgelab rate`` workflow. Returns the summary table.
+@dataclass(frozen=True)
+class JudgeRun:
+    """One judge's run inside ``judgelab rate``: its rater label, counts, tokens and backend notes."""
 
-    Writes ratings (this run's rater only, unless ``all_runs``), summary, Welch (with
-    ``compare``) and ``run.json`` into ``out``; an interrupted run writes none of them
-    (the store keeps every finished judgment). Ends with :class:`TooManyFailures` when
-    more than ``max_failure_rate`` of the judgments failed.
+    judge: str
+    rater: str
+    stats: RunStats
+    notes: tuple[str, ...] = ()
+    statuses: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.stats
+        return {"judge": self.judge, "rater": self.rater, "judgments": s.total, "already_in_store": s.already_done,
+                "calls_made": s.calls_made, "cache_hits": s.cache_hits, "statuses": dict(self.statuses),
+                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens, "wall_s": round(s.wall_s, 3),
+                "backend_notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class RateResult:
+    """What ``judgelab rate`` produced: the tables (also written into ``out``) and one :class:`JudgeRun` per judge.
+
+    ``ratings`` holds this run's raters (every rater of the store with ``all_runs``); ``welch`` is
+    ``None`` without ``compare``; ``files`` maps each output's role to its path.
+    """
+
+    out: Path
+    runs: tuple[JudgeRun, ...]
+    ratings: pd.DataFrame
+    summary: pd.DataFrame
+    welch: pd.DataFrame | None
+    compare: tuple[str, str] | None
+    files: dict[str, Path]
+
+    @property
+    def raters(self) -> list[str]:
+        return [r.rater for r in self.runs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": 1, "out": str(self.out), "runs": [r.to_dict() for r in self.runs],
+                "files": {k: str(v) for k, v in self.files.items()}}
+
+
+def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ratings_format: str = "csv",
+               compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
+               max_failure_rate: float = 0.5, judge_defaults: dict[str, Any] | None = None) -> RateResult:
+    """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
+
+    Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
+    ``welch.csv`` (with ``compare``), ``run.json``, ``README.md`` and ``report.html`` into ``out``;
+    an interrupted run writes none of them (the store keeps every finished judgment). Prints nothing.
+
+    Args:
+        items: the items to rate (:func:`judgelab.datasets.items.load_items`).
+        runs: (judge spec, :class:`judgelab.run.RunSpec`) per judge, e.g. from
+            :meth:`judgelab.runfile.RunFile.run_specs`; judge specs as in :mod:`judgelab.models.spec`.
+        out: the output folder (created; ``store.sqlite`` in it is the cache and resume point).
+        ratings_format: ``csv``, ``jsonl`` or ``parquet``.
+        compare: two systems for Welch's t-test on per-item means (Chiang & Lee 2023, §3.3).
+        progress: show a progress bar on stderr.
+        all_runs: write every run of the store, not only this one.
+        max_failure_rate: the share of failed judgments above which :class:`TooManyFailures` is raised
+            (after the outputs are written).
+        judge_defaults: options shared by the judge specs (``base_url``, ``api_key``, ``concurrency`` …).
+
+    Returns:
+        :class:`RateResult` with the ratings, the summary (:func:`judgelab.summary.summarize`), Welch's
+        table and each judge's :class:`JudgeRun`.
+
+    Raises:
+        JudgelabError: an unknown ``compare`` system, a bad format, an unusable output folder.
+        TooManyFailures: too many failed judgments (exit status 3 on the command line).
+
+    Example:
+        >>> from judgelab.runfile import RunFile
+        >>> spec = RunFile(items="items.jsonl", judge="scripted-test-double:script.json", samples=1)  # doctest: +SKIP
+        >>> result = rate_items(spec.load_items(), spec.run_specs(), Path("out"), progress=False)      # doctest: +SKIP
+        >>> result.summary[["criterion", "mean"]]                                                      # doctest: +SKIP
     """
     started = time.time()
-    out = _prepare_out(out)
+    if ratings_format not in {"csv", "jsonl", "parquet"}:
+        raise JudgelabError(f"unknown --format {ratings_format!r}: csv, jsonl or parquet")
     if compare:
         systems = {i.system for i in items}
         unknown = [s for s in compare if s not in systems]
         if unknown:
             raise JudgelabError(f"--compare names unknown system(s) {', '.join(map(repr, unknown))}; the items have "
                                 f"{', '.join(map(repr, sorted(systems)))}")
+    out = _prepare_out(out)
+    done: list[JudgeRun] = []
+    backends = []
     with Store(out / "store.sqlite") as store:
         clear_outputs(out, RATE_OUTPUTS)
-        backend = make_judge(judge, **judge_kwargs)
-        stats = execute(items, spec, backend, store, progress)
-        ratings = store.ratings() if all_runs else store.ratings(rater=stats.rater)
-        runs = store.runs()
-    ratings_path = write_table(ratings, out / f"ratings.{ratings_format}")
+        for judge, spec in runs:
+            backend = build_judge(judge, judge_defaults)
+            stats = execute(items, spec, backend, store, progress, label=f"judging ({backend.model_id})")
+            done.append(JudgeRun(judge, stats.rater, stats, tuple(getattr(backend, "notes", []))))
+            backends.append(backend)
+        raters = [r.rater for r in done]
+        ratings = store.ratings() if all_runs else store.ratings()[lambda d: d["rater"].isin(raters)].reset_index(drop=True)
+        settings = store.runs()
+    done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater])[0]) for r in done]
+    files = {"ratings": write_table(ratings, out / f"ratings.{ratings_format}")}
     summary = summarize(ratings)
-    write_table(summary, out / "summary.csv")
-    print_table(summary.drop(columns=["rater"]), title=f"Ratings by {stats.rater}")
+    files["summary"] = write_table(summary, out / "summary.csv")
+    welch = None
     if compare:
         welch = compare_systems(ratings, *compare)
-        write_table(welch, out / "welch.csv")
-        print_table(welch.drop(columns=["rater"]), title=f"Welch's t-test, {compare[0]} vs {compare[1]} (per-item means)")
-    _print_stats(stats)
-    for note in getattr(backend, "notes", []):
-        console.print(f"note: {note}")
-    print_failures(ratings[ratings["rater"] == stats.rater])
-    write_manifest(out, "rate", [{
-        "rater": stats.rater, "settings": runs.get(stats.rater), "transport": getattr(backend, "transport", None),
-        "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
-        "max_tokens_param": getattr(backend, "max_tokens_param", None), "backend_notes": list(getattr(backend, "notes", [])),
-        "judgments": stats.total, "already_in_store": stats.already_done, "calls_made": stats.calls_made,
-        "statuses": failure_report(ratings[ratings["rater"] == stats.rater])[0],
-        "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens, "wall_s": round(stats.wall_s, 3),
-    }], extra={"items": len(items), "outputs": sorted(p.name for p in out.iterdir() if p.name in RATE_OUTPUTS)},
-        started=started)
-    console.print(f"ratings: {ratings_path}   summary: {out / 'summary.csv'}   manifest: {out / 'run.json'}   "
-                  f"store: {out / 'store.sqlite'}")
-    report_folder(out)
-    check_failure_rate(ratings[ratings["rater"] == stats.rater], max_failure_rate, stats.rater)
-    return summary
+        files["welch"] = write_table(welch, out / "welch.csv")
+    manifest_runs = []
+    for run, backend in zip(done, backends):
+        manifest_runs.append({**run.to_dict(), "settings": settings.get(run.rater),
+                              "transport": getattr(backend, "transport", None),
+                              "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
+                              "max_tokens_param": getattr(backend, "max_tokens_param", None)})
+    _rate_readme(out, files, ratings_format)
+    files["readme"] = out / "README.md"
+    files["manifest"] = write_manifest(out, "rate", manifest_runs, extra={
+        "items": len(items), "outputs": sorted(p.name for p in out.iterdir() if p.name in RATE_OUTPUTS)}, started=started)
+    files["store"] = out / "store.sqlite"
+    result = RateResult(out, tuple(done), ratings, summary, welch, compare, files)
+    return result
 
 
-def report_folder(out: Path) -> Path | None:
-    """Write ``out/report.html`` (the self-contained HTML report) and say where; a folder the report
-    cannot read is a warning, never a reason to fail the command whose results are already written."""
+@dataclass(frozen=True)
+class JudgePlan:
+    """One judge's planned run (``--dry-run``): the :class:`judgelab.run.RunPlan` and a token estimate.
+
+    ``prompt_tokens`` counts the uncached calls' messages: with the embedded judge's own tokenizer
+    (``token_method == "tokenizer"``; the chat template's few tokens are not counted), else
+    characters / 4 (``"chars/4"``, an estimate). ``max_completion_tokens`` is an upper bound:
+    ``max_tokens`` for every answer asked (0 for log-probability scoring, which generates nothing).
+    """
+
+    judge: str
+    model_id: str
+    stage: str
+    plan: Any
+    prompt_tokens: int
+    token_method: str
+    max_completion_tokens: int
+
+    def cost_usd(self, price_in: float | None, price_out: float | None) -> tuple[float | None, float | None]:
+        """(prompt dollars, at most completion dollars) at prices per million tokens."""
+        return (None if price_in is None else self.prompt_tokens * price_in / 1e6,
+                None if price_out is None else self.max_completion_tokens * price_out / 1e6)
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.plan
+        return {"judge": self.judge, "stage": self.stage, "rater": p.rater, "calls": p.n_calls,
+                "cached_calls": len(p.calls) - p.n_calls, "judgments": p.judgments, "already_done": p.already_done,
+                "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
+                "max_completion_tokens": self.max_completion_tokens}
+
+
+def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | None = None,
+              judge_defaults: dict[str, Any] | None = None, template=None, stage: str = "rating") -> list[JudgePlan]:
+    """Plan every (judge, spec) run over ``items`` without calling a model or writing anything.
+
+    Calls already in ``out/store.sqlite`` (opened read-only when it exists) count as cached.
+    A preferred label containing ``{model}`` gets the judge's model id.
+
+    Args:
+        items: the items; runs: (judge spec, :class:`RunSpec`) pairs; out: the output folder of a later run;
+        judge_defaults: shared judge options; template: a loaded template (else ``spec.template``);
+        stage: a name for the stage (recipes plan several).
+
+    Returns:
+        One :class:`JudgePlan` per run.
+
+    Example:
+        >>> from judgelab.runfile import RunFile
+        >>> spec = RunFile(items="items.jsonl", judge="openai:gpt-4o-mini")   # doctest: +SKIP
+        >>> [p.plan.n_calls for p in plan_rate(spec.load_items(), spec.run_specs())]   # doctest: +SKIP
+    """
+    existing = None if out is None else Path(out) / "store.sqlite"
+    plans = []
+    for judge, spec in runs:
+        backend = build_judge(judge, judge_defaults)
+        if spec.label and "{model}" in spec.label:
+            spec = spec.model_copy(update={"label": spec.label.replace("{model}", backend.model_id)})
+        with Store(existing, read_only=True) if existing is not None and existing.is_file() else Store(":memory:") as store:
+            plan = Runner(backend, store, spec, template=template).plan(items)
+        uncached = [c for c in plan.calls if not c.cached]
+        tokens = getattr(backend, "_tokens", None)
+        if callable(tokens):
+            prompt_tokens = sum(len(tokens("\n".join(text for _, text in c.messages))) for c in uncached)
+            method = "tokenizer"
+        else:
+            prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)
+            method = "chars/4"
+        completion = 0 if spec.score == "logprob" else sum(c.n for c in uncached) * spec.sampling.max_tokens
+        plans.append(JudgePlan(judge, backend.model_id, stage, plan, prompt_tokens, method, completion))
+        close = getattr(backend, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # closing an unused client must not turn a dry run into an error
+                pass
+    return plans
+
+
+def finish_rate(result: RateResult, max_failure_rate: float = 0.5,
+                show: Callable[[str], None] | None = None) -> Path | None:
+    """After the outputs are shown: the HTML report (its line passed to ``show``), then
+    :class:`TooManyFailures` when a judge failed too often. Returns the report's path."""
+    path, line = html_report(result.out)
+    if show is not None:
+        show(line)
+    for run in result.runs:
+        check_failure_rate(result.ratings[result.ratings["rater"] == run.rater], max_failure_rate, run.rater)
+    return path
+
+
+def _rate_readme(out: Path, files: dict[str, Path], ratings_format: str) -> None:
+    from judgelab.report.output import write_index
+
+    entries = [(files["ratings"].name, "the tidy ratings table: one row per item × criterion × rater × sample"),
+               ("summary.csv", "mean, SD, n and failures per rater, system and criterion")]
+    if "welch" in files:
+        entries.append(("welch.csv", "Welch's t-test between the two --compare systems (per-item means)"))
+    write_index(out, "judgelab rate", entries)
+
+
+def html_report(out: Path) -> tuple[Path | None, str]:
+    """Write ``out/report.html`` (the self-contained HTML report); returns (its path, the line to
+    show). A folder the report cannot read gives (``None``, a warning line), never an error: the
+    command's results are already written. Prints nothing."""
     from judgelab.report.html import write_report
-
-    import sys
 
     try:
         path = write_report(out)
     except JudgelabError as exc:
-        print(f"judgelab: warning: no HTML report: {exc}", file=sys.stderr)
-        return None
-    print(f"report: {path}", file=sys.stderr)  # stderr: stdout may carry --format json/csv
+        return None, f"judgelab: warning: no HTML report: {exc}"
+    return path, f"report: {path}"
+
+
+def report_folder(out: Path) -> Path | None:
+    """:func:`html_report`, saying where on stderr (stdout may carry --format json/csv). For the
+    command-line modules; library code calls :func:`html_report` and lets its caller show the line."""
+    import sys
+
+    path, line = html_report(out)
+    print(line, file=sys.stderr)
     return path
 
 
-def _print_stats(stats: RunStats) -> None:
+def stats_line(stats: RunStats) -> str:
+    """One line on a finished run: judgments, calls, cache hits, statuses, tokens, time."""
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(stats.statuses.items())) or "none new"
-    console.print(
+    return (
         f"run {stats.rater}: judgments {stats.total} ({stats.already_done} already in the store); calls made "
         f"{stats.calls_made}, cache hits {stats.cache_hits}; refusals regenerated {stats.refusals_regenerated}; "
         f"new statuses: {statuses}; tokens in/out {stats.prompt_tokens}/{stats.completion_tokens}; wall {stats.wall_s:.1f} s"
@@ -170,20 +360,3 @@ def demo_items(n_items: int = 12) -> list[Item]:  # used by the benchmarks and t
     """The shipped demo paragraphs (written for judgelab)."""
     path = Path(str(resources.files("judgelab.datasets") / "demo" / "paragraphs.jsonl"))
     return load_items(path, limit=n_items)
-
-
-def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), model_path: str | None = None,
-             progress: bool = True) -> dict:
-    """DHP on the shipped summarization demo set with the embedded judge (rule-based perturbations)."""
-    from judgelab.dhp.workflow import run_dhp
-
-    console.print("judgelab demo: can the embedded judge (Gemma 3 270M via llama.cpp, offline) tell reference summaries "
-                  "from damaged copies? DHP benchmark (Wang et al.), summarization, rule-based perturbations, "
-                  "scores read from next-token log-probabilities.")
-    judge = f"local:{model_path}" if model_path else "local"
-    reports = run_dhp("summarization", [judge], out, n_items=n_items, progress=progress)
-    rep = next(iter(reports.values()))
-    verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
-    console.print(f"On average the embedded judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
-                  f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
-    return reports

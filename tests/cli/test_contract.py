@@ -62,8 +62,8 @@ def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
     stub = stub_factory(latency=0.3)
     items = write_items(tmp_path / "items.jsonl", 40)
     out = tmp_path / "out"
-    proc = subprocess.Popen([str(SCRIPT), "rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai",
-                             "--model", "m", "--base-url", stub.base_url, "--concurrency", "1", "--out", str(out), "--quiet"],
+    proc = subprocess.Popen([str(SCRIPT), "rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:m",
+                             "--base-url", stub.base_url, "--concurrency", "1", "--out", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     store = out / "store.sqlite"
     deadline = time.time() + 60
@@ -87,7 +87,7 @@ def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
     assert kept >= done
     assert not (out / "ratings.csv").exists()  # an interrupted run writes no ratings table
     # ... and the same command resumes and completes, asking no finished call again
-    again = run("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "m",
+    again = run("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:m",
                 "--base-url", stub.base_url, "--concurrency", "8", "--out", str(out), "--quiet")
     assert again.returncode == 0, again.stderr
     assert f"({kept} already in the store)" in again.stdout.replace("\n", " ")
@@ -97,8 +97,8 @@ def test_too_many_failures_exit_3_with_examples(tmp_path):
     script = tmp_path / "refuse.json"
     script.write_text(json.dumps({"default": "As an AI language model, I cannot rate stories."}))
     items = write_items(tmp_path / "items.jsonl", 3)
-    base = ["rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
-            "--script", str(script), "--quiet", "--max-refusal-retries", "0"]
+    base = ["rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
+            "--quiet", "--max-refusal-retries", "0"]
     result = run(*base, "--out", str(tmp_path / "a"))
     assert result.returncode == 3, result.stderr
     assert "example refusal" in result.stdout and "failed (100% > --max-failure-rate 50%)" in result.stderr

@@ -27,30 +27,74 @@ def _root(
 
 
 # -- shared judge options ------------------------------------------------------
-def judge_options(
-    judge: str, model: Optional[str], base_url: Optional[str], api_key: Optional[str], style: str,
-    model_path: Optional[Path], script: Optional[Path], concurrency: int, max_retries: int,
-    no_n: bool = False, timeout: float = 120.0, transport: str = "auto", max_tokens_param: str = "auto",
+#: The one judge syntax of every command (parsed by :func:`judgelab.models.spec.parse_judge`).
+JUDGE_SYNTAX = ("local | local:PATH.gguf | openai:MODEL | openai:MODEL@BASE_URL | "
+                "scripted-test-double:SCRIPT.json (a test double)")
+
+
+def judge_defaults(
+    base_url: Optional[str] = None, api_key: Optional[str] = None, style: str = "chat",
+    concurrency: int = 16, max_retries: int = 6, no_n: bool = False, timeout: float = 120.0,
+    transport: str = "auto", max_tokens_param: str = "auto", model_path: Optional[Path] = None,
 ) -> dict:
-    """Keyword options for :func:`judgelab.models.make_judge` from command-line values."""
-    if judge == "local":
-        return {"model_path": str(model_path) if model_path else None}
-    if judge == "openai":
-        return {"model": model, "base_url": base_url, "api_key": api_key, "style": style,
-                "concurrency": concurrency, "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport,
-                "max_tokens_param": max_tokens_param}
-    if judge == "scripted-test-double":
-        return {"script": str(script) if script else None}
-    return {}
+    """Options every judge spec of a command shares (the ``defaults`` of
+    :func:`judgelab.models.spec.build_judge`): ``openai:MODEL`` takes the endpoint from
+    ``--base-url`` (else ``$OPENAI_BASE_URL``), the key from ``--api-key`` (else ``$OPENAI_API_KEY``);
+    a bare ``local`` takes ``--model-path``."""
+    return {"base_url": base_url, "api_key": api_key, "style": style, "concurrency": concurrency,
+            "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport,
+            "max_tokens_param": max_tokens_param, "model_path": str(model_path) if model_path else None}
 
 
-JudgeOpt = typer.Option("local", "--judge", help="local (embedded llama.cpp, default) | openai | scripted-test-double")
-ModelOpt = typer.Option(None, "--model", help="model name for --judge openai")
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL or OpenAI)")
-ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: $OPENAI_API_KEY)")
+#: Notes on deprecated spellings used by this command, shown after its outputs (see :func:`judge_specs`).
+DEPRECATION_NOTES: list[str] = []
+
+
+def show_deprecations() -> None:
+    """Say the new spelling of each deprecated option used (stderr: stdout may carry data)."""
+    for note in DEPRECATION_NOTES:
+        typer.echo(f"judgelab: note: {note}", err=True)
+    DEPRECATION_NOTES.clear()
+
+
+def judge_specs(judges: list[str], model: Optional[str] = None, script: Optional[Path] = None) -> list[str]:
+    """The ``--judge`` values as specs, checked before any work.
+
+    The pre-0.9 form of ``rate`` (``--judge openai --model M``, ``--judge scripted-test-double
+    --script F``) is a deprecated alias: it still works, and the command says the new spelling on
+    stderr once its outputs are written (:data:`DEPRECATION_NOTES`), so that a user error stays
+    one line.
+    """
+    from judgelab.errors import JudgelabError
+    from judgelab.models.spec import parse_judge
+
+    specs = []
+    for judge in judges:
+        if judge == "openai" and model:
+            DEPRECATION_NOTES.append(f"--judge openai --model {model} is deprecated; write --judge openai:{model}")
+            judge = f"openai:{model}"
+        elif judge == "openai":
+            raise JudgelabError("an openai judge needs a model: --judge openai:MODEL or --judge openai:MODEL@BASE_URL")
+        elif judge == "scripted-test-double" and script:
+            DEPRECATION_NOTES.append(f"--judge scripted-test-double --script {script} is deprecated; "
+                                     f"write --judge scripted-test-double:{script}")
+            judge = f"scripted-test-double:{script}"
+        elif model and not judge.startswith("local"):
+            raise JudgelabError(f"--model belongs to the old form --judge openai --model M; the judge {judge!r} already names its model")
+        parse_judge(judge, {})  # a malformed spec is one line before any work
+        specs.append(judge)
+    if len(set(specs)) != len(specs):
+        raise JudgelabError(f"the same --judge is given twice: {', '.join(sorted({s for s in specs if specs.count(s) > 1}))}")
+    return specs
+
+
+JudgeOpt = typer.Option(["local"], "--judge", help=f"the judge: {JUDGE_SYNTAX}; repeatable (one rater per judge)")
+ModelOpt = typer.Option(None, "--model", hidden=True, help="deprecated: --judge openai --model M is --judge openai:M")
+BaseUrlOpt = typer.Option(None, "--base-url", help="endpoint of openai:MODEL judges without @URL (default: $OPENAI_BASE_URL or OpenAI)")
+ApiKeyOpt = typer.Option(None, "--api-key", help="API key of openai judges (default: $OPENAI_API_KEY)")
 StyleOpt = typer.Option("chat", "--style", help="chat | completion requests (openai judge)")
-ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M)")
-ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted-test-double judge (tests only)")
+ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M); same as --judge local:PATH")
+ScriptOpt = typer.Option(None, "--script", hidden=True, help="deprecated: write --judge scripted-test-double:SCRIPT.json")
 ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
 MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
                                  help="exit with status 3 when more than this share of judgments failed")
@@ -58,6 +102,10 @@ MaxTokensParamOpt = typer.Option("auto", "--max-tokens-param",
                                  help="auto | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")
 TransportOpt = typer.Option("auto", "--transport", help="HTTP transport of the openai judge: auto (aiohttp) | aiohttp | httpx")
 RetriesOpt = typer.Option(6, "--max-retries", min=0, max=50, help="retries on 429/5xx/timeouts before giving up")
+DryRunOpt = typer.Option(False, "--dry-run", help="call no model: print the calls, judgments, estimated prompt tokens "
+                         "(and dollars with --price-in/--price-out) and the first prompt of each criterion")
+PriceInOpt = typer.Option(None, "--price-in", min=0.0, help="USD per 1M prompt tokens (dry-run estimate, cost table)")
+PriceOutOpt = typer.Option(None, "--price-out", min=0.0, help="USD per 1M completion tokens")
 
 
 def split_list(values: Optional[str]) -> Optional[list[str]]:
@@ -68,5 +116,69 @@ def split_list(values: Optional[str]) -> Optional[list[str]]:
 
 
 FormatOpt = typer.Option("table", "--format", help="table | csv | json")
-JudgeSpecOpt = typer.Option("local", "--judge", help="local[:GGUF] | openai:MODEL[@BASE_URL] | scripted-test-double:FILE")
+JudgeSpecOpt = typer.Option("local", "--judge", help=f"the judge: {JUDGE_SYNTAX}")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
+
+
+def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optional[float] = None,
+               later: Optional[list[str]] = None) -> None:
+    """Print a dry run: per judge and stage the calls, judgments, estimated tokens (and dollars),
+    then the first rendered prompt of each criterion exactly as it would be sent."""
+    typer.echo("dry run: no model is called and nothing is written")
+    calls = judgments = tokens = 0
+    dollars_in = dollars_out = 0.0
+    for p in plans:
+        d = p.to_dict()
+        calls += d["calls"]
+        judgments += d["judgments"]
+        tokens += d["prompt_tokens"]
+        how = "the embedded judge's tokenizer" if d["token_method"] == "tokenizer" else "characters / 4, an estimate"
+        line = (f"{d['stage']}: {d['judge']} as {d['rater']}: {d['calls']} calls ({d['cached_calls']} answered by the store), "
+                f"{d['judgments']} judgments ({d['already_done']} already in the store), "
+                f"~{d['prompt_tokens']} prompt tokens ({how})")
+        cost_in, cost_out = p.cost_usd(price_in, price_out)
+        if cost_in is not None:
+            dollars_in += cost_in
+            line += f", ${cost_in:.4f} in"
+        if cost_out is not None:
+            dollars_out += cost_out
+            line += f", at most ${cost_out:.4f} out ({d['max_completion_tokens']} completion tokens = max_tokens × answers)"
+        typer.echo(line)
+    total = f"total: {calls} calls, {judgments} judgments, ~{tokens} prompt tokens"
+    if price_in is not None or price_out is not None:
+        total += f", about ${dollars_in + dollars_out:.4f} (prompt ${dollars_in:.4f}"
+        total += f" + completions at most ${dollars_out:.4f})" if price_out is not None else ")"
+    else:
+        total += " (--price-in/--price-out USD per 1M tokens give dollars)"
+    typer.echo(total)
+    for line in later or []:
+        typer.echo(f"not planned: {line}")
+    shown: set[tuple[str, str]] = set()
+    for p in plans:
+        for criterion, messages in p.plan.first_prompt_per_criterion().items():
+            key = (p.stage, criterion)
+            if key in shown:
+                continue
+            shown.add(key)
+            typer.echo(f"\n===== first prompt of {criterion!r} ({p.stage}, {p.plan.rater}), exactly as sent =====")
+            for role, text in messages:
+                typer.echo(f"--- {role} ---")
+                typer.echo(text)
+
+
+class TerminalDisplay:
+    """The command line's display of a recipe (:class:`judgelab.recipes.common.Display`): tables and
+    lines on stdout, notes (the report's path, warnings) on stderr."""
+
+    def table(self, df, title: str) -> None:
+        from judgelab.report.terminal import print_table
+
+        print_table(df, title=title)
+
+    def line(self, text: str) -> None:
+        from judgelab.report.terminal import console
+
+        console.print(text)
+
+    def note(self, text: str) -> None:
+        typer.echo(text, err=True)

@@ -15,6 +15,12 @@ from judgelab.cli.common import (
     ConcurrencyOpt,
     RetriesOpt,
     FormatOpt,
+    JUDGE_SYNTAX,
+    DryRunOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    judge_defaults,
+    judge_specs,
 )
 from judgelab.errors import JudgelabError
 
@@ -24,6 +30,22 @@ def _show_notes(reports: dict) -> None:
     for rater, rep in reports.items():
         for note in rep.get("notes", []):
             typer.echo(f"judgelab: note: {rater}: {note}", err=True)
+
+
+def show_dhp(result) -> None:
+    """Show a :class:`judgelab.dhp.workflow.DhpResult`: what was perturbed, the tables, failures, notes."""
+    from judgelab.report.terminal import console, print_table
+
+    for line in result.messages:
+        console.print(line)
+    table, summary = result.tables()
+    shown = table.drop(columns=[c for c in ("p_hmp_ew", "D_ew") if (table[c] == table[c.replace("_ew", "")]).all()])
+    print_table(shown, title=f"DHP {result.task.name}: per perturbation (one-sided Wilcoxon p per metric, HMP, D = log_0.05 p)")
+    print_table(summary, title="Discernment scores (D > 1: significant at 0.05)")
+    console.print(f"tables, figures and ratings: {result.out} (index: README.md)")
+    for line in result.failure_lines():
+        console.print(line)
+    _show_notes(result.reports)
 
 
 dhp_app = typer.Typer(help="DHP discernment benchmark: perturb references, judge, test, score. "
@@ -38,9 +60,9 @@ def dhp(
     ctx: typer.Context,
     task: Optional[str] = typer.Option(None, "--task", help="summarization | story-completion | question-answering | translation | a task .yaml"),
     data: Optional[Path] = typer.Option(None, "--data", help="JSONL/CSV of references (default: the task's shipped demo set)"),
-    judges: list[str] = typer.Option(["local"], "--judge", help="local[:GGUF] | openai:MODEL[@BASE_URL] | scripted-test-double:FILE; repeatable"),
+    judges: list[str] = typer.Option(["local"], "--judge", help=f"the judge: {JUDGE_SYNTAX}; repeatable (one rater per judge)"),
     generator: Optional[str] = typer.Option(None, "--generator", help="judge spec that writes the LLM-based perturbations (none: they are skipped)"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="references: the first N of --data, each with all its perturbed copies"),
     seed: int = typer.Option(0, "--seed"),
     samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0, 1 to 128 (default 5; 1 for log-probability scoring)"),
     expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation (JSON or CSV)"),
@@ -50,9 +72,10 @@ def dhp(
     context_field: str = typer.Option("context", "--context-field"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt,
     concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
-    out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out", help="output folder: tables, figures, ratings, README.md, run.json"),
     quiet: bool = typer.Option(False, "--quiet"),
     max_failure_rate: float = MaxFailureRateOpt,
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Run the DHP benchmark (or, with a subcommand, analyse existing ratings)."""
     if ctx.invoked_subcommand is not None:
@@ -60,14 +83,29 @@ def dhp(
     if task is None:
         raise JudgelabError("judgelab dhp needs --task (summarization, story-completion, question-answering, translation)")
     from judgelab.datasets.items import FieldMap
-    from judgelab.dhp.workflow import check_run_options, run_dhp
+    from judgelab.dhp.workflow import check_run_options, plan_dhp, run_dhp
 
     check_run_options(samples, n_items)
-    defaults = {"base_url": base_url, "api_key": api_key, "style": style, "concurrency": concurrency, "max_retries": max_retries}
-    reports = run_dhp(task, judges, out, data, FieldMap(id=id_field, text=text_field, context=context_field), n_items, seed,
-                      expert_weights, generator, perturbed, samples, defaults, exact, progress=not quiet,
-                      max_failure_rate=max_failure_rate)
-    _show_notes(reports)
+    specs = judge_specs(judges)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency, max_retries=max_retries)
+    fields = FieldMap(id=id_field, text=text_field, context=context_field)
+    if dry_run:
+        from judgelab.cli.common import show_plans
+
+        plans, later = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
+        show_plans(plans, price_in, price_out, later)
+        return
+    try:
+        result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
+                         exact, progress=not quiet, max_failure_rate=max_failure_rate)
+    except JudgelabError as exc:  # nothing to analyse: show why (the judges' failures) before the one error line
+        from judgelab.report.terminal import console
+
+        for line in getattr(exc, "details", ()):
+            console.print(line)
+        raise
+    show_dhp(result)
+    result.finish(show=lambda line: typer.echo(line, err=True))
 
 
 @dhp_app.command("analyze")
@@ -78,24 +116,46 @@ def dhp_analyze(
     exact: bool = typer.Option(False, "--exact-hmp"),
     rater: Optional[str] = typer.Option(None, "--rater", help="analyse one rater of the file"),
     fmt: str = FormatOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="also write the tables, discernment.json, README.md and run.json into this folder"),
 ) -> None:
-    """Recompute every DHP table from a ratings file, without calling a model."""
+    """Recompute every DHP table from a ratings file, without calling a model.
+
+    CSV (--format csv) is one table: a row per judge and perturbation, with the judge's D_avg,
+    D_min, D_avg_ew, D_min_ew and failure rate on each row.
+    JSON (--format json and discernment.json) has one shape for any number of judges:
+    {"schema": 1, "task": TASK, "judges": {RATER: {perturbations, D_avg, D_min, D_avg_ew, D_min_ew, notes}}}.
+    """
     import json as _json
 
-    from judgelab.dhp.analysis import perturbation_table, summary_table
+    from judgelab.dhp.analysis import perturbation_table, report_json, summary_table
     from judgelab.dhp.task import load_task
-    from judgelab.dhp.workflow import dhp_analyze_file, public_report
-    from judgelab.report.output import emit
+    from judgelab.dhp.workflow import dhp_analyze_file
+    from judgelab.report.output import FORMATS, emit
 
+    if fmt not in FORMATS:
+        raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
     reports = dhp_analyze_file(ratings, task, expert_weights, exact, rater)
-    if fmt == "json":
-        payload = {r: public_report(rep) for r, rep in reports.items()}
-        typer.echo(_json.dumps(next(iter(payload.values())) if len(payload) == 1 else {"judges": payload}))
-    else:
-        metrics = load_task(task).metrics
-        emit(perturbation_table(reports, metrics), fmt, title="per perturbation" if fmt == "table" else None)
-        if fmt == "csv":
-            typer.echo("")
-        emit(summary_table(reports), fmt, title="discernment" if fmt == "table" else None)
-    _show_notes(reports)
+    loaded = load_task(task)
+    if out is not None:
+        from judgelab.dhp.workflow import write_reports
+        from judgelab.manifest import record_step
+        from judgelab.paths import output_folder
+        from judgelab.report.output import write_index
+        from judgelab.workflow import report_folder
 
+        output_folder(out)
+        index = write_reports(reports, None, loaded, out)
+        notes = [f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])]
+        if not (out / "run.json").exists():  # a folder of `judgelab dhp` keeps its README; analyze is recorded as a step
+            write_index(out, f"DHP analysis of {ratings.name}: {loaded.name}", index, notes)
+        record_step(out, "dhp analyze", extra={"ratings": str(ratings), "task": loaded.name, "outputs": [n for n, _ in index]})
+        report_folder(out)
+    if fmt == "json":
+        typer.echo(_json.dumps(report_json(reports, loaded.name)))
+    elif fmt == "csv":  # one table per stream: the judge-level scores repeated on each perturbation's row
+        summary = summary_table(reports)
+        emit(perturbation_table(reports, loaded.metrics).merge(summary, on="judge", how="left"), fmt)
+    else:
+        emit(perturbation_table(reports, loaded.metrics), fmt, title="per perturbation")
+        emit(summary_table(reports), fmt, title="discernment")
+    _show_notes(reports)

@@ -8,7 +8,7 @@ import typer
 
 from judgelab.cli.common import (
     app,
-    judge_options,
+    judge_specs,
     JudgeOpt,
     ModelOpt,
     BaseUrlOpt,
@@ -21,6 +21,9 @@ from judgelab.cli.common import (
     MaxFailureRateOpt,
     TransportOpt,
     MaxTokensParamOpt,
+    DryRunOpt,
+    PriceInOpt,
+    PriceOutOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -32,7 +35,7 @@ def rate(
     template: str = typer.Option("chiang-lee-story", "--template", help="shipped template name or path to a .yaml"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all of the template)"),
     variant: Optional[str] = typer.Option(None, "--variant", help="instruction variant, e.g. persona or explain"),
-    judge: str = JudgeOpt, model: Optional[str] = ModelOpt, base_url: Optional[str] = BaseUrlOpt,
+    judge: list[str] = JudgeOpt, model: Optional[str] = ModelOpt, base_url: Optional[str] = BaseUrlOpt,
     api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
     script: Optional[Path] = ScriptOpt, concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
@@ -45,11 +48,11 @@ def rate(
     query_mode: str = typer.Option("independent", "--query-mode", help="independent | conversation"),
     max_refusal_retries: int = typer.Option(3, "--max-refusal-retries"),
     top_logprobs: int = typer.Option(0, "--top-logprobs", help="ask for top log-probabilities (parsed mode)"),
-    rater: Optional[str] = typer.Option(None, "--rater", help="rater label (default: model@template[+variant])"),
-    out: Path = typer.Option(Path("judgelab-runs/rate"), "--out", help="output folder: store.sqlite, ratings, summary"),
+    rater: Optional[str] = typer.Option(None, "--rater", help="rater label (default: model@template[+variant]); one judge only"),
+    out: Path = typer.Option(Path("judgelab-runs/rate"), "--out", help="output folder: store.sqlite, ratings, summary, README.md, run.json"),
     ratings_format: str = typer.Option("csv", "--format", help="ratings file format: csv | jsonl | parquet"),
     compare: Optional[str] = typer.Option(None, "--compare", help="two systems for Welch's t-test, e.g. human,gpt2"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="rate only the first N items"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="items: rate only the first N rows of --items"),
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
     context_field: str = typer.Option("context", "--context-field"),
     system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
@@ -58,53 +61,106 @@ def rate(
     max_failure_rate: float = MaxFailureRateOpt,
     transport: str = TransportOpt,
     max_tokens_param: str = MaxTokensParamOpt,
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
-    """Rate items with a judge; write the ratings table and print the summary.
+    """Rate items with one or more judges; write the ratings table and print the summary.
+
+    The same run as a file: ``judgelab run SPEC.yaml`` (keys = these flags; see the README).
 
     Exit status: 0 done; 2 a user error; 3 more judgments failed than --max-failure-rate
     allows (outputs are still written); 130 interrupted (run the same command to resume).
     """
-    from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.models import Sampling
-    from judgelab.run import RunSpec
-    from judgelab.workflow import rate_items
+    from judgelab.runfile import RunFile
 
     if ratings_format not in {"csv", "jsonl", "parquet"}:
         raise JudgelabError(f"unknown --format {ratings_format!r}: csv, jsonl or parquet")
     if score not in {"auto", "parsed", "logprob"}:
         raise JudgelabError(f"unknown --score {score!r}: parsed, logprob or auto")
-    fields = FieldMap(id=id_field, text=text_field, context=context_field, system=system_field, group=group_field)
-    loaded = load_items(items, fields, limit=n_items)
-    spec = RunSpec(
-        template=template, criteria=split_list(criteria), variant=variant, samples=samples,
-        sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
-        score=("logprob" if judge == "local" else "parsed") if score == "auto" else score,
-        query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs,
-        rater=rater, concurrency=concurrency if judge != "local" else None,
-    )
     pair = split_list(compare)
     if pair is not None and len(pair) != 2:
         raise JudgelabError("--compare needs two systems, e.g. --compare human,gpt2")
-    rate_items(
-        loaded, spec, judge,
-        judge_options(judge, model, base_url, api_key, style, model_path, script, concurrency, max_retries, no_n,
-                      transport=transport, max_tokens_param=max_tokens_param),
-        out, ratings_format, compare=tuple(pair) if pair else None, progress=not quiet, all_runs=all_runs,
-        max_failure_rate=max_failure_rate,
+    spec = RunFile(
+        items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge, model, script),
+        samples=samples, sampling={"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed},
+        score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, rater=rater,
+        out=out, format=ratings_format, compare=pair, n_items=n_items, id_field=id_field, text_field=text_field,
+        context_field=context_field, system_field=system_field, group_field=group_field, all_runs=all_runs,
+        max_failure_rate=max_failure_rate, base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
+        max_retries=max_retries, no_n=no_n, transport=transport, max_tokens_param=max_tokens_param, model_path=model_path,
     )
+    execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
+
+
+def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: float | None = None,
+                 price_out: float | None = None) -> None:
+    """Run (or with ``dry_run`` only plan) a :class:`judgelab.runfile.RunFile` and show the result:
+    the one path of ``judgelab rate`` and ``judgelab run``."""
+    from judgelab.cli.common import show_deprecations
+    from judgelab.report.terminal import console, print_table
+    from judgelab.workflow import failure_lines, finish_rate, stats_line
+
+    if dry_run:
+        from judgelab.cli.common import show_plans
+
+        show_plans(spec.plan(), price_in, price_out)
+        show_deprecations()
+        return
+    result = spec.run(progress=progress)
+    for run in result.runs:
+        shown = result.summary[result.summary["rater"] == run.rater] if len(result.runs) > 1 else result.summary
+        print_table(shown.drop(columns=["rater"]), title=f"Ratings by {run.rater}")
+    if result.welch is not None:
+        a, b = result.compare
+        welch = result.welch.drop(columns=["rater"]) if len(result.runs) == 1 else result.welch
+        print_table(welch, title=f"Welch's t-test, {a} vs {b} (per-item means)")
+    for run in result.runs:
+        console.print(stats_line(run.stats))
+        for note in run.notes:
+            console.print(f"note: {note}")
+        for line in failure_lines(result.ratings[result.ratings["rater"] == run.rater]):
+            console.print(line)
+    f = result.files
+    console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}")
+    show_deprecations()
+    finish_rate(result, spec.max_failure_rate, show=lambda line: typer.echo(line, err=True))
 
 
 @app.command()
 def demo(
-    n_items: int = typer.Option(8, "--n-items", min=1, max=8, help="demo summaries to use (1-8)"),
-    out: Path = typer.Option(Path("judgelab-runs/demo"), "--out"),
+    n_items: int = typer.Option(8, "--n-items", min=1, max=8, help="references: demo summaries to perturb and rate (1-8)"),
+    out: Path = typer.Option(Path("judgelab-runs/demo"), "--out", help="output folder: tables, figures, README.md, run.json"),
+    judge: str = typer.Option("local", "--judge", help="the judge (default: the embedded one); local | local:PATH.gguf | openai:MODEL[@URL] | scripted-test-double:SCRIPT.json"),
     model_path: Optional[Path] = ModelPathOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt,
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """A small DHP benchmark of the embedded judge on shipped texts (offline, a few minutes)."""
-    from judgelab.workflow import run_demo
+    from judgelab.cli.common import judge_defaults
+    from judgelab.dhp.workflow import run_demo
 
-    run_demo(n_items=n_items, out=out, model_path=str(model_path) if model_path else None, progress=not quiet)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, model_path=model_path)
+    if dry_run:
+        from judgelab.cli.common import show_plans
+        from judgelab.dhp.workflow import plan_dhp
+
+        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, judge_defaults=defaults, out=out)
+        show_plans(plans, price_in, price_out, later)
+        return
+    from judgelab.report.terminal import console
+
+    console.print("judgelab demo: can the judge tell reference summaries from damaged copies? DHP benchmark (Wang et al.), "
+                  "summarization, rule-based perturbations; the embedded judge (Gemma 3 270M via llama.cpp, offline) "
+                  "scores from next-token log-probabilities.")
+    result = run_demo(n_items=n_items, out=out, judge=judge_specs([judge])[0], judge_defaults=defaults, progress=not quiet)
+    from judgelab.cli.dhp import show_dhp
+
+    show_dhp(result)
+    rep = next(iter(result.reports.values()))
+    verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
+    console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
+                  f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
+    result.finish(show=lambda line: typer.echo(line, err=True))
 
 
 @app.command()
@@ -130,4 +186,3 @@ def export(
     with Store(store, read_only=True) as s:  # never creates, converts or locks the file it reads
         write_table(s.ratings(with_meta=meta), to)
     typer.echo(f"wrote {to}")
-

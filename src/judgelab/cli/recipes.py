@@ -15,7 +15,13 @@ from judgelab.cli.common import (
     FormatOpt,
     JudgeSpecOpt,
     ScoreOpt,
+    DryRunOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    judge_defaults,
+    show_plans,
     split_list,
+    TerminalDisplay,
 )
 from judgelab.errors import JudgelabError
 
@@ -27,40 +33,69 @@ def contamination(
     label_field: Optional[str] = typer.Option(None, "--label-field", help="column with 1 = member, 0 = non-member"),
     model_path: Optional[Path] = ModelPathOpt,
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
-    out: Optional[Path] = typer.Option(None, "--out", help="write the per-text scores as CSV"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="texts: score only the first N rows of --texts"),
+    out: Optional[Path] = typer.Option(None, "--out", help="output folder: min_k_prob.csv, README.md, run.json"),
     fmt: str = FormatOpt,
+    dry_run: bool = DryRunOpt,
 ) -> None:
     """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
+    import json as _json
+
     import pandas as pd
 
-    from judgelab.contamination import TokenScorer, roc_auc
+    from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
     from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.report.output import emit
-    from judgelab.store import write_table
+    from judgelab.report.output import FORMATS, emit, json_document
 
+    if fmt not in FORMATS:
+        raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
     items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
     if label_field is not None:
         bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
         if bad:
             raise JudgelabError(f"{texts}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+    if dry_run:
+        chars = sum(len(i.text) for i in items)
+        typer.echo(f"dry run: {len(items)} texts scored by one forward pass each under the local model "
+                   f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
+                   "(estimated as characters / 4); nothing is written")
+        return
     scorer = TokenScorer(model_path)
     rows = []
     for item in items:
         lp = scorer.token_logprobs(item.text)
-        from judgelab.contamination import min_k_prob
-
         row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k), "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
         if label_field is not None:
             row["member"] = int(float(item.extra[label_field]))
         rows.append(row)
     table = pd.DataFrame(rows)
+    auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
     if out is not None:
-        write_table(table, out)
+        from judgelab.recipes.common import RecipeOutput
+
+        output = RecipeOutput(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination",
+                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
+        output.table(table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
+                     + (", member label" if label_field else ""), show=False)
+        if auc is not None:
+            output.table(pd.DataFrame([{"roc_auc": auc, "texts": len(table), "k": k}]), "roc_auc",
+                         "ROC AUC of Min-K% Prob, members vs non-members", show=False)
+        output.finish()
+    if fmt == "json":
+        typer.echo(_json.dumps(json_document("contamination", rows=table, roc_auc=auc, k=k, model=scorer.model_id)))
+        return
     emit(table, fmt, title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
-    if label_field is not None:
-        auc = roc_auc(table["min_k_prob"], table["member"])
-        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}" if fmt != "json" else f'{{"roc_auc": {auc}}}')
+    if auc is not None:
+        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}")
+
+
+OUT_HELP = "output folder: CSV tables, figures, README.md index, run.json, store.sqlite, report.html"
+
+
+def _with_prices(planned: tuple[list, list[str]], price_in: Optional[float], price_out: Optional[float]) -> tuple:
+    """(plans, prices, later) in the order :func:`show_plans` takes them."""
+    plans, later = planned
+    return plans, price_in, price_out, later
 
 
 recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
@@ -71,7 +106,7 @@ app.add_typer(recipe_app, name="recipe")
 def recipe_chiang_lee(
     stories: Path = typer.Option(..., "--stories", help="wp_a.json, or JSONL/CSV with id, story, prompt, writer"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories per writer (and adversarial titles)"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories: the first N per writer, and the first N adversarial titles"),
     human: Optional[Path] = typer.Option(None, "--human", help="human ratings (long layout) when the stories file has none"),
     adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
     variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
@@ -81,41 +116,51 @@ def recipe_chiang_lee(
     writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
     score: Optional[str] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
-    from judgelab.recipes.chiang_lee import run_chiang_lee
-
     from judgelab.datasets.items import FieldMap
+    from judgelab.recipes.chiang_lee import plan_chiang_lee, run_chiang_lee
 
-    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score,
-                   FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field),
-                   defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+    fields = FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    if dry_run:
+        show_plans(*_with_prices(plan_chiang_lee(stories, judge, n_items, adversarial, variance, samples, score, fields,
+                                                 defaults, out), price_in, price_out))
+        return
+    run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score, fields,
+                   defaults=defaults, progress=not quiet, display=TerminalDisplay())
 
 
 @recipe_app.command("hanna")
 def recipe_hanna(
     stories: Path = typer.Option(..., "--stories", help="hanna_llm_stories.csv (Prompt, Human, Story, Model)"),
     judge: str = JudgeSpecOpt,
-    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts (each with all its stories)"),
+    n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts: the first N, each with all its stories (the human one included)"),
     eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
     samples: int = typer.Option(3, "--samples", help="tries per story"),
     score: Optional[str] = ScoreOpt,
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
-    from judgelab.recipes.hanna_run import run_hanna
+    from judgelab.recipes.hanna_run import plan_hanna, run_hanna
 
     try:
         eps = tuple(int(x) for x in (split_list(eval_prompts) or []))
     except ValueError:
         raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
-    run_hanna(stories, out, judge, n_items, eps, samples, score, human,
-              defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    if dry_run:
+        show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
+        return
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human, defaults=defaults, progress=not quiet,
+              display=TerminalDisplay())
 
 
 @recipe_app.command("nle")
@@ -125,7 +170,7 @@ def recipe_nle(
     human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
     samples: int = typer.Option(3, "--samples"),
     per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
     seed: int = typer.Option(0, "--seed"),
@@ -134,15 +179,21 @@ def recipe_nle(
     price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/nle"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt,
 ) -> None:
     """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
-    from judgelab.recipes.nle import run_nle
+    from judgelab.recipes.nle import plan_nle, run_nle
 
+    if dry_run:
+        show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, samples, per_delta, seed, dynamic,
+                                          judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), out),
+                                 price_in, price_out))
+        return
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
-            defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet,
-            human_comparisons=human_comparisons)
+            defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
+            human_comparisons=human_comparisons, display=TerminalDisplay())
 
 
 @app.command()
@@ -210,22 +261,29 @@ def pairwise(
     human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
     per_delta: int = typer.Option(100, "--per-delta", min=1), seed: int = typer.Option(0, "--seed"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
-    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out"),
+    out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
     from judgelab.recipes.common import RecipeOutput
-    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study
+    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study, plan_nle
     from judgelab.store import Store
 
+    if dry_run:
+        show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, per_delta=per_delta, seed=seed, dynamic=False,
+                                          defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency),
+                                          out=out, pairwise_only=True), price_in, price_out))
+        return
+
     items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
-    output = RecipeOutput(out, f"pairwise comparison: {dataset}")
+    output = RecipeOutput(out, f"pairwise comparison: {dataset}", command="pairwise", display=TerminalDisplay())
     with Store(out / "store.sqlite") as store:
         pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
-                       {"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, not quiet, human_comparisons)
+                       judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
     output.finish()
 
 
@@ -233,10 +291,18 @@ def pairwise(
 def recipe_user_study(
     annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),
     fmt: str = FormatOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="output folder: error_rates.csv, README.md, run.json"),
 ) -> None:
-    """Per-category error rates and Gwet's AC1 of explanation annotations."""
+    """Per-category error rates and Gwet's AC1 of explanation annotations (no model is called)."""
     from judgelab.recipes.explanations import error_annotations
     from judgelab.report.output import emit
 
-    emit(error_annotations(annotations), fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
+    table = error_annotations(annotations)
+    if out is not None:
+        from judgelab.recipes.common import RecipeOutput
 
+        output = RecipeOutput(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
+                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
+        output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
+        output.finish()
+    emit(table, fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)

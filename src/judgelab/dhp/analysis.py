@@ -31,7 +31,11 @@ from judgelab.stats.dhp import (
     wilcoxon_greater,
 )
 
-__all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table"]
+__all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "public_report", "report_json",
+           "REPORT_SCHEMA"]
+
+#: Version of the JSON shape of :func:`report_json` (``discernment.json``, ``dhp analyze --format json``).
+REPORT_SCHEMA = 1
 
 
 def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
@@ -180,3 +184,38 @@ def perturbation_table(reports: dict[str, dict[str, Any]], metrics: list[str]) -
 def summary_table(reports: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{"judge": r, "D_avg": rep["D_avg"], "D_min": rep["D_min"], "D_avg_ew": rep["D_avg_ew"],
                           "D_min_ew": rep["D_min_ew"], "failure_rate": rep.get("failure_rate", 0.0)} for r, rep in reports.items()])
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, float) and np.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+def public_report(report: dict[str, Any]) -> dict[str, Any]:
+    """One judge's report as documented JSON: ``perturbations`` (name, level, pairs, p per metric,
+    p_hmp, D, p_hmp_ew, D_ew), ``D_avg``, ``D_min``, ``D_avg_ew``, ``D_min_ew``, ``notes``; NaN is null."""
+    keys = ("name", "level", "pairs", "p", "p_hmp", "D", "p_hmp_ew", "D_ew")
+    return _jsonable({
+        "perturbations": [{k: r[k] for k in keys if k in r} for r in report["perturbations"]],
+        "D_avg": report["D_avg"], "D_min": report["D_min"], "D_avg_ew": report["D_avg_ew"], "D_min_ew": report["D_min_ew"],
+        "notes": list(report.get("notes", [])),
+    })
+
+
+def report_json(reports: dict[str, dict[str, Any]], task: str) -> dict[str, Any]:
+    """The one JSON shape of DHP results, for any number of judges (schema 1)::
+
+        {"schema": 1, "task": "summarization",
+         "judges": {"<rater>": {"perturbations": [...], "D_avg": ..., "D_min": ..., "D_avg_ew": ...,
+                                "D_min_ew": ..., "notes": [...]}}}
+
+    Example:
+        >>> report_json({}, "summarization")
+        {'schema': 1, 'task': 'summarization', 'judges': {}}
+    """
+    return {"schema": REPORT_SCHEMA, "task": task, "judges": {r: public_report(rep) for r, rep in reports.items()}}

@@ -1,17 +1,22 @@
 """The ``judgelab dhp`` workflow: perturb (or reuse a stored set), judge with one or more
-judges, analyse, and write tables, JSON and figures into one folder."""
+judges, analyse, and write tables, JSON and figures into one folder.
+
+Library code: :func:`run_dhp` returns a :class:`DhpResult` and prints nothing; ``cli/dhp.py``
+shows it. This module imports :mod:`judgelab.workflow` and is never imported by it.
+"""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from judgelab.datasets.dhp_sources import demo_set, load_reference_items
 from judgelab.datasets.items import FieldMap
-from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, summary_table
+from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, report_json, summary_table
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
 from judgelab.errors import JudgelabError
@@ -19,60 +24,97 @@ from judgelab.manifest import write_manifest
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
 from judgelab.models.spec import build_judge, parse_judge
-from judgelab.report.terminal import console, print_table
+from judgelab.report.output import write_index
 from judgelab.run import RunSpec
 from judgelab.store import Store, write_table
-from judgelab.workflow import execute
+from judgelab.workflow import check_failure_rate, execute, failure_lines, html_report
 
-__all__ = ["run_dhp", "dhp_analyze_file", "write_reports", "check_run_options"]
+__all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options",
+           "public_report"]
 
 DEFAULT_SAMPLES = 5  # ratings per text at temperature 0, averaged per item (DHP appendix D: "each model score 5 times")
 MAX_SAMPLES = 128  # RunSpec.samples' upper bound
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, float) and np.isnan(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_jsonable(v) for v in obj]
-    return obj
-
-
 def public_report(report: dict[str, Any]) -> dict[str, Any]:
-    """The documented JSON shape of one judge's report."""
-    keys = ("name", "level", "p", "p_hmp", "D", "p_hmp_ew", "D_ew")
-    return _jsonable({
-        "perturbations": [{k: r[k] for k in keys} for r in report["perturbations"]],
-        "D_avg": report["D_avg"], "D_min": report["D_min"], "D_avg_ew": report["D_avg_ew"], "D_min_ew": report["D_min_ew"],
-        "notes": list(report.get("notes", [])),
-    })
+    """One judge's report in the documented JSON shape (see :func:`judgelab.dhp.analysis.report_json`)."""
+    from judgelab.dhp.analysis import public_report as _public
+
+    return _public(report)
 
 
-def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame, task, out: Path, show: bool = True) -> None:
+#: The files a DHP folder holds, with their README descriptions.
+DHP_FILES = (
+    ("perturbations.csv", "per judge and perturbation: pairs, one-sided Wilcoxon p per metric, HMP, D and D^EW"),
+    ("discernment.csv", "per judge: D_avg, D_min (and with expert weights), failure rate"),
+    ("discernment.json", "the same as JSON: {schema, task, judges: {rater: report}} (one shape for any number of judges)"),
+    ("discernment.png", "bar chart of the discernment scores (D > 1: significant at 0.05)"),
+    ("response_style.png", "score distributions: originals vs perturbed copies, per level"),
+)
+
+
+def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | None, task, out: Path) -> list[tuple[str, str]]:
+    """Write the DHP tables, JSON and figures of ``reports`` into ``out``; returns (file, description)
+    for the README index. ``ratings`` (for the response-style figure) may be ``None``."""
     from judgelab.report.figures import bar_chart, response_styles
 
     table = perturbation_table(reports, task.metrics)
     summary = summary_table(reports)
     write_table(table, out / "perturbations.csv")
     write_table(summary, out / "discernment.csv")
-    (out / "discernment.json").write_text(json.dumps({r: public_report(rep) for r, rep in reports.items()}, indent=2))
+    (out / "discernment.json").write_text(json.dumps(report_json(reports, task.name), indent=2) + "\n", encoding="utf-8")
     bar_chart(summary.set_index("judge")[["D_avg", "D_min", "D_avg_ew", "D_min_ew"]], out / "discernment.png",
               f"DHP discernment, {task.name}", "discernment D", threshold=1.0)
-    levels = {p.name: p.level for p in task.perturbations}
-    per_judge: dict[str, dict[str, np.ndarray]] = {}
-    for rater, grp in ratings[ratings["status"] == "ok"].groupby("rater"):
-        item_scores = grp.groupby(["system", "item_id"])["score"].mean().reset_index()
-        item_scores["level"] = item_scores["system"].map(lambda s: "original" if s == "original" else levels.get(s, "?"))
-        order = ["original", "character", "word", "sentence"]
-        groups = {lvl: g["score"].to_numpy(float) for lvl, g in item_scores.groupby("level")}
-        per_judge[rater] = {lvl: groups[lvl] for lvl in order if lvl in groups}
-    response_styles(per_judge, out / "response_style.png", f"Score distributions, {task.name}: originals vs perturbed copies")
-    if show:
-        shown = table.drop(columns=[c for c in ("p_hmp_ew", "D_ew") if (table[c] == table[c.replace("_ew", "")]).all()])
-        print_table(shown, title=f"DHP {task.name}: per perturbation (one-sided Wilcoxon p per metric, HMP, D = log_0.05 p)")
-        print_table(summary, title="Discernment scores (D > 1: significant at 0.05)")
+    written = [e for e in DHP_FILES[:4]]
+    if ratings is not None:
+        levels = {p.name: p.level for p in task.perturbations}
+        per_judge: dict[str, dict[str, np.ndarray]] = {}
+        for rater, grp in ratings[ratings["status"] == "ok"].groupby("rater"):
+            item_scores = grp.groupby(["system", "item_id"])["score"].mean().reset_index()
+            item_scores["level"] = item_scores["system"].map(lambda s: "original" if s == "original" else levels.get(s, "?"))
+            order = ["original", "character", "word", "sentence"]
+            groups = {lvl: g["score"].to_numpy(float) for lvl, g in item_scores.groupby("level")}
+            per_judge[rater] = {lvl: groups[lvl] for lvl in order if lvl in groups}
+        response_styles(per_judge, out / "response_style.png", f"Score distributions, {task.name}: originals vs perturbed copies")
+        written.append(DHP_FILES[4])
+    return written
+
+
+@dataclass(frozen=True)
+class DhpResult:
+    """What a DHP run produced: one report per judge (see :func:`judgelab.dhp.analysis.analyze_rater`),
+    the ratings, and lines to show (what was perturbed or left out)."""
+
+    out: Path
+    task: Any
+    reports: dict[str, dict[str, Any]]
+    ratings: pd.DataFrame
+    raters: tuple[str, ...]
+    messages: tuple[str, ...] = ()
+    max_failure_rate: float = 0.5
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(per-perturbation table, discernment summary)."""
+        return perturbation_table(self.reports, self.task.metrics), summary_table(self.reports)
+
+    def failure_lines(self) -> list[str]:
+        lines = []
+        for rater in self.raters:
+            lines += [f"{rater}: {line}" for line in failure_lines(self.ratings[self.ratings["rater"] == rater])]
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return report_json(self.reports, self.task.name)
+
+    def finish(self, show: Callable[[str], None] | None = None) -> Path | None:
+        """The HTML report of the folder (its line passed to ``show``), then :class:`TooManyFailures`
+        when a judge failed too often. Returns the report's path."""
+        path, line = html_report(self.out)
+        if show is not None:
+            show(line)
+        check_failure_rate(self.ratings, self.max_failure_rate)
+        return path
 
 
 def check_run_options(samples: int | None = None, n_items: int | None = None) -> None:
@@ -83,73 +125,181 @@ def check_run_options(samples: int | None = None, n_items: int | None = None) ->
         raise JudgelabError(f"--n-items must be at least 1, not {n_items}")
 
 
+def _judge_spec(task, kind: str, model_id: str, samples: int | None) -> RunSpec:
+    logprob = kind == "local"
+    return RunSpec(template=task.template.name, score="logprob" if logprob else "parsed",
+                   samples=1 if logprob else (DEFAULT_SAMPLES if samples is None else samples),
+                   sampling=Sampling(temperature=0.0, max_tokens=16), label=f"{model_id}@dhp-{task.name}")
+
+
+def _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaults, store):
+    """The texts to judge and the lines that say where they came from."""
+    messages = []
+    if perturbed is not None:
+        items = load_saved_items(perturbed)
+        if n_items is not None:
+            keep = sorted({i.item_id for i in items if i.system == "original"})[:n_items]
+            items = [i for i in items if i.item_id in set(keep)]
+        return items, None, [f"reusing the perturbed set {perturbed} ({len(items)} texts)"], None
+    source = data or demo_set(task.name)
+    originals = load_reference_items(source, fields, n_items)
+    gen = build_judge(generator, judge_defaults) if generator else None
+    items, report = build_perturbed(originals, task, seed, gen, store)
+    failed = report[~report["ok"]]
+    messages.append(f"perturbed {len(originals)} texts from {source}: {int(report['ok'].sum())} copies made, "
+                    f"{len(failed)} left out (see perturbation_report.csv)")
+    for reason, count in failed.groupby(["perturbation", "reason"]).size().items():
+        messages.append(f"  left out: {reason[0]}: {count} × {reason[1]}")
+    return items, report, messages, originals
+
+
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
             perturbed: Path | None = None, samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
-            exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> dict[str, dict[str, Any]]:
+            exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> DhpResult:
+    """Run the DHP benchmark (Wang et al. 2024, §3): perturb references, judge originals and copies
+    with every judge, test and score discernment, and write everything into ``out``.
+
+    Args:
+        task_name: ``summarization``, ``story-completion``, ``question-answering``, ``translation`` or a task .yaml.
+        judges: judge specs (:mod:`judgelab.models.spec`), one rater each.
+        out: output folder (``store.sqlite``, ``perturbed.jsonl``, ratings, tables, figures, README.md, run.json).
+        data: references (JSONL/CSV); default the task's shipped demo set.
+        fields: column names of ``data``.
+        n_items: references to use (the first N), each with all its perturbed copies.
+        seed: perturbation seed.
+        votes_path: expert votes per metric and perturbation (for D^EW).
+        generator: judge spec that writes the LLM-based perturbations (``None``: they are left out).
+        perturbed: reuse a stored perturbed set instead of perturbing.
+        samples: ratings per text at temperature 0 (default 5; 1 for log-probability scoring).
+        judge_defaults: options shared by the judge specs (``base_url``, ``api_key`` …).
+        exact: combine with the asymptotically exact HMP instead of Wilson's statistic.
+        progress: progress bars on stderr.
+        max_failure_rate: checked by :meth:`DhpResult.finish`.
+
+    Returns:
+        :class:`DhpResult`; its reports carry ``notes`` when a perturbation has too few pairs for D to exceed 1.
+        Call ``result.finish()`` after showing it (HTML report, failure-rate check).
+
+    Example:
+        >>> result = run_dhp("summarization", ["local"], Path("runs/dhp"), n_items=8)   # doctest: +SKIP
+        >>> result.reports["gemma-3-270m-it@dhp-summarization"]["D_avg"]                # doctest: +SKIP
+    """
     check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
-    output_folder(out)
     for spec in judges:
         parse_judge(spec, judge_defaults)  # fail on a malformed judge before any work
+    output_folder(out)
     with Store(out / "store.sqlite") as store:
-        if perturbed is not None:
-            items = load_saved_items(perturbed)
-            if n_items is not None:
-                keep = sorted({i.item_id for i in items if i.system == "original"})[:n_items]
-                items = [i for i in items if i.item_id in set(keep)]
-            console.print(f"reusing the perturbed set {perturbed} ({len(items)} texts)")
-        else:
-            source = data or demo_set(task.name)
-            originals = load_reference_items(source, fields, n_items)
-            gen = build_judge(generator, judge_defaults) if generator else None
-            items, report = build_perturbed(originals, task, seed, gen, store)
+        items, report, messages, _ = _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaults, store)
+        index: list[tuple[str, str]] = []
+        if report is not None:
             save_items(items, out / "perturbed.jsonl")
             write_table(report, out / "perturbation_report.csv")
-            failed = report[~report["ok"]]
-            console.print(f"perturbed {len(originals)} texts from {source}: {int(report['ok'].sum())} copies made, "
-                          f"{len(failed)} left out (see perturbation_report.csv)")
-            for reason, count in failed.groupby(["perturbation", "reason"]).size().items():
-                console.print(f"  left out: {reason[0]}: {count} × {reason[1]}")
+            index += [("perturbed.jsonl", "the originals and their perturbed copies (reuse with --perturbed)"),
+                      ("perturbation_report.csv", "per perturbation and text: made or left out, and why")]
         raters = []
         for spec in judges:
             kind, _ = parse_judge(spec, judge_defaults)
             backend = build_judge(spec, judge_defaults)
-            logprob = kind == "local"
-            run = RunSpec(template=task.template.name, score="logprob" if logprob else "parsed",
-                          samples=1 if logprob else (DEFAULT_SAMPLES if samples is None else samples),
-                          sampling=Sampling(temperature=0.0, max_tokens=16), label=f"{backend.model_id}@dhp-{task.name}")
-            stats = execute(items, run, backend, store, progress, label=f"judging ({backend.model_id})", template=task.template)
+            stats = execute(items, _judge_spec(task, kind, backend.model_id, samples), backend, store, progress,
+                            label=f"judging ({backend.model_id})", template=task.template)
             raters.append(stats.rater)
         ratings = store.ratings()
         runs = store.runs()
     ratings = ratings[ratings["rater"].isin(raters)]
     write_table(ratings, out / "ratings.csv")
+    index.append(("ratings.csv", "the judges' ratings (tidy table)"))
     try:
         reports = analyze(ratings, task, votes, exact)
-    except JudgelabError:
-        from judgelab.workflow import check_failure_rate, print_failures
-
-        for rater in raters:  # when nothing could be analysed because the judge failed, say so
-            print_failures(ratings[ratings["rater"] == rater])
-        check_failure_rate(ratings, max_failure_rate)
+    except JudgelabError as exc:
+        # nothing could be analysed, e.g. because a judge never answered: the error carries the
+        # failure counts and examples (``details``) for the command line to show
+        details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
+        try:
+            check_failure_rate(ratings, max_failure_rate)
+        except JudgelabError as failures:
+            failures.details = details  # type: ignore[attr-defined]
+            raise
+        exc.details = details  # type: ignore[attr-defined]
         raise
-    write_reports(reports, ratings, task, out)
+    index += write_reports(reports, ratings, task, out)
+    notes = [f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])]
+    write_index(out, f"DHP discernment benchmark: {task.name}", index, notes)
     write_manifest(out, "dhp", [{"rater": r, "settings": runs.get(r)} for r in raters],
                    extra={"task": task.name, "texts": len(items)})
-    console.print(f"tables, figures and ratings: {out}")
-    from judgelab.workflow import check_failure_rate, print_failures, report_folder
+    return DhpResult(out, task, reports, ratings, tuple(raters), tuple(messages), max_failure_rate)
 
-    report_folder(out)
-    for rater in raters:
-        print_failures(ratings[ratings["rater"] == rater])
-    check_failure_rate(ratings, max_failure_rate)
-    return reports
+
+def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: str = "local",
+             judge_defaults: dict[str, Any] | None = None, progress: bool = True) -> DhpResult:
+    """``judgelab demo``: DHP on the shipped summarization demo set (rule-based perturbations).
+
+    Args:
+        n_items: demo summaries (1-8).
+        out: output folder.
+        judge: judge spec (default: the embedded judge, offline).
+        judge_defaults: options shared by judge specs.
+        progress: progress bar on stderr.
+
+    Returns:
+        :class:`DhpResult` of the run.
+
+    Example:
+        >>> result = run_demo(n_items=4, progress=False)   # doctest: +SKIP
+    """
+    return run_dhp("summarization", [judge], out, n_items=n_items, judge_defaults=judge_defaults, progress=progress)
+
+
+def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
+             n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
+             samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
+             out: Path | None = None) -> tuple[list, list[str]]:
+    """Plan a DHP run without calling a model or writing anything (``--dry-run``).
+
+    The rule-based perturbations are made in memory (they need no model), so the judging stage is
+    planned exactly. Returns (one :class:`judgelab.workflow.JudgePlan` per judge, lines naming the
+    stages that cannot be planned without answers: the LLM-based perturbations' texts).
+
+    Example:
+        >>> plans, later = plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2)   # doctest: +SKIP
+    """
+    from judgelab.workflow import plan_rate
+
+    check_run_options(samples, n_items)
+    task = load_task(task_name)
+    later = []
+    if perturbed is not None:
+        items = load_saved_items(perturbed)
+        if n_items is not None:
+            keep = set(sorted({i.item_id for i in items if i.system == "original"})[:n_items])
+            items = [i for i in items if i.item_id in keep]
+    else:
+        originals = load_reference_items(data or demo_set(task.name), fields, n_items)
+        items, _ = build_perturbed(originals, task, seed, None, None)
+        llm = [p.name for p in task.perturbations if p.method == "llm"]
+        if llm and generator:
+            later.append(f"LLM-based perturbations ({', '.join(llm)}): {len(llm) * len(originals)} calls to the generator "
+                         f"{generator}; judging their copies cannot be planned before the generator answers")
+        elif llm:
+            later.append(f"LLM-based perturbations ({', '.join(llm)}) are left out: no --generator")
+    runs = []
+    for spec in judges:
+        kind, _ = parse_judge(spec, judge_defaults)
+        runs.append((spec, _judge_spec(task, kind, "{model}", samples)))
+    return plan_rate(items, runs, out, judge_defaults=judge_defaults, template=task.template), later
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,
                      rater: str | None = None) -> dict[str, dict[str, Any]]:
+    """``judgelab dhp analyze``: every DHP report from a ratings file, without calling a model.
+
+    Returns one report per rater (see :func:`judgelab.dhp.analysis.report_json` for the JSON shape).
+
+    Example:
+        >>> reports = dhp_analyze_file(Path("runs/dhp/ratings.csv"), "summarization")   # doctest: +SKIP
+    """
     from judgelab.ratings import read_ratings
 
     task = load_task(task_name)

@@ -25,7 +25,7 @@ from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
 
-__all__ = ["run_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
+__all__ = ["run_chiang_lee", "plan_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
 
 TEMPERATURES = (1.0, 0.7, 0.3, 0.0)
 
@@ -125,14 +125,37 @@ def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
                    human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
                    samples: int = 3, score: str | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                   defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+                   defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+    """Run the Chiang & Lee (2023) study with one judge and write its tables into ``out``.
+
+    Args:
+        stories: ``wp_a.json`` (with the teachers' ratings) or JSONL/CSV of stories (``fields`` names the columns).
+        out: output folder (tables as CSV, README.md, run.json, store.sqlite, report.html).
+        judge: judge spec (:mod:`judgelab.models.spec`).
+        n_items: stories per writer, and adversarial titles.
+        human: human ratings (long layout) when the stories file has none.
+        adversarial: JSONL/CSV with id, benign, adversarial, attack (default: the shipped demo titles).
+        variance: also run the Table 3 study (instructions × temperatures).
+        samples: samples per story (the paper's three annotators).
+        score: ``parsed`` or ``logprob`` (default: logprob for the embedded judge).
+        fields: column names of a JSONL/CSV stories file.
+        defaults: options shared by judge specs (``base_url``, ``api_key`` …).
+        progress: progress bars on stderr.
+        display: where tables and lines are shown (the command line passes one; ``None`` prints nothing).
+
+    Returns:
+        ``{"rater": label, "sanity": sanity_check(...), "table1": DataFrame}``.
+
+    Example:
+        >>> run_chiang_lee(Path("wp_a.json"), Path("runs/cl"), "openai:gpt-4o-mini", n_items=10)   # doctest: +SKIP
+    """
     from judgelab.ratings import import_long
 
     from judgelab.models.spec import parse_judge
 
     kind, _ = parse_judge(judge, defaults)
     mode = score or ("logprob" if kind == "local" else "parsed")
-    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples")
+    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples", display=display)
     items, humans = _stories(stories, n_items, fields)
     if human is not None:
         humans = import_long(human)
@@ -174,10 +197,36 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     mean_ = ratings[(ratings["rater"] == r_mean) & (ratings["criterion"] == "meaning")]
     check = sanity_check(mean_)
     notes.append(check["message"])
-    from judgelab.report.terminal import console
-
-    console.print(check["message"])
+    output.say(check["message"])
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
     output.finish(notes)
     return {"rater": rater, "sanity": check, "table1": t1}
+
+
+def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = None, adversarial: Path | None = None,
+                    variance: bool = False, samples: int = 3, score: str | None = None,
+                    fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
+                    defaults: dict[str, Any] | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+    """Plan every stage of :func:`run_chiang_lee` without calling a model (``--dry-run``); no stage
+    depends on the judge's answers, so all are planned. Returns (plans, stages not planned)."""
+    from judgelab.recipes.common import recipe_spec
+    from judgelab.workflow import plan_rate
+
+    items, _ = _stories(stories, n_items, fields)
+    stages: list[tuple[str, list[Item], Any]] = []
+    base = dict(samples=samples, score=score, defaults=defaults)
+    stages.append(("story rating", items, recipe_spec("chiang-lee-story", judge, **base)))
+    if variance:
+        for variant in ("persona", "explain"):
+            stages.append((f"variance: + {variant}", items, recipe_spec("chiang-lee-story", judge, variant=variant, **base)))
+        for t in TEMPERATURES[1:]:
+            stages.append((f"variance: T = {t}", items, recipe_spec("chiang-lee-story", judge, temperature=t,
+                                                                   rater=f"{{model}}@chiang-lee-story@T={t}", **base)))
+    fluency, meaning = adversarial_items(adversarial, n_items)
+    stages.append(("adversarial fluency", fluency, recipe_spec("chiang-lee-adversarial", judge, criteria=["fluency"], **base)))
+    stages.append(("adversarial meaning", meaning, recipe_spec("chiang-lee-adversarial", judge, criteria=["meaning"], **base)))
+    plans = []
+    for stage, stage_items, (spec, tpl) in stages:
+        plans += plan_rate(stage_items, [(judge, spec)], out, defaults, template=tpl, stage=stage)
+    return plans, []

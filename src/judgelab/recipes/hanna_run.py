@@ -27,7 +27,7 @@ from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
 from judgelab.store import Store
 
-__all__ = ["run_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
+__all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
 
 CRITERIA = [c.lower() for c in CODES.values()]
 
@@ -114,11 +114,31 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
               samples: int = 3, score: str | None = None, human: Path | None = None,
-              defaults: dict[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+              defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+    """Run the HANNA study (six criteria × Eval-Prompts) with one judge and write its tables into ``out``.
+
+    Args:
+        stories: ``hanna_llm_stories.csv`` (Prompt, Human, Story, Model).
+        out: output folder (CSV tables, README.md, run.json, store.sqlite, report.html).
+        judge: judge spec (:mod:`judgelab.models.spec`).
+        n_items: story-prompts, each with all its stories (the human one included).
+        eval_prompts: which of the four Eval-Prompts (1-4).
+        samples: tries per story.
+        score: ``parsed`` or ``logprob`` (default: logprob for the embedded judge).
+        human: tidy human ratings of the same items (for correlations and Williams tests).
+        defaults: options shared by judge specs; progress: progress bars on stderr.
+        display: where tables and lines are shown (``None``: nothing is printed).
+
+    Returns:
+        ``{"raters": {eval_prompt: rater label}}``.
+
+    Example:
+        >>> run_hanna(Path("hanna_llm_stories.csv"), Path("runs/hanna"), "openai:gpt-4o-mini", n_items=4)   # doctest: +SKIP
+    """
     from judgelab.agree import judge_vs_human, williams_matrix
     from judgelab.ratings import combine, read_ratings
 
-    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts")
+    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts", display=display)
     items = hanna_items(stories, n_items)
     raters = {}
     with Store(out / "store.sqlite") as store:
@@ -135,7 +155,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     for ep, rater in raters.items():
         sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
         m, lo, hi = mean_ci(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
-        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "low": lo, "high": hi,
+        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "ci_low": lo, "ci_high": hi,
                        "failed": int((ratings[ratings["rater"] == rater]["status"] != "ok").sum())})
     output.table(pd.DataFrame(per_ep), "average_rating", "average rating per Eval-Prompt, 95% CI")
     output.table(asg_table(ratings), "asg", "ASG: average rating per system and criterion (95% CI), ranked")
@@ -175,3 +195,20 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
         notes.append("no human ratings given (--human): correlations and Williams tests were not computed")
     output.finish(notes)
     return {"raters": raters}
+
+
+def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4), samples: int = 3,
+               score: str | None = None, defaults: dict[str, Any] | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+    """Plan every Eval-Prompt run of :func:`run_hanna` without calling a model (``--dry-run``)."""
+    from judgelab.recipes.common import recipe_spec
+    from judgelab.workflow import plan_rate
+
+    items = hanna_items(stories, n_items)
+    plans = []
+    for ep in eval_prompts:
+        if ep not in (1, 2, 3, 4):
+            raise JudgelabError(f"unknown Eval-Prompt {ep}: 1, 2, 3 or 4")
+        spec, tpl = recipe_spec(f"hanna-ep{ep}", judge, samples=samples, score=score, max_tokens=256 if ep > 1 else 32,
+                                defaults=defaults)
+        plans += plan_rate(items, [(judge, spec)], out, defaults, template=tpl, stage=f"Eval-Prompt {ep}")
+    return plans, []

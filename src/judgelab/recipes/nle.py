@@ -33,7 +33,7 @@ from judgelab.stats import correlate
 from judgelab.stats.scales import scale_table
 from judgelab.store import Store
 
-__all__ = ["DATASETS", "load_nle_items", "run_nle", "pairwise_study", "load_human_scores"]
+__all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "load_human_scores"]
 
 METRICS = ("informativeness", "clarity")
 #: Source columns of the shared NLE inputs → template fields.
@@ -122,10 +122,30 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None) -> dict[str, Any]:
+            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> dict[str, Any]:
+    """Run the NLE explanation-quality study with one judge and write its tables into ``out``.
+
+    Args:
+        dataset: ``esnli``, ``liar`` or ``latent-hatred``; data: the dataset's CSV.
+        out: output folder (CSV tables, figures, README.md, run.json, store.sqlite, report.html).
+        judge: judge spec (:mod:`judgelab.models.spec`).
+        human: human scores (id, informativeness, clarity); without them only the judge side runs.
+        n_items: explanations: the first N rows of ``data``.
+        samples: ratings per explanation; per_delta: pairs per human score gap; seed: pair sampling and split.
+        dynamic: also compare dynamic prompting (§6); price_in, price_out: USD per 1M tokens for the cost table.
+        retrieval: ``auto``, ``sentence-transformers`` or ``tfidf``; defaults: shared judge options;
+        progress: progress bars on stderr; human_comparisons: a second set of human comparisons.
+        display: where tables and lines are shown (``None``: nothing is printed).
+
+    Returns:
+        ``{"rater": label}``.
+
+    Example:
+        >>> run_nle("esnli", Path("e-snli.csv"), Path("runs/nle"), "openai:gpt-4o-mini", n_items=20)   # doctest: +SKIP
+    """
     from judgelab.report.figures import scatter_identity
 
-    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}")
+    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}", display=display)
     items = load_nle_items(data, dataset, n_items)
     by_id = {i.item_id: i for i in items}
     humans = load_human_scores(human)
@@ -157,7 +177,10 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
             return {"rater": rater}
         output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
         for metric in METRICS:
-            joined = pd.concat([humans[metric], judge_scores.get(metric)], axis=1, join="inner").dropna()
+            if metric not in judge_scores:  # the judge never gave this metric (see the failure counts)
+                notes.append(f"no judge score for {metric}: no scatter plot")
+                continue
+            joined = pd.concat([humans[metric], judge_scores[metric]], axis=1, join="inner").dropna()
             if len(joined):
                 name = f"scatter_{safe_filename(metric)}.png"
                 scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / name, f"{metric}: judge vs human", "judge", "human")
@@ -212,9 +235,43 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         bt = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
         bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
         summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
-                             "bradley_terry_spearman": bt_r.r, "bt_items": bt_r.n})
+                             "method": "spearman (Bradley–Terry vs human)", "r": bt_r.r, "p": bt_r.p, "n": bt_r.n})
     output.table(pd.concat(pair_rows), "pairwise_f1", "pairwise comparison: F1 per score gap Δ (figure 2)")
-    output.table(pd.DataFrame(summary_rows), "pairwise_summary", "position consistency and Bradley–Terry scores vs humans")
+    output.table(pd.DataFrame(summary_rows), "pairwise_summary",
+                 "position consistency, and Spearman's r (p, n items) of the Bradley–Terry scores vs the human scores")
+
+
+def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None = None, n_items: int | None = None,
+             samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
+             defaults: dict[str, Any] | None = None, out: Path | None = None, pairwise_only: bool = False) -> tuple[list, list[str]]:
+    """Plan :func:`run_nle` (or, with ``pairwise_only``, :func:`pairwise_study`) without calling a model.
+
+    The rating stage and the pairwise stage (pairs come from the human scores) are planned; the
+    dynamic-prompting stage is not (its examples come from a retrieval model fitted at run time)."""
+    from judgelab.recipes.common import recipe_spec
+    from judgelab.workflow import plan_rate
+
+    items = load_nle_items(data, dataset, n_items)
+    by_id = {i.item_id: i for i in items}
+    humans = load_human_scores(human)
+    plans, later = [], []
+    if not pairwise_only:
+        spec, tpl = recipe_spec(load_template(f"nle-{dataset}"), judge, samples=samples, score="parsed", max_tokens=160,
+                                defaults=defaults)
+        plans += plan_rate(items, [(judge, spec)], out, defaults, template=tpl, stage="rating")
+    if humans is None:
+        later.append("pairwise comparison and dynamic prompting need human scores (--human)")
+        return plans, later
+    pair_template = load_template(f"nle-{dataset}-pairwise")
+    for metric in METRICS:
+        pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
+        spec, tpl = recipe_spec(pair_template, judge, samples=1, score="parsed", criteria=[metric], max_tokens=96,
+                                temperature=0.0, rater=f"{{model}}@nle-{dataset}|pairwise", defaults=defaults)
+        plans += plan_rate(_pair_items(by_id, pairs), [(judge, spec)], out, defaults, template=tpl, stage=f"pairwise {metric}")
+    if dynamic and not pairwise_only:
+        later.append("dynamic prompting: its examples come from a retrieval model fitted on the human-scored half at run "
+                     "time, so its calls are not planned here")
+    return plans, later
 
 
 def _dynamic(by_id, humans, template, pair_template, judge, store, rater, samples, per_delta, seed, retrieval,

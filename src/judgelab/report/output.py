@@ -10,7 +10,10 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.report.terminal import print_table
 
-__all__ = ["emit", "FORMATS"]
+from pathlib import Path
+from typing import Any
+
+__all__ = ["emit", "FORMATS", "write_index", "json_document"]
 
 FORMATS = ("table", "csv", "json")
 
@@ -31,3 +34,44 @@ def emit(df: pd.DataFrame, fmt: str, title: str | None = None) -> None:
         sys.stdout.write(json.dumps(records if title is None else {"title": title, "rows": records}, ensure_ascii=False) + "\n")
     else:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
+
+
+def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes: list[str] | None = None) -> Path:
+    """Write ``folder/README.md``: the index of a command's output folder (one row per file, then notes).
+
+    ``store.sqlite`` is listed when present; ``run.json`` and ``report.html`` always (every command
+    that writes a folder writes them). Returns the README's path.
+
+    Example:
+        >>> import tempfile
+        >>> write_index(Path(tempfile.mkdtemp()), "demo", [("a.csv", "a table")]).name
+        'README.md'
+    """
+    lines = [f"# {title}", "", "| file | what |", "| --- | --- |"]
+    lines += [f"| `{n}` | {d} |" for n, d in entries]
+    if (folder / "store.sqlite").exists():
+        lines.append("| `store.sqlite` | every model call and judgment (cache and resume point) |")
+    lines += ["| `run.json` | what ran: versions, command line, settings of each run |",
+              "| `report.html` | one self-contained HTML page of this folder (`judgelab report` rewrites it) |"]
+    if notes:
+        lines += ["", "Notes:", "", *[f"- {n}" for n in notes]]
+    path = folder / "README.md"
+    try:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def json_document(command: str, schema: int = 1, **parts: Any) -> dict[str, Any]:
+    """A command's JSON output: ``{"schema": N, "command": ..., **parts}``, NaN as null, tables as row lists."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, pd.DataFrame):
+            return [{k: _clean(v) for k, v in row.items()} for row in value.to_dict(orient="records")]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return _clean(value)
+
+    return {"schema": schema, "command": command, **{k: clean(v) for k, v in parts.items()}}

@@ -1,0 +1,350 @@
+"""Issue 12, parts 1-4: one judge syntax in every command, run files, --dry-run, output folders,
+and no import cycle among judgelab's modules.
+
+The judge is the OpenAI-compatible stub server (judgelab.testing.openai_stub, a test utility)
+reached as ``--judge openai:MODEL@URL``; its request log shows whether a command called it.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import judgelab_cmd, write_items
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "judgelab"
+
+
+# -- inputs of every command ------------------------------------------------------
+def _stories(tmp_path: Path) -> Path:
+    rows = [{"id": f"s{i}", "story": f"Story {i}. The fox ran over the hill and found a red door.", "prompt": f"Prompt {i}",
+             "writer": "human" if i % 2 else "gpt2"} for i in range(4)]
+    path = tmp_path / "stories.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+def _hanna(tmp_path: Path) -> Path:
+    path = tmp_path / "hanna.csv"
+    pd.DataFrame({"Prompt": ["P one", "P one", "P two"], "Human": ["H one.", "H one.", "H two."],
+                  "Story": ["A story.", "Another story.", "Third story."], "Model": ["m1", "m2", "m1"]}).to_csv(path)
+    return path
+
+
+def _nle(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "esnli.csv"
+    pd.DataFrame({"id": [f"e{i}" for i in range(6)], "Sentence1": [f"A man walks {i}." for i in range(6)],
+                  "Sentence2": ["A person moves."] * 6, "gold_label": ["entailment"] * 6,
+                  "Explanation_1": [f"Walking is moving, case {i}." for i in range(6)]}).to_csv(data, index=False)
+    human = tmp_path / "human.csv"
+    pd.DataFrame({"id": [f"e{i}" for i in range(6)], "informativeness": [1, 2, 3, 4, 5, 6],
+                  "clarity": [2, 3, 4, 5, 6, 7]}).to_csv(human, index=False)
+    return data, human
+
+
+def command(name: str, tmp_path: Path, judge: str, out: Path) -> list[str]:
+    """The command line of ``name`` with ``judge`` as its one --judge, small inputs and --out."""
+    if name == "rate":
+        items = write_items(tmp_path / "items.jsonl", 3)
+        return ["rate", "--items", str(items), "--criteria", "grammaticality", "--samples", "1", "--judge", judge,
+                "--out", str(out), "--quiet"]
+    if name == "dhp":
+        return ["dhp", "--task", "question-answering", "--n-items", "2", "--samples", "1", "--judge", judge,
+                "--out", str(out), "--quiet"]
+    if name == "chiang-lee":
+        return ["recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--n-items", "1", "--samples", "1",
+                "--judge", judge, "--out", str(out), "--quiet"]
+    if name == "hanna":
+        return ["recipe", "hanna", "--stories", str(_hanna(tmp_path)), "--n-items", "1", "--eval-prompts", "1",
+                "--samples", "1", "--judge", judge, "--out", str(out), "--quiet"]
+    data, human = _nle(tmp_path)
+    if name == "nle":
+        return ["recipe", "nle", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--samples", "1",
+                "--per-delta", "2", "--no-dynamic", "--judge", judge, "--out", str(out), "--quiet"]
+    assert name == "pairwise"
+    return ["pairwise", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--per-delta", "2",
+            "--judge", judge, "--out", str(out), "--quiet"]
+
+
+def _requests(stub) -> int:
+    """Every request the stub received (answered or not), from its /stats endpoint."""
+    import urllib.request
+
+    with urllib.request.urlopen(stub.base_url.removesuffix("/v1") + "/stats", timeout=10) as answer:
+        return int(json.loads(answer.read())["requests"])
+
+
+COMMANDS = ["rate", "dhp", "pairwise", "chiang-lee", "hanna", "nle"]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_same_judge_spec_works_in_every_command(name, tmp_path, stub_factory):
+    stub = stub_factory()
+    out = tmp_path / "out"
+    r = judgelab_cmd(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out))
+    if name in {"pairwise", "nle"}:
+        # the stub answers every prompt with one 1-5 rating, not the comparisons (Yes/No) and the two
+        # 1-7 scores these commands ask for: they run to the end and report the failures (exit 3)
+        assert r.returncode in (0, 3) and "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    else:
+        assert r.returncode == 0, r.stderr
+    assert stub.answered(), "the judge was never called"
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["schema"] == 1 and manifest["runs"]
+    judges = [run["settings"]["judge"] for run in manifest["runs"] if run.get("settings")]
+    assert judges and all(j["model"] == "stub-model" and j["base_url"] == stub.base_url for j in judges)
+    assert (out / "README.md").exists()
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_dry_run_calls_nothing_writes_nothing_and_shows_the_prompt(name, tmp_path, stub_factory):
+    stub = stub_factory()
+    out = tmp_path / "out"
+    r = judgelab_cmd(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out), "--dry-run",
+                     "--price-in", "2.5", "--price-out", "10")
+    assert r.returncode == 0, r.stderr
+    assert stub.answered() == [] and _requests(stub) == 0
+    assert not out.exists()
+    assert r.stdout.startswith("dry run: no model is called and nothing is written")
+    total = next(line for line in r.stdout.splitlines() if line.startswith("total: "))
+    calls = int(total.split()[1])
+    assert calls > 0 and "prompt tokens" in total and "$" in total
+    assert "exactly as sent" in r.stdout and "--- user ---" in r.stdout
+
+
+def test_dry_run_of_rate_counts_and_prompt_match_the_run(tmp_path, stub_factory):
+    """The plan's numbers and the first prompt are those of the real run."""
+    stub = stub_factory()
+    items = write_items(tmp_path / "items.jsonl", 4)
+    args = ["rate", "--items", str(items), "--criteria", "grammaticality,cohesiveness", "--samples", "2", "--no-n",
+            "--judge", f"openai:m@{stub.base_url}", "--out", str(tmp_path / "o"), "--quiet"]
+    dry = judgelab_cmd(*args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    line = next(l for l in dry.stdout.splitlines() if l.startswith("rating: "))
+    assert ": 16 calls (0 answered by the store), 16 judgments" in line  # 4 items × 2 criteria × 2 samples, one by one
+    chars = sum(len(p) for p in dry.stdout.split("--- user ---\n")[1:])
+    assert chars > 0 and "(characters / 4, an estimate)" in line
+    run = judgelab_cmd(*args)
+    assert run.returncode == 0, run.stderr
+    assert len(stub.answered()) == 16
+    first = dry.stdout.split("===== first prompt of 'grammaticality'")[1].split("--- user ---\n")[1].split("\n\n=====")[0]
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "o" / "store.sqlite") as db:
+        requests = [json.loads(r[0]) for r in db.execute("SELECT request FROM calls")]
+    sent = {m["content"] if isinstance(m, dict) else m[1] for req in requests for m in req["messages"]}
+    assert first.rstrip("\n") in sent  # the dry run showed exactly a prompt that the run sent
+    again = judgelab_cmd(*args, "--dry-run")
+    line = next(l for l in again.stdout.splitlines() if l.startswith("rating: "))
+    assert ": 0 calls (" in line and "0 judgments (16 already in the store)" in line, line
+
+
+# -- run files ---------------------------------------------------------------------
+def test_run_file_and_flags_give_identical_ratings(tmp_path, stub_factory):
+    stub = stub_factory()
+    items = write_items(tmp_path / "items.jsonl", 5)
+    flags = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality,likability", "--samples", "2",
+                         "--judge", f"openai:m@{stub.base_url}", "--temperature", "0.7", "--max-tokens", "64", "--seed", "3",
+                         "--compare", "human,gpt2", "--out", str(tmp_path / "flags"), "--quiet")
+    assert flags.returncode == 0, flags.stderr
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(
+        "items: ../items.jsonl\n"
+        "criteria: [grammaticality, likability]\n"
+        f"judge: openai:m@{stub.base_url}\n"
+        "samples: 2\n"
+        "sampling: {temperature: 0.7, max_tokens: 64, seed: 3}\n"
+        "compare: human,gpt2\n"
+        "out: ../spec-out\n")
+    spec = judgelab_cmd("run", str(folder / "spec.yaml"), "--quiet")
+    assert spec.returncode == 0, spec.stderr
+    a = pd.read_csv(tmp_path / "flags" / "ratings.csv")
+    b = pd.read_csv(tmp_path / "spec-out" / "ratings.csv")
+    assert len(a) == 5 * 2 * 2 and set(a["rater"]) == {"m@chiang-lee-story"}
+    pd.testing.assert_frame_equal(a, b)
+    assert (tmp_path / "spec-out" / "welch.csv").exists()
+    # the same spec from Python
+    from judgelab.runfile import load_run_file
+
+    loaded = load_run_file(folder / "spec.yaml")
+    assert loaded.items == items.resolve() and loaded.sampling.seed == 3 and loaded.judge == [f"openai:m@{stub.base_url}"]
+
+
+def test_run_file_errors_are_one_line(tmp_path):
+    from conftest import one_line_error
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("items: x.jsonl\njudge: local\ntemprature: 0.3\n")
+    line = one_line_error(judgelab_cmd("run", str(bad)), "unknown key 'temprature'", "known keys: items, template")
+    assert "sampling" in line
+    bad.write_text("items: x.jsonl\nsampling: {temp: 1}\n")
+    one_line_error(judgelab_cmd("run", str(bad)), "unknown key 'sampling.temp'", "temperature")
+    bad.write_text("items: x.jsonl\nsamples: many\n")
+    one_line_error(judgelab_cmd("run", str(bad)), "invalid value for samples")
+    bad.write_text("- just\n- a list\n")
+    one_line_error(judgelab_cmd("run", str(bad)), "a run file is a mapping")
+    one_line_error(judgelab_cmd("run", str(tmp_path / "missing.yaml")), "missing.yaml")
+
+
+def test_rate_with_two_judges_writes_one_rater_each(tmp_path, stub_factory):
+    stub = stub_factory()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "I would rate it a 4."}))
+    items = write_items(tmp_path / "items.jsonl", 2)
+    r = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--samples", "1",
+                     "--judge", f"openai:m@{stub.base_url}", "--judge", f"scripted-test-double:{script}",
+                     "--out", str(tmp_path / "o"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    ratings = pd.read_csv(tmp_path / "o" / "ratings.csv")
+    assert set(ratings["rater"]) == {"m@chiang-lee-story", "scripted-test-double@chiang-lee-story"}
+    assert len(json.loads((tmp_path / "o" / "run.json").read_text())["runs"]) == 2
+
+
+# -- outputs -----------------------------------------------------------------------
+def test_dhp_analyze_out_and_one_json_shape(tmp_path):
+    rng = __import__("numpy").random.default_rng(0)
+    rows = []
+    for rater in ("judge-a", "judge-b"):
+        for i in range(6):
+            for system, shift in (("original", 0.0), ("typos/minor", -1.0)):
+                for metric in ("coherence", "consistency", "fluency", "relevance"):
+                    rows.append({"item_id": f"i{i}", "system": system, "criterion": metric, "rater": rater, "sample": 0,
+                                 "score": 4 + shift + float(rng.normal(0, 0.1))})
+    path = tmp_path / "ratings.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    both = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--out", str(tmp_path / "o"))
+    assert both.returncode == 0, both.stderr
+    one = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--rater", "judge-a")
+    docs = [json.loads(both.stdout), json.loads(one.stdout)]
+    for doc in docs:
+        assert set(doc) == {"schema", "task", "judges"} and doc["schema"] == 1
+    assert docs[1]["judges"]["judge-a"] == docs[0]["judges"]["judge-a"]
+    assert json.loads((tmp_path / "o" / "discernment.json").read_text()) == docs[0]
+    for name in ("README.md", "run.json", "perturbations.csv", "discernment.csv"):
+        assert (tmp_path / "o" / name).exists(), name
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["command"] == "dhp analyze"
+    csv = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "csv")
+    assert csv.returncode == 0, csv.stderr
+    table = pd.read_csv(__import__("io").StringIO(csv.stdout))  # one table, not several in one stream
+    assert list(table["judge"]) == ["judge-a", "judge-b"] and {"D", "D_avg", "D_min"} <= set(table.columns)
+    assert table.set_index("judge").loc["judge-a", "D_avg"] == docs[0]["judges"]["judge-a"]["D_avg"]
+
+
+def test_user_study_writes_a_folder(tmp_path):
+    header = ["Input.story_id", "Input.explanation", "Answer.a-1-guidelines.1", "Answer.a-2-syntax.1"]
+    rows = [["1", "Expl one", 1, 0], ["1", "Expl one", 1, 1], ["2", "Expl two", 0, 0], ["2", "Expl two", 0, 0]]
+    path = tmp_path / "us.csv"
+    pd.DataFrame(rows, columns=header).to_csv(path, index=False)
+    r = judgelab_cmd("recipe", "user-study", "--annotations", str(path), "--out", str(tmp_path / "o"), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    for name in ("README.md", "run.json", "error_rates.csv"):
+        assert (tmp_path / "o" / name).exists(), name
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["command"] == "recipe user-study"
+    assert pd.read_csv(tmp_path / "o" / "error_rates.csv").set_index("category").loc["syntax", "rate"] == 0.25
+
+
+# -- no import cycles --------------------------------------------------------------
+def _imports(path: Path, module: str, top_level: bool = False) -> set[str]:
+    """judgelab modules that ``module`` imports: at module level, or anywhere in its file (lazy imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in (tree.body if top_level else ast.walk(tree)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("judgelab")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            if base.startswith("judgelab"):
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names}
+    return found
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def test_workflow_modules_do_not_import_each_other():
+    modules = _modules()
+    assert "judgelab.dhp.workflow" not in _imports(modules["judgelab.workflow"], "judgelab.workflow")
+    assert "judgelab.recipes.common" not in _imports(modules["judgelab.workflow"], "judgelab.workflow")
+
+
+def test_no_import_cycle_among_workflow_recipe_and_cli_modules():
+    """A static check: follow every judgelab import (module-level and lazy) from the workflow,
+    DHP, recipe, run-file and output modules; none leads back to where it started."""
+    modules = _modules()
+    graph = {m: {i for i in _imports(p, m) if i in modules and i != m} for m, p in modules.items()}
+    roots = ["judgelab.workflow", "judgelab.dhp.workflow", "judgelab.dhp.analysis", "judgelab.runfile",
+             "judgelab.recipes.common", "judgelab.report.output", "judgelab.manifest"]
+    for root in roots:
+        seen, stack = set(), [root]
+        while stack:
+            node = stack.pop()
+            for nxt in graph.get(node, ()):
+                assert nxt != root, f"import cycle: {root} reaches itself through {node}"
+                if nxt not in seen and not nxt.startswith("judgelab.cli"):
+                    seen.add(nxt)
+                    stack.append(nxt)
+
+
+def test_no_import_cycle_at_module_level():
+    """Tarjan's strongly connected components of the module-level import graph of every judgelab
+    module: no component has more than one module (an import-time cycle)."""
+    modules = _modules()
+    graph = {m: {i for i in _imports(p, m, top_level=True) if i in modules and i != m} for m, p in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+    assert len(graph) > 50 and graph["judgelab.dhp.workflow"] >= {"judgelab.workflow"}  # the check sees the graph
+
+
+@pytest.mark.parametrize("order", [("judgelab.workflow", "judgelab.dhp.workflow"),
+                                   ("judgelab.dhp.workflow", "judgelab.workflow"),
+                                   ("judgelab.recipes.common", "judgelab.workflow"),
+                                   ("judgelab.runfile", "judgelab.cli")])
+def test_modules_import_in_either_order(order):
+    code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in order)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr

@@ -1,0 +1,12 @@
+"""The docstring examples of the interface modules run (those marked ``+SKIP`` need a model or files)."""
+import doctest
+import importlib
+
+import pytest
+
+
+@pytest.mark.parametrize("name", ["judgelab.runfile", "judgelab.report.output", "judgelab.dhp.analysis", "judgelab.workflow",
+                                  "judgelab.recipes.common", "judgelab.dhp.workflow"])
+def test_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
