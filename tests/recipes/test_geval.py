@@ -273,6 +273,20 @@ def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
     system = pd.read_csv(tmp_path / "out" / "system_level.csv")
     assert set(system["criterion"]) == set(SCORES) and (system["level"] == "system").all()
     assert (tmp_path / "out" / "summary_level.csv").exists() and (tmp_path / "out" / "run.json").exists()
+    assert "summary level" in r.stdout  # the command line shows the tables it wrote
+
+
+def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory):
+    stub = stub_factory()
+    data = write_summeval(tmp_path / "summeval.jsonl", docs=2, systems=3)
+    r = judgelab_cmd("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+                     "--dry-run", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert stub.answered() == [] and not (tmp_path / "out").exists()
+    # 2 documents x 3 systems x 4 criteria, one call each; two runs (the 1-5 criteria, fluency on 1-3)
+    assert "total: 24 calls, 24 judgments" in r.stdout
+    assert "scale 1-5" in r.stdout and "scale 1-3" in r.stdout
+    assert "Evaluation Criterion" in r.stdout or "Coherence" in r.stdout  # the first prompt, as it would be sent
 
 
 @pytest.mark.parametrize("args,needle", [

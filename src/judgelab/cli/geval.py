@@ -6,7 +6,19 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import ApiKeyOpt, BaseUrlOpt, ConcurrencyOpt, ScoreOpt
+from judgelab.cli.common import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    DryRunOpt,
+    PriceInOpt,
+    PriceOutOpt,
+    ScoreOpt,
+    TerminalDisplay,
+    judge_defaults,
+    judge_specs,
+    show_plans,
+)
 from judgelab.cli.recipes import recipe_app
 
 
@@ -23,12 +35,20 @@ def recipe_geval(
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/geval"), "--out"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bars"),
+    dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Summary-level and system-level Spearman/Kendall of judges against SummEval's or Topical-Chat's human means (G-Eval)."""
     from judgelab.errors import JudgelabError
-    from judgelab.recipes.geval import run_geval
+    from judgelab.recipes.geval import plan_geval, run_geval
 
     if score not in (None, "logprob", "parsed"):
         raise JudgelabError(f"unknown --score {score!r}: logprob or parsed")
+    judges = judge_specs(judges)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    if dry_run:
+        plans, later = plan_geval(data, judges, dataset=dataset, n_items=n_items, score=score, samples=samples,
+                                  seed=seed, defaults=defaults, out=out)
+        show_plans(plans, price_in, price_out, later)
+        return
     run_geval(data, out, judges, dataset=dataset, n_items=n_items, score=score, samples=samples, n_resamples=n_resamples,
-              seed=seed, defaults={"base_url": base_url, "api_key": api_key, "concurrency": concurrency}, progress=not quiet)
+              seed=seed, defaults=defaults, progress=not quiet, display=TerminalDisplay())

@@ -261,9 +261,45 @@ def scale_groups(template, criteria: Iterable[str]) -> list[list[str]]:
     return list(groups.values())
 
 
+def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
+               score: str | None = None, samples: int = 1, seed: int = 0, defaults: dict[str, Any] | None = None,
+               out: Path | None = None) -> tuple[list, list[str]]:
+    """Plan every judge run of :func:`run_geval` without calling a model or writing anything (``--dry-run``).
+
+    Args:
+        the same as :func:`run_geval`; ``out`` is the folder whose store may already answer calls.
+
+    Returns:
+        (one :class:`judgelab.workflow.JudgePlan` per judge and scale group, stages that cannot be
+        planned — none: every G-Eval prompt is known before any answer).
+
+    Example:
+        >>> plans, later = plan_geval("summeval", ["local"], n_items=1)  # doctest: +SKIP
+    """
+    from judgelab.datasets.geval_sources import load_geval_data
+    from judgelab.prompts import load_template
+    from judgelab.recipes.common import recipe_spec
+    from judgelab.workflow import plan_rate
+
+    if not judges:
+        raise JudgelabError("give at least one --judge")
+    loaded = load_geval_data(data, dataset, n_items)
+    template = load_template(TEMPLATES[loaded.dataset])
+    plans = []
+    for judge in judges:
+        for k, group in enumerate(scale_groups(template, loaded.criteria)):
+            lo, hi = template.scale_of(group[0])
+            label = None if k == 0 else f"{{model}}@{template.name}/{lo:g}-{hi:g}"  # as run_geval labels them
+            spec, tpl = recipe_spec(template, judge, samples=samples, score=score, criteria=group,
+                                    defaults=defaults, seed=seed, rater=label)
+            plans += plan_rate(list(loaded.items), [(judge, spec)], out, defaults, template=tpl,
+                               stage=f"{loaded.dataset}, scale {lo:g}-{hi:g}")
+    return plans, []
+
+
 def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
               score: str | None = None, samples: int = 1, n_resamples: int = 999, seed: int = 0,
-              defaults: dict[str, Any] | None = None, progress: bool = True) -> GevalReport:
+              defaults: dict[str, Any] | None = None, progress: bool = True, display: Any = None) -> GevalReport:
     """Judge SummEval or Topical-Chat with the G-Eval template and write the meta-evaluation tables.
 
     Args:
@@ -278,6 +314,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
         seed: bootstrap seed (and the sampling seed of the judges).
         defaults: backend options (base_url, api_key, concurrency).
         progress: show progress bars.
+        display: where tables and lines are shown (the CLI passes its terminal display; None shows nothing).
 
     Returns:
         The :class:`GevalReport` whose tables were written.
@@ -297,7 +334,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
         raise JudgelabError("--n-resamples must be 0 or more")
     loaded = load_geval_data(data, dataset, n_items)
     template = load_template(TEMPLATES[loaded.dataset])
-    output = RecipeOutput(out, f"G-Eval meta-evaluation on {loaded.dataset}")
+    output = RecipeOutput(out, f"G-Eval meta-evaluation on {loaded.dataset}", display=display)
     items = list(loaded.items)
     labels: dict[str, str] = {}  # rater label in the store → judge label in the tables
     with Store(out / "store.sqlite") as store:
