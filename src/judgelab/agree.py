@@ -277,7 +277,7 @@ class AgreeReport:
 
     def nan_notes(self) -> list[tuple[str, str, int]]:
         """(table, reason, rows) for every distinct reason of a NaN, in table order."""
-        out = []
+        out: list[tuple[str, str, int]] = []
         for name, t in self.tables().items():
             if "note" not in t or t.empty:
                 continue

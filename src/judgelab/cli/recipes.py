@@ -220,7 +220,7 @@ def scales(
     def table(path: Path, wanted: list[str] | None = None) -> pd.DataFrame:
         """Items × metrics: a tidy ratings file (samples averaged), or a table with an id column and one column per metric."""
         records = None if path.suffix.lower() == ".parquet" else read_records(path)
-        columns = None if records is None else record_columns(records)
+        columns = [] if records is None else record_columns(records)
         if records is None or tidy <= set(columns):
             df = read_ratings(path)
             df = df[df["status"] == "ok"]

@@ -50,11 +50,13 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
 
     def vote(value: Any, where: str, empty: float | None = None) -> float:
         number = parse_score(value, where, what="vote count")
-        if number is None and empty is None:
-            raise JudgelabError(f"{where}: no vote count")
-        if number is not None and number < 0:
+        if number is None:
+            if empty is None:
+                raise JudgelabError(f"{where}: no vote count")
+            return empty
+        if number < 0:
             raise JudgelabError(f"{where}: vote count {value!r} is negative")
-        return empty if number is None else number
+        return number
 
     data: dict[str, dict[str, float]] = {}
     if path.suffix.lower() == ".csv":
@@ -101,7 +103,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
     metrics = [m for m in task.metrics if m in set(ratings["criterion"])]
     if not metrics:
         raise JudgelabError(f"the ratings have none of the metrics of task {task.name!r} ({', '.join(task.metrics)})")
-    perturbations = []
+    perturbations: list[dict[str, Any]] = []
     for p in task.perturbations:
         if p.name not in set(ratings["system"]):
             continue

@@ -215,7 +215,7 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
 
     items, _ = _stories(stories, n_items, fields)
     stages: list[tuple[str, list[Item], Any]] = []
-    base = dict(samples=samples, score=score, defaults=defaults)
+    base: dict[str, Any] = dict(samples=samples, score=score, defaults=defaults)
     stages.append(("story rating", items, recipe_spec("chiang-lee-story", judge, **base)))
     if variance:
         for variant in ("persona", "explain"):

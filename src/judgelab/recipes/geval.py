@@ -222,14 +222,14 @@ def _correlations(ratings: pd.DataFrame, judges: list[str], criteria: list[str],
                         res = system_level(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
                         if np.isnan(res.r):
                             note = res.reason
-                        ci = (cluster_bootstrap_ci(frame, lambda t, m=m: _system_r(t, m), "group",
+                        ci = (cluster_bootstrap_ci(frame, lambda t: _system_r(t, m), "group",
                                                    n_resamples=n_resamples, seed=seed) if n_resamples else None)
                     else:
                         both = frame.dropna(subset=["x", "y"])
                         res = overall(both["x"].to_numpy(float), both["y"].to_numpy(float), m)
                         if np.isnan(res.r):
                             note = res.reason
-                        ci = (cluster_bootstrap_ci(both, lambda t, m=m: correlate(t["x"], t["y"], m).r, "group",
+                        ci = (cluster_bootstrap_ci(both, lambda t: correlate(t["x"], t["y"], m).r, "group",
                                                    n_resamples=n_resamples, seed=seed) if n_resamples else None)
                     if ci is None:
                         low = high = float("nan")

@@ -76,7 +76,7 @@ def load_human_scores(path: Path | None) -> pd.DataFrame | None:
         raise JudgelabError(f"{path}: human scores need columns id, informativeness, clarity (missing {missing[0]!r})")
     rows = []
     for i, record in enumerate(records):
-        row = {"id": str(record.get("id"))}
+        row: dict[str, Any] = {"id": str(record.get("id"))}
         for metric in METRICS:
             value = parse_score(record.get(metric), f"{path}: {records.where(i)}, column {metric!r}")
             if value is None:
@@ -106,7 +106,7 @@ def _pair_items(items: dict[str, Item], pairs, both_orders: bool = True, example
         for a, b in ((p.first, p.second), (p.second, p.first)) if both_orders else ((p.first, p.second),):
             fa = {**items[a].extra, "text": items[a].text}
             fb = {**items[b].extra, "text": items[b].text}
-            extra = {"first": fa, "second": fb}
+            extra: dict[str, Any] = {"first": fa, "second": fb}
             if examples is not None:
                 extra["examples"] = examples[a]
             out.append(Item(f"{a}|{b}", f"{a} vs {b}", "pair", None, None, extra))
