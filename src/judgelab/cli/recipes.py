@@ -24,6 +24,7 @@ from judgelab.cli.common import (
     TerminalDisplay,
 )
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 
 @app.command()
@@ -223,7 +224,7 @@ def scales(
         columns = [] if records is None else record_columns(records)
         if records is None or tidy <= set(columns):
             df = read_ratings(path)
-            df = df[df["status"] == "ok"]
+            df = df[df["status"] == Status.OK]
             return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
         if "id" not in columns:
             raise JudgelabError(f"{path}: neither a tidy ratings file ({', '.join(sorted(tidy))}) nor a table with an id column")

@@ -30,6 +30,7 @@ from judgelab.stats.dhp import (
     max_discernment,
     wilcoxon_greater,
 )
+from judgelab.status import Status
 
 __all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "public_report", "report_json",
            "REPORT_SCHEMA"]
@@ -98,7 +99,7 @@ def _votes_for(votes: dict[str, dict[str, float]] | None, name: str) -> dict[str
 def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[str, float]] | None = None,
                   exact: bool = False) -> dict[str, Any]:
     """The discernment report of one judge (``ratings`` holds one rater)."""
-    ok = ratings[ratings["status"] == "ok"] if "status" in ratings else ratings
+    ok = ratings[ratings["status"] == Status.OK] if "status" in ratings else ratings
     means = ok.groupby(["criterion", "system", "item_id"])["score"].mean()
     metrics = [m for m in task.metrics if m in set(ratings["criterion"])]
     if not metrics:
@@ -148,7 +149,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         "D_min_ew": float(min(r["D_ew"] for r in perturbations)),
         "combination": "asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
         "expert_weights": bool(votes),
-        "failure_rate": float((ratings["status"] != "ok").mean()) if "status" in ratings else 0.0,
+        "failure_rate": float((ratings["status"] != Status.OK).mean()) if "status" in ratings else 0.0,
     }
 
 
