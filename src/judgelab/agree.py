@@ -32,6 +32,7 @@ from judgelab.errors import JudgelabError
 from judgelab.ratings import human_raters, is_human, item_means
 from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_one_sided
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
+from judgelab.status import Status
 
 __all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "self_consistency", "williams_matrix",
            "agreement", "AgreeReport", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
@@ -64,7 +65,7 @@ def _check_criteria(df: pd.DataFrame, criteria: list[str] | None) -> list[str]:
 
 def _failure_rates(df: pd.DataFrame) -> pd.Series:
     """Share of judgments without a score, per (rater, criterion): printed beside every statistic."""
-    return (df["status"] != "ok").groupby([df["rater"], df["criterion"]]).mean()
+    return (df["status"] != Status.OK).groupby([df["rater"], df["criterion"]]).mean()
 
 
 def _joined(mine: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
@@ -174,7 +175,7 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
     Returns:
         ``CONSISTENCY_COLUMNS``; NaN with a ``note`` for a judge with one sample.
     """
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     failures = _failure_rates(df)
     individual = set(human_raters(df))
     rows = []
@@ -277,7 +278,7 @@ class AgreeReport:
 
     def nan_notes(self) -> list[tuple[str, str, int]]:
         """(table, reason, rows) for every distinct reason of a NaN, in table order."""
-        out = []
+        out: list[tuple[str, str, int]] = []
         for name, t in self.tables().items():
             if "note" not in t or t.empty:
                 continue

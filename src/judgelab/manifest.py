@@ -30,7 +30,7 @@ def environment() -> dict[str, Any]:
     """Python, platform and the versions of the distributions judgelab's results depend on."""
     from importlib.metadata import PackageNotFoundError, version
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for dist in _DISTRIBUTIONS:
         try:
             versions[dist] = version(dist)

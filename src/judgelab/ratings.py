@@ -14,6 +14,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",
            "rename_criteria", "parse_map", "find_item_column", "numeric_columns", "human_raters"]
@@ -65,14 +66,14 @@ def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
 
 
 def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
-    for col, default in (("system", "default"), ("group", None), ("sample", 0), ("status", "ok")):
+    for col, default in (("system", "default"), ("group", None), ("sample", 0), ("status", Status.OK.value)):
         if col not in df.columns:
             df[col] = default
         elif default is not None:
             df[col] = df[col].where(df[col].notna(), default)  # rows from a source without the column
     df["score"] = pd.to_numeric(df["score"], errors="coerce")
-    bad = df["score"].isna() & (df["status"] == "ok")
-    df.loc[bad, "status"] = "missing"
+    bad = df["score"].isna() & (df["status"] == Status.OK)
+    df.loc[bad, "status"] = Status.MISSING.value
     df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
     for col in ("item_id", "system", "criterion", "rater"):
         df[col] = df[col].astype(str)
@@ -241,6 +242,6 @@ def combine(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 def item_means(df: pd.DataFrame) -> pd.DataFrame:
     """Mean successful score per (rater, criterion, system, item): samples averaged, failures left out."""
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     return (ok.groupby(["rater", "criterion", "system", "item_id"], dropna=False)
               .agg(score=("score", "mean"), group=("group", "first")).reset_index())

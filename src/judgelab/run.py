@@ -81,17 +81,17 @@ class RunSpec(BaseModel):
     template: str = "chiang-lee-story"
     criteria: list[str] | None = None
     variant: str | None = None
-    samples: int = Field(3, ge=1, le=128)
+    samples: int = Field(default=3, ge=1, le=128)
     sampling: Sampling = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
     score: Literal["parsed", "logprob"] = "parsed"
     query_mode: Literal["independent", "conversation"] = "independent"
-    max_refusal_retries: int = Field(3, ge=0, le=20)
-    top_logprobs: int = Field(0, ge=0, le=20)
+    max_refusal_retries: int = Field(default=3, ge=0, le=20)
+    top_logprobs: int = Field(default=0, ge=0, le=20)
     #: A rater label the user insists on: reusing it with other settings is an error.
     rater: str | None = None
     #: A preferred label (recipes, DHP): taken as is when free, else suffixed ``#<digest>``.
     label: str | None = None
-    concurrency: int | None = Field(None, ge=1, le=1024)
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
 
     @model_validator(mode="after")
     def _consistent(self) -> "RunSpec":
@@ -426,18 +426,21 @@ class Runner:
         for item in items:
             if self.spec.query_mode == "conversation":
                 for s in range(k):
-                    todo = [c for c in self.criteria
-                            if any((self.rater, o, item.system, item.item_id, s) not in done for o in self.template.outputs(c))]
+                    todo_criteria = [c for c in self.criteria
+                                     if any((self.rater, o, item.system, item.item_id, s) not in done
+                                            for o in self.template.outputs(c))]
                     total += self.outputs_per_sample
-                    already += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo)
-                    if not todo:
+                    already += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo_criteria)
+                    if not todo_criteria:
                         continue
-                    calls, history, exact = [], (), True
+                    turn_calls: list[PlannedCall] = []
+                    history: Messages = ()
+                    exact = True
                     for c in self.criteria:  # every criterion is asked: later turns carry the earlier ones
-                        messages = history + (("user", prompts[(item.system, item.item_id, c)]),)
-                        calls.append(self._planned(item, c, messages, 1, s, (s,), exact))
-                        history, exact = messages + (("assistant", ANSWER_PLACEHOLDER),), False
-                    jobs.append(_Job(item, tuple(calls), samples=(s,), record=frozenset(todo)))
+                        turn = history + (("user", prompts[(item.system, item.item_id, c)]),)
+                        turn_calls.append(self._planned(item, c, turn, 1, s, (s,), exact))
+                        history, exact = turn + (("assistant", ANSWER_PLACEHOLDER),), False
+                    jobs.append(_Job(item, tuple(turn_calls), samples=(s,), record=frozenset(todo_criteria)))
                 continue
             for criterion in self.criteria:
                 outputs = self.template.outputs(criterion)
@@ -449,6 +452,7 @@ class Runner:
                     continue
                 prompt = prompts[(item.system, item.item_id, criterion)]
                 messages: Messages = (("user", prompt),)
+                calls: tuple[PlannedCall, ...]
                 if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k and not self.n_ignored:
                     calls = (self._planned(item, criterion, messages, k, f"n{k}", todo),)  # one call for all k samples
                 else:

@@ -60,30 +60,30 @@ class RunFile(BaseModel):
     criteria: Optional[list[str]] = None
     variant: Optional[str] = None
     judge: list[str] = Field(default_factory=lambda: ["local"], min_length=1)
-    samples: int = Field(3, ge=1, le=128)
+    samples: int = Field(default=3, ge=1, le=128)
     sampling: SamplingSpec = SamplingSpec()
     score: Literal["auto", "parsed", "logprob"] = "auto"
     query_mode: Literal["independent", "conversation"] = "independent"
-    max_refusal_retries: int = Field(3, ge=0, le=20)
-    top_logprobs: int = Field(0, ge=0, le=20)
+    max_refusal_retries: int = Field(default=3, ge=0, le=20)
+    top_logprobs: int = Field(default=0, ge=0, le=20)
     rater: Optional[str] = None
     out: Path = Path("judgelab-runs/rate")
     format: Literal["csv", "jsonl", "parquet"] = "csv"
     compare: Optional[list[str]] = None
-    n_items: Optional[int] = Field(None, ge=1)
+    n_items: Optional[int] = Field(default=None, ge=1)
     id_field: str = "id"
     text_field: str = "text"
     context_field: str = "context"
     system_field: str = "system"
     group_field: str = "group"
     all_runs: bool = False
-    max_failure_rate: float = Field(0.5, ge=0.0, le=1.0)
+    max_failure_rate: float = Field(default=0.5, ge=0.0, le=1.0)
     # the judges' connection (shared by every judge of the run)
     base_url: Optional[str] = None
     api_key: Optional[str] = None
     style: Literal["chat", "completion"] = "chat"
-    concurrency: int = Field(16, ge=1, le=1024)
-    max_retries: int = Field(6, ge=0, le=50)
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    max_retries: int = Field(default=6, ge=0, le=50)
     no_n: bool = False
     transport: str = "auto"
     max_tokens_param: str = "auto"
@@ -157,7 +157,7 @@ class RunFile(BaseModel):
 
         runs = self.run_specs()
         return rate_items(self.load_items(), runs, self.out, self.format,
-                          compare=tuple(self.compare) if self.compare else None, progress=progress,
+                          compare=(self.compare[0], self.compare[1]) if self.compare else None, progress=progress,
                           all_runs=self.all_runs, max_failure_rate=self.max_failure_rate,
                           judge_defaults=self.judge_defaults())
 

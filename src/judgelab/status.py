@@ -42,4 +42,5 @@ class Status(str, Enum):
     def __str__(self) -> str:  # the stored text, not "Status.OK"
         return self.value
 
-    __format__ = str.__format__  # f"{Status.OK}" is "ok" on every Python version
+    def __format__(self, format_spec: str) -> str:  # f"{Status.OK}" is "ok" on every Python version
+        return str.__format__(self, format_spec)

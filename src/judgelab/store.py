@@ -26,7 +26,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable
 
 from judgelab.errors import JudgelabError
 
@@ -229,9 +229,9 @@ class Store:
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = str(path)
         self.read_only = read_only
-        self._lock_fh = None
-        self._journal = None
-        self._journal_path = None
+        self._lock_fh: IO[str] | None = None
+        self._journal: IO[str] | None = None
+        self._journal_path: Path | None = None
         if self.path != ":memory:":
             file = Path(self.path)
             if file.is_dir():
@@ -477,7 +477,7 @@ class Store:
         """The keys of every call in the ledger."""
         return {r[0] for r in self._db.execute("SELECT key FROM calls")}
 
-    def put_call(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+    def put_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
         """Write one answered call at once (outside a group commit).
 
         Args:
@@ -522,7 +522,7 @@ class Store:
     def done(self) -> set[tuple[str, str, str, str, int]]:
         """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
-        return {tuple(r) for r in rows}  # type: ignore[misc]
+        return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
     def _row(self, j: Judgment) -> tuple[Any, ...]:
         self._seq += 1

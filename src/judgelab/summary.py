@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
+from judgelab.status import Status
 
 __all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement", "TABLE1_ALPHA_LEVEL"]
 
@@ -75,9 +76,9 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
             "sd": float(ok.std(ddof=1)) if len(ok) > 1 else float("nan"),
             "alpha": alpha,
             "exact_agreement": agree,
-            "failed": int((grp["status"] != "ok").sum()),
-            "refusals": int((grp["status"] == "refusal").sum()),
-            "failure_rate": float((grp["status"] != "ok").mean()),
+            "failed": int((grp["status"] != Status.OK).sum()),
+            "refusals": int((grp["status"] == Status.REFUSAL).sum()),
+            "failure_rate": float((grp["status"] != Status.OK).mean()),
         })
     return pd.DataFrame(rows)
 

@@ -23,6 +23,7 @@ from judgelab.report.terminal import progress_bar
 from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
+from judgelab.status import Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
            "clear_outputs", "report_folder", "html_report", "stats_line", "failure_lines"]
@@ -61,7 +62,7 @@ def clear_outputs(out: Path, names: tuple[str, ...]) -> None:
 def failure_report(ratings: pd.DataFrame, examples: int = 3) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """Counts of judgments by status and up to ``examples`` (status, raw answer) pairs of failures."""
     counts = {str(k): int(v) for k, v in ratings["status"].value_counts().sort_index().items()}
-    failed = ratings[ratings["status"] != "ok"]
+    failed = ratings[ratings["status"] != Status.OK]
     shown = [(str(r.status), "" if r.raw is None or (isinstance(r.raw, float) and math.isnan(r.raw)) else str(r.raw))
              for r in failed.head(examples).itertuples()]
     return counts, shown
@@ -79,7 +80,7 @@ def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_
         return
     judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
     for rater, group in judged.groupby("rater", sort=True):
-        failed = int((group["status"] != "ok").sum())
+        failed = int((group["status"] != Status.OK).sum())
         share = failed / len(group)
         if share > max_failure_rate:
             raise TooManyFailures(f"{failed} of {len(group)} judgments of {what or rater} failed ({share:.0%} > "
@@ -90,7 +91,7 @@ def failure_lines(ratings: pd.DataFrame) -> list[str]:
     """The status counts of a rater's judgments and up to three failed answers, as lines to show."""
     counts, shown = failure_report(ratings)
     total = sum(counts.values())
-    ok = counts.get("ok", 0)
+    ok = counts.get(Status.OK.value, 0)
     line = ", ".join(f"{k} {v}" for k, v in counts.items())
     lines = [f"statuses of {total} judgments: {line}" + ("" if ok == total else f" — {total - ok} failed")]
     for status, raw in shown:

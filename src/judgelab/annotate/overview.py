@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from judgelab.annotate.selection import ItemKey
+from judgelab.status import Status
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +82,7 @@ def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Seque
     selected = set(keys)
     df = ratings[[(s, i) in selected for s, i in zip(ratings["system"], ratings["item_id"])]]
     df = df[df["criterion"].isin(list(outputs))]
-    human = df[df["rater"].map(is_human) & (df["status"] == "ok")]
+    human = df[df["rater"].map(is_human) & (df["status"] == Status.OK)]
     agreement = []
     for output in outputs:
         sub = human[human["criterion"] == output]

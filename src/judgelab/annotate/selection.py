@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Literal, Sequence
 
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -206,7 +207,7 @@ def disagreement_scores(ratings: "pd.DataFrame", criteria: Sequence[str] | None 
 
     from judgelab.ratings import is_human
 
-    ok = ratings[(ratings["status"] == "ok") & ratings["score"].notna()]
+    ok = ratings[(ratings["status"] == Status.OK) & ratings["score"].notna()]
     if criteria is not None:
         ok = ok[ok["criterion"].isin(list(criteria))]
     human_mask = ok["rater"].map(is_human)

@@ -44,6 +44,7 @@ from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.prompts import Template
 from judgelab.store import Judgment, Store, describe_changes
+from judgelab.status import Status
 
 __all__ = [
     "AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan", "Annotators", "load_annotators", "valid_name",
@@ -387,7 +388,7 @@ class AnnotationSession:
                 "position": position, "submitted": stamp}
         rows = [Judgment(item_id=item.item_id, system=item.system, group=item.group, criterion=output,
                          rater=HUMAN_PREFIX + annotator, sample=0, score=score, score_parsed=None, score_logprob=None,
-                         logprob_outside=None, status="ok", raw=comment or None, latency_s=seconds,
+                         logprob_outside=None, status=Status.OK, raw=comment or None, latency_s=seconds,
                          meta={**meta, "question": criterion_of[output]})
                 for output, score in zip(self.outputs, scores)]
         with self._lock:

@@ -19,6 +19,7 @@ commands that use them.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Callable
@@ -119,8 +120,33 @@ def _run_cli(entry: Callable[..., object], args: list[str] | None = None) -> Non
         sys.exit(result)
 
 
+class _WarningLines(logging.StreamHandler):
+    """``judgelab: warning: …`` on the current ``sys.stderr`` (looked up at each message)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setLevel(logging.WARNING)
+        self.setFormatter(logging.Formatter("judgelab: warning: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def _show_library_warnings() -> None:
+    """Library modules log on ``judgelab.*`` loggers and print nothing; the command line shows
+    their warnings on stderr as ``judgelab: warning: …`` lines. Only :func:`main` installs this
+    handler (once), so library use stays silent except through Python's last-resort handler."""
+    logger = logging.getLogger("judgelab")
+    if not any(isinstance(h, _WarningLines) for h in logger.handlers):
+        logger.addHandler(_WarningLines())
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False  # shown once, not again by a root handler
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``judgelab`` command."""
+    _show_library_warnings()
     _run_cli(typer.main.get_command(app), args)
 
 

@@ -79,7 +79,8 @@ def rate(
     pair = split_list(compare)
     if pair is not None and len(pair) != 2:
         raise JudgelabError("--compare needs two systems, e.g. --compare human,gpt2")
-    spec = RunFile(
+    # validated as a document, like `judgelab run SPEC.yaml` (the Literal options are checked there)
+    spec = RunFile.model_validate(dict(
         items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge, model, script),
         samples=samples, sampling={"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed},
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, rater=rater,
@@ -87,7 +88,7 @@ def rate(
         context_field=context_field, system_field=system_field, group_field=group_field, all_runs=all_runs,
         max_failure_rate=max_failure_rate, base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
         max_retries=max_retries, no_n=no_n, transport=transport, max_tokens_param=max_tokens_param, model_path=model_path,
-    )
+    ))
     execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
 
 

@@ -24,6 +24,7 @@ from judgelab.cli.common import (
     TerminalDisplay,
 )
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 
 @app.command()
@@ -220,10 +221,10 @@ def scales(
     def table(path: Path, wanted: list[str] | None = None) -> pd.DataFrame:
         """Items × metrics: a tidy ratings file (samples averaged), or a table with an id column and one column per metric."""
         records = None if path.suffix.lower() == ".parquet" else read_records(path)
-        columns = None if records is None else record_columns(records)
+        columns = [] if records is None else record_columns(records)
         if records is None or tidy <= set(columns):
             df = read_ratings(path)
-            df = df[df["status"] == "ok"]
+            df = df[df["status"] == Status.OK]
             return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
         if "id" not in columns:
             raise JudgelabError(f"{path}: neither a tidy ratings file ({', '.join(sorted(tidy))}) nor a table with an id column")

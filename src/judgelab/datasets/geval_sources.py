@@ -28,6 +28,7 @@ from typing import Any
 from judgelab.datasets.items import Item
 from judgelab.datasets.readers import parse_score, read_records
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 __all__ = ["GevalData", "DATASETS", "SUMMEVAL_CRITERIA", "TOPICAL_CHAT_CRITERIA", "HUMAN_RATER", "shared_data_path",
            "resolve_data", "load_summeval", "load_topical_chat", "load_geval_data"]
@@ -153,7 +154,7 @@ def load_summeval(path: str | Path, n_items: int | None = None) -> GevalData:
             if score is None:
                 raise JudgelabError(f"{path}: {where}: no {criterion!r} score")
             human.append({"item_id": doc, "system": system, "group": doc, "criterion": criterion, "rater": HUMAN_RATER,
-                          "sample": 0, "score": score, "status": "ok"})
+                          "sample": 0, "score": score, "status": Status.OK.value})
     if not items:
         raise JudgelabError(f"{path}: no summaries")
     return GevalData("summeval", path, tuple(items), _human_frame(human), SUMMEVAL_CRITERIA)
@@ -208,7 +209,7 @@ def load_topical_chat(path: str | Path, n_items: int | None = None) -> GevalData
             if score is None:
                 raise JudgelabError(f"{path}: {where}: no {criterion!r} score")
             human.append({"item_id": cid, "system": system, "group": cid, "criterion": criterion, "rater": HUMAN_RATER,
-                          "sample": 0, "score": score, "status": "ok"})
+                          "sample": 0, "score": score, "status": Status.OK.value})
     if not items:
         raise JudgelabError(f"{path}: no responses")
     return GevalData("topical-chat", path, tuple(items), _human_frame(human), TOPICAL_CHAT_CRITERIA)

@@ -30,6 +30,7 @@ from judgelab.stats.dhp import (
     max_discernment,
     wilcoxon_greater,
 )
+from judgelab.status import Status
 
 __all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "public_report", "report_json",
            "REPORT_SCHEMA"]
@@ -50,11 +51,13 @@ def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
 
     def vote(value: Any, where: str, empty: float | None = None) -> float:
         number = parse_score(value, where, what="vote count")
-        if number is None and empty is None:
-            raise JudgelabError(f"{where}: no vote count")
-        if number is not None and number < 0:
+        if number is None:
+            if empty is None:
+                raise JudgelabError(f"{where}: no vote count")
+            return empty
+        if number < 0:
             raise JudgelabError(f"{where}: vote count {value!r} is negative")
-        return empty if number is None else number
+        return number
 
     data: dict[str, dict[str, float]] = {}
     if path.suffix.lower() == ".csv":
@@ -96,12 +99,12 @@ def _votes_for(votes: dict[str, dict[str, float]] | None, name: str) -> dict[str
 def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[str, float]] | None = None,
                   exact: bool = False) -> dict[str, Any]:
     """The discernment report of one judge (``ratings`` holds one rater)."""
-    ok = ratings[ratings["status"] == "ok"] if "status" in ratings else ratings
+    ok = ratings[ratings["status"] == Status.OK] if "status" in ratings else ratings
     means = ok.groupby(["criterion", "system", "item_id"])["score"].mean()
     metrics = [m for m in task.metrics if m in set(ratings["criterion"])]
     if not metrics:
         raise JudgelabError(f"the ratings have none of the metrics of task {task.name!r} ({', '.join(task.metrics)})")
-    perturbations = []
+    perturbations: list[dict[str, Any]] = []
     for p in task.perturbations:
         if p.name not in set(ratings["system"]):
             continue
@@ -146,7 +149,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         "D_min_ew": float(min(r["D_ew"] for r in perturbations)),
         "combination": "asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
         "expert_weights": bool(votes),
-        "failure_rate": float((ratings["status"] != "ok").mean()) if "status" in ratings else 0.0,
+        "failure_rate": float((ratings["status"] != Status.OK).mean()) if "status" in ratings else 0.0,
     }
 
 

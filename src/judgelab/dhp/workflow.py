@@ -28,6 +28,7 @@ from judgelab.report.output import write_index
 from judgelab.run import RunSpec
 from judgelab.store import Store, write_table
 from judgelab.workflow import check_failure_rate, execute, failure_lines, html_report
+from judgelab.status import Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options",
            "public_report"]
@@ -69,7 +70,7 @@ def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | No
     if ratings is not None:
         levels = {p.name: p.level for p in task.perturbations}
         per_judge: dict[str, dict[str, np.ndarray]] = {}
-        for rater, grp in ratings[ratings["status"] == "ok"].groupby("rater"):
+        for rater, grp in ratings[ratings["status"] == Status.OK].groupby("rater"):
             item_scores = grp.groupby(["system", "item_id"])["score"].mean().reset_index()
             item_scores["level"] = item_scores["system"].map(lambda s: "original" if s == "original" else levels.get(s, "?"))
             order = ["original", "character", "word", "sentence"]

@@ -41,9 +41,9 @@ class Sampling(BaseModel):
         {'temperature': 1.0, 'top_p': 0.9, 'max_tokens': 128, 'seed': None}
     """
 
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(128, ge=1, le=32768)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=128, ge=1, le=32768)
     seed: int | None = None
 
     model_config = {"frozen": True}

@@ -284,7 +284,7 @@ def _extra_buffers(enabled: bool) -> Iterator[None]:
 
     original = capi.llama_model_default_params
 
-    def params():  # type: ignore[no-untyped-def]
+    def params():
         p = original()
         if hasattr(p, "use_extra_bufts"):
             p.use_extra_bufts = enabled
@@ -355,7 +355,7 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
             llm = llama_cpp.Llama(model_path=str(path), verbose=False, **kwargs)
     except (ValueError, RuntimeError) as exc:
         raise BackendError(f"could not load GGUF model {path}: {exc}") from None
-    llm.judgelab_cpu_path = cpu
+    setattr(llm, "judgelab_cpu_path", cpu)  # an extra attribute on llama_cpp's Llama (see the docstring)
     return llm, path
 
 

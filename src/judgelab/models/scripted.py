@@ -87,7 +87,7 @@ class ScriptedTestJudge(Backend):
         score_fn: Callable[[str], Mapping[str, float]] | None = None,
     ) -> None:
         self.model_id = model_id
-        self._script = script if script is not None else {"default": "3"}
+        self._script: Mapping[str, Any] | Callable[[str], str] = script if script is not None else {"default": "3"}
         self._score_fn = score_fn
         self._seen: Counter[str] = Counter()
         self.calls: list[JudgeRequest] = []
@@ -110,7 +110,7 @@ class ScriptedTestJudge(Backend):
             if not probs:
                 probs = {str(rule.get("reply", "3")).strip(): 1.0}
             alts = {k: (math.log(v) if v > 0 else float("-inf")) for k, v in probs.items()}
-            best = max(alts, key=alts.get)
+            best = max(alts, key=lambda label: alts[label])
             return JudgeResponse([Choice(best, [(best, alts[best], alts)], "score")], prompt_tokens=len(prompt.split()))
         choices = []
         for _ in range(request.n):

@@ -24,6 +24,7 @@ from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_item
 from judgelab.recipes.common import RecipeOutput, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
+from judgelab.status import Status
 
 __all__ = ["run_chiang_lee", "plan_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
 
@@ -65,7 +66,7 @@ def welch_by_writer(df: pd.DataFrame) -> pd.DataFrame:
     if len(writers) < 2:
         return pd.DataFrame()
     a, b = sorted(writers)
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     pooled = ok.assign(rater=ok["rater"].where(~ok["rater"].str.startswith("human:"), "human"))
     return compare_systems(pooled, a, b).rename(columns={"system_a": "writer_a", "system_b": "writer_b"})
 
@@ -75,7 +76,7 @@ def variance_table(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     ``<attribute> <writer> mean`` and ``<attribute> <writer> sd`` (the paper's "mean ± SD")."""
     rows = []
     for rater, setup in labels.items():
-        sub = df[(df["rater"] == rater) & (df["status"] == "ok")]
+        sub = df[(df["rater"] == rater) & (df["status"] == Status.OK)]
         row: dict[str, Any] = {"setup": setup}
         for (criterion, writer), grp in sub.groupby(["criterion", "system"]):
             row[f"{criterion} {writer} mean"] = float(grp["score"].mean())
@@ -110,7 +111,7 @@ def adversarial_items(path: Path | None, n_items: int | None) -> tuple[list[Item
 
 def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any]:
     """Identical pairs should be rated 5 (Table 4, †). Flags a judge whose mean is below 5 - tolerance."""
-    ident = meaning[(meaning["system"] == "identical") & (meaning["status"] == "ok")]
+    ident = meaning[(meaning["system"] == "identical") & (meaning["status"] == Status.OK)]
     if ident.empty:
         return {"passed": False, "mean": float("nan"), "share_top": float("nan"), "message": "no identical pair was rated"}
     mean = float(ident["score"].mean())
@@ -191,7 +192,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         output.table(variance_table(ratings, labels), "table3_variance", "Table 3: instructions and sampling temperature")
         if mode == "logprob":
             notes.append("log-probability scores do not depend on the temperature; use --score parsed to study sampling")
-    adv = ratings[ratings["rater"].isin({r_flu, r_mean}) & (ratings["status"] == "ok")]
+    adv = ratings[ratings["rater"].isin({r_flu, r_mean}) & (ratings["status"] == Status.OK)]
     t4 = adv.groupby(["system", "criterion"])["score"].mean().unstack()
     output.table(t4.reset_index(), "table4_adversarial", "Table 4: mean fluency and meaning preservation per attack")
     mean_ = ratings[(ratings["rater"] == r_mean) & (ratings["criterion"] == "meaning")]
@@ -215,7 +216,7 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
 
     items, _ = _stories(stories, n_items, fields)
     stages: list[tuple[str, list[Item], Any]] = []
-    base = dict(samples=samples, score=score, defaults=defaults)
+    base: dict[str, Any] = dict(samples=samples, score=score, defaults=defaults)
     stages.append(("story rating", items, recipe_spec("chiang-lee-story", judge, **base)))
     if variance:
         for variant in ("persona", "explain"):

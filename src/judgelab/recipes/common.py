@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import pandas as pd
 
 from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
 from judgelab.manifest import write_manifest
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
@@ -120,7 +121,13 @@ def recipe_spec(template: str | Template, judge: str, *, samples: int = 3, score
     preferred label is ``{model}@template[+variant]`` with ``{model}`` filled in by the caller."""
     kind, _ = parse_judge(judge, defaults)
     tpl = template if isinstance(template, Template) else load_template(template)
-    mode = score or ("logprob" if kind == "local" else "parsed")
+    mode: Literal["parsed", "logprob"]
+    if not score:
+        mode = "logprob" if kind == "local" else "parsed"
+    elif score == "parsed" or score == "logprob":
+        mode = "parsed" if score == "parsed" else "logprob"
+    else:
+        raise JudgelabError(f"unknown --score {score!r}: parsed or logprob")
     spec = RunSpec(template=tpl.name, criteria=criteria, variant=variant, samples=1 if mode == "logprob" else samples,
                    sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed), score=mode,
                    label=rater or "{model}@" + tpl.name + (f"+{variant}" if variant else ""))
@@ -150,6 +157,7 @@ def judge_run(items: list[Item], template: str | Template, judge: str, store: St
     spec, tpl = recipe_spec(template, judge, samples=samples, score=score, temperature=temperature, top_p=top_p,
                             max_tokens=max_tokens, variant=variant, rater=rater, criteria=criteria, defaults=defaults, seed=seed)
     backend = build_judge(judge, defaults)
+    assert spec.label is not None  # recipe_spec always sets one
     spec = spec.model_copy(update={"label": spec.label.replace("{model}", backend.model_id)})
     stats = execute(items, spec, backend, store, progress, label=f"{spec.label}", template=tpl)
     return stats.rater

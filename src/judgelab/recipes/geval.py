@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 __all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
            "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
@@ -96,7 +97,7 @@ class GevalReport:
 
 def _paired(ratings: pd.DataFrame, judge: str, criterion: str, human_rater: str) -> pd.DataFrame:
     """One row per (group, system): the judge's mean over its ok samples (x) and the human score (y)."""
-    ok = ratings[(ratings["criterion"] == criterion) & (ratings["status"] == "ok") & ratings["score"].notna()]
+    ok = ratings[(ratings["criterion"] == criterion) & (ratings["status"] == Status.OK) & ratings["score"].notna()]
     x = ok[ok["rater"] == judge].groupby(["group", "system"])["score"].mean().rename("x")
     y = ok[ok["rater"] == human_rater].groupby(["group", "system"])["score"].mean().rename("y")
     return pd.concat([x, y], axis=1).reset_index()
@@ -222,14 +223,14 @@ def _correlations(ratings: pd.DataFrame, judges: list[str], criteria: list[str],
                         res = system_level(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
                         if np.isnan(res.r):
                             note = res.reason
-                        ci = (cluster_bootstrap_ci(frame, lambda t, m=m: _system_r(t, m), "group",
+                        ci = (cluster_bootstrap_ci(frame, lambda t: _system_r(t, m), "group",
                                                    n_resamples=n_resamples, seed=seed) if n_resamples else None)
                     else:
                         both = frame.dropna(subset=["x", "y"])
                         res = overall(both["x"].to_numpy(float), both["y"].to_numpy(float), m)
                         if np.isnan(res.r):
                             note = res.reason
-                        ci = (cluster_bootstrap_ci(both, lambda t, m=m: correlate(t["x"], t["y"], m).r, "group",
+                        ci = (cluster_bootstrap_ci(both, lambda t: correlate(t["x"], t["y"], m).r, "group",
                                                    n_resamples=n_resamples, seed=seed) if n_resamples else None)
                     if ci is None:
                         low = high = float("nan")

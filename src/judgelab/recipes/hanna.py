@@ -29,6 +29,7 @@ from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats import bh_adjust, correlate, icc, williams_one_sided
 from judgelab.stats.correlation import level_correlation, matrix_frame
+from judgelab.status import Status
 
 __all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",
            "human_baseline", "human_icc", "to_ratings", "load_stories"]
@@ -274,7 +275,7 @@ def to_ratings(scores: HannaScores) -> pd.DataFrame:
         values = scores.data[col]
         for s, system in enumerate(scores.systems):
             for n in range(n_prompts):
-                rows.append((str(n), system, str(n), criterion, rater, 0, values[s, n], "ok"))
+                rows.append((str(n), system, str(n), criterion, rater, 0, values[s, n], Status.OK.value))
     return pd.DataFrame(rows, columns=["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"])
 
 

@@ -26,6 +26,7 @@ from judgelab.recipes.explanations import explanation_map, explanation_share, ke
 from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
 from judgelab.store import Store
+from judgelab.status import Status
 
 __all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
 
@@ -77,7 +78,7 @@ def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
         ``rater, criterion, icc2k, low, high, note`` (NaN with a note for a single try).
     """
     rows = []
-    for (rater, criterion), grp in ratings[ratings["status"] == "ok"].groupby(["rater", "criterion"]):
+    for (rater, criterion), grp in ratings[ratings["status"] == Status.OK].groupby(["rater", "criterion"]):
         wide = grp.pivot_table(index=["system", "item_id"], columns="sample", values="score", aggfunc="first")
         if wide.shape[1] < 2:
             rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "low": np.nan, "high": np.nan,
@@ -93,7 +94,7 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
     its 95% CI as two numeric columns ``<criterion>_ci_low`` and ``<criterion>_ci_high``, the
     overall mean, and the systems ranked per rater.
     """
-    ok = ratings[ratings["status"] == "ok"]
+    ok = ratings[ratings["status"] == Status.OK]
     item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean().reset_index()
     rows = []
     for (rater, system), grp in item_means.groupby(["rater", "system"]):
@@ -153,15 +154,15 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     output.table(icc_table(ratings), "icc2k", "ICC(2,k) of the tries per criterion and Eval-Prompt, 95% CI")
     per_ep = []
     for ep, rater in raters.items():
-        sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
+        sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == Status.OK)]
         m, lo, hi = mean_ci(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
         per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "ci_low": lo, "ci_high": hi,
-                       "failed": int((ratings[ratings["rater"] == rater]["status"] != "ok").sum())})
+                       "failed": int((ratings[ratings["rater"] == rater]["status"] != Status.OK).sum())})
     output.table(pd.DataFrame(per_ep), "average_rating", "average rating per Eval-Prompt, 95% CI")
     output.table(asg_table(ratings), "asg", "ASG: average rating per system and criterion (95% CI), ranked")
     expl_rows, kw_rows = [], []
     notes = []
-    generated = ratings["score_parsed"].notna().any() or ratings["status"].ne("ok").any()
+    generated = ratings["score_parsed"].notna().any() or ratings["status"].ne(Status.OK).any()
     if not generated:
         notes.append("log-probability scoring generates no text: the explanation analysis needs --score parsed")
     for ep, rater in raters.items():

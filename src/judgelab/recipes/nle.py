@@ -32,6 +32,7 @@ from judgelab.retrieve import Retriever
 from judgelab.stats import correlate
 from judgelab.stats.scales import scale_table
 from judgelab.store import Store
+from judgelab.status import Status
 
 __all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "load_human_scores"]
 
@@ -76,7 +77,7 @@ def load_human_scores(path: Path | None) -> pd.DataFrame | None:
         raise JudgelabError(f"{path}: human scores need columns id, informativeness, clarity (missing {missing[0]!r})")
     rows = []
     for i, record in enumerate(records):
-        row = {"id": str(record.get("id"))}
+        row: dict[str, Any] = {"id": str(record.get("id"))}
         for metric in METRICS:
             value = parse_score(record.get(metric), f"{path}: {records.where(i)}, column {metric!r}")
             if value is None:
@@ -88,7 +89,7 @@ def load_human_scores(path: Path | None) -> pd.DataFrame | None:
 
 def _item_means(ratings: pd.DataFrame, rater: str) -> pd.DataFrame:
     """Items × criteria: one rater's mean successful score per item (samples averaged)."""
-    ok = ratings[(ratings["rater"] == rater) & (ratings["status"] == "ok")]
+    ok = ratings[(ratings["rater"] == rater) & (ratings["status"] == Status.OK)]
     return ok.groupby(["item_id", "criterion"])["score"].mean().unstack()
 
 
@@ -106,7 +107,7 @@ def _pair_items(items: dict[str, Item], pairs, both_orders: bool = True, example
         for a, b in ((p.first, p.second), (p.second, p.first)) if both_orders else ((p.first, p.second),):
             fa = {**items[a].extra, "text": items[a].text}
             fb = {**items[b].extra, "text": items[b].text}
-            extra = {"first": fa, "second": fb}
+            extra: dict[str, Any] = {"first": fa, "second": fb}
             if examples is not None:
                 extra["examples"] = examples[a]
             out.append(Item(f"{a}|{b}", f"{a} vs {b}", "pair", None, None, extra))
@@ -114,7 +115,7 @@ def _pair_items(items: dict[str, Item], pairs, both_orders: bool = True, example
 
 
 def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str, str], float]:
-    ok = ratings[(ratings["rater"] == rater) & (ratings["criterion"] == metric) & (ratings["status"] == "ok")]
+    ok = ratings[(ratings["rater"] == rater) & (ratings["criterion"] == metric) & (ratings["status"] == Status.OK)]
     means = ok.groupby("item_id")["score"].mean()
     return {tuple(k.split("|", 1)): float(v) for k, v in means.items()}
 
@@ -164,7 +165,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         tokens_out = int(mine.drop_duplicates("attempts")["completion_tokens"].sum())
         cost = {"items": len(items), "samples": samples, "judgments": len(mine), "new_calls": calls,
                 "wall_s": wall, "s_per_item": wall / max(1, len(items)), "tokens_in": tokens_in, "tokens_out": tokens_out,
-                "parse_failures": int((mine["status"] != "ok").sum())}
+                "parse_failures": int((mine["status"] != Status.OK).sum())}
         if price_in is not None and price_out is not None:
             cost["cost_usd"] = (tokens_in * price_in + tokens_out * price_out) / 1e6
         output.table(pd.DataFrame([cost]), "cost", "cost and time of the rating run (table 2, judge side)")

@@ -19,6 +19,7 @@ import pandas as pd
 from judgelab.ratings import is_human
 from judgelab.stats import correlate
 from judgelab.summary import TABLE1_ALPHA_LEVEL, annotator_agreement
+from judgelab.status import Status
 
 __all__ = ["table1", "pairwise_kendall", "kendall_vs_humans", "annotator_matrix"]
 
@@ -27,7 +28,7 @@ def annotator_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Items × annotators (human raters, or a judge's samples) of one rater group."""
     key = df["rater"].where(df["rater"].map(is_human), df["rater"] + "#" + df["sample"].astype(str))
     ok = df.assign(annotator=key)
-    ok = ok[ok["status"] == "ok"]
+    ok = ok[ok["status"] == Status.OK]
     return ok.pivot_table(index="item_id", columns="annotator", values="score", aggfunc="first")
 
 
@@ -50,14 +51,14 @@ def table1(df: pd.DataFrame, level: str = TABLE1_ALPHA_LEVEL) -> pd.DataFrame:
     """
     rows = []
     for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
-        scores = grp.loc[grp["status"] == "ok", "score"]
+        scores = grp.loc[grp["status"] == Status.OK, "score"]
         matrix = annotator_matrix(grp)
         alpha, full = annotator_agreement(matrix.to_numpy(dtype=float).T, level)
         rows.append({
             "rater": group, "writer": system, "criterion": criterion, "items": matrix.shape[0],
             "annotators": matrix.shape[1], "mean": scores.mean(), "sd": scores.std(ddof=1),
             "alpha": alpha, "full_agreement_pct": 100 * full,
-            "failed": int((grp["status"] != "ok").sum()),
+            "failed": int((grp["status"] != Status.OK).sum()),
         })
     return pd.DataFrame(rows)
 
@@ -74,7 +75,7 @@ def pairwise_kendall(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def kendall_vs_humans(df: pd.DataFrame) -> pd.DataFrame:
-    ok = df[df["status"] == "ok"]
+    ok = df[df["status"] == Status.OK]
     human = ok[ok["rater"].map(is_human)].groupby(["system", "criterion", "item_id"])["score"].mean()
     rows = []
     for rater, grp in ok[~ok["rater"].map(is_human)].groupby("rater"):

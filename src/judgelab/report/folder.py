@@ -31,6 +31,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.status import Status
 
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "HumanRatings", "load_humans", "RATINGS_FILES",
            "HUMAN_FILES", "is_human"]
@@ -207,7 +208,7 @@ def ratings_from_file(path: Path) -> pd.DataFrame:
     if missing:
         raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
     df = df.copy()
-    defaults: dict[str, Any] = {"system": "default", "group": None, "sample": 0, "status": "ok", "raw": None}
+    defaults: dict[str, Any] = {"system": "default", "group": None, "sample": 0, "status": Status.OK.value, "raw": None}
     for col in JUDGMENT_COLUMNS:
         if col not in df.columns:
             df[col] = defaults.get(col)
@@ -227,8 +228,8 @@ def _normalise(df: pd.DataFrame) -> pd.DataFrame:
         df[col] = pd.to_numeric(df[col], errors="coerce")
     df["sample"] = df["sample"].fillna(0).astype(int)
     if "score" in df:
-        bad = df["score"].isna() & (df["status"] == "ok")
-        df.loc[bad, "status"] = "missing"
+        bad = df["score"].isna() & (df["status"] == Status.OK)
+        df.loc[bad, "status"] = Status.MISSING.value
     return df
 
 
@@ -254,10 +255,10 @@ def _tidy_humans(df: pd.DataFrame, where: str) -> pd.DataFrame:
         "system": df["system"].map(_text_or_none) if "system" in df.columns else None,
         "group": df["group"] if "group" in df.columns else None,
         "sample": pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int) if "sample" in df.columns else 0,
-        "status": df["status"].astype(str) if "status" in df.columns else "ok",
+        "status": df["status"].astype(str) if "status" in df.columns else Status.OK.value,
         "source": where,
     })
-    out.loc[out["score"].isna() & (out["status"] == "ok"), "status"] = "missing"
+    out.loc[out["score"].isna() & (out["status"] == Status.OK), "status"] = Status.MISSING.value
     return out
 
 

@@ -30,6 +30,7 @@ from judgelab.report.html_model import (
     WhatRan,
 )
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
+from judgelab.status import Status
 
 __all__ = ["df_table", "correlation_ci", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
            "cost_time", "other_tables", "CONSUMED_FILES", "OTHER_TABLE_ROWS"]
@@ -292,7 +293,7 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
     rows = []
     if judge is not None and not judge.empty:
         base = summarize(judge)
-        ok = judge[(judge["status"] == "ok") & judge["score"].notna()]
+        ok = judge[(judge["status"] == Status.OK) & judge["score"].notna()]
         item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean()
     else:
         base = pd.DataFrame()
@@ -306,7 +307,7 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
                      rec.exact_agreement, rec.failed, rec.failure_rate])
     hum = humans.table
     if hum is not None and not hum.empty:
-        hok = hum[(hum["status"] == "ok") & hum["score"].notna()].copy()
+        hok = hum[(hum["status"] == Status.OK) & hum["score"].notna()].copy()
         hok["system"] = hok["system"].where(hok["system"].notna(), "(any)")
         per_rater = hok.groupby(["system", "criterion", "item_id", "rater"])["score"].mean()
         per_item = per_rater.groupby(level=["system", "criterion", "item_id"]).mean()
@@ -510,7 +511,7 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
     from judgelab.report.html_items import parse_attempts
 
     total = len(judge)
-    failed = int((judge["status"] != "ok").sum())
+    failed = int((judge["status"] != Status.OK).sum())
     counts = judge.groupby(["rater", "status"]).size().reset_index(name="judgments")
     per_rater = judge.groupby("rater").size()
     counts["share"] = [c / per_rater[r] for r, c in zip(counts["rater"], counts["judgments"])]
@@ -519,11 +520,11 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
                               "and never enter the statistics.")
     by_criterion = None
     if judge["criterion"].nunique() > 1 and failed:
-        bad = judge[judge["status"] != "ok"].groupby(["rater", "criterion", "status"]).size().reset_index(name="judgments")
+        bad = judge[judge["status"] != Status.OK].groupby(["rater", "criterion", "status"]).size().reset_index(name="judgments")
         by_criterion = df_table(bad, "failures-criterion", "Failed judgments by criterion and status",
                                 kinds={"judgments": "int"})
     examples = []
-    bad = judge[judge["status"] != "ok"].sort_values("seq", kind="mergesort")
+    bad = judge[judge["status"] != Status.OK].sort_values("seq", kind="mergesort")
     for (rater, status), grp in bad.groupby(["rater", "status"], sort=True):
         for row in grp.head(examples_per_status).itertuples(index=False):
             atts = [(str(a.get("status", "")), str(a.get("text") or "")) for a in parse_attempts(row.attempts)]

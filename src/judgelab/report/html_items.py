@@ -39,6 +39,7 @@ import pandas as pd
 
 from judgelab.report.folder import HumanRatings
 from judgelab.report.html_model import ItemBrowser
+from judgelab.status import Status
 
 __all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "distribution", "parse_attempts"]
 
@@ -226,7 +227,7 @@ def _human_index(humans: HumanRatings) -> dict[tuple[str, str | None, str], dict
     out: dict[tuple[str, str | None, str], dict[str, list[float]]] = {}
     if table is None or table.empty:
         return out
-    ok = table[(table["status"] == "ok") & table["score"].notna()]
+    ok = table[(table["status"] == Status.OK) & table["score"].notna()]
     for criterion, system, item, rater, score in zip(ok["criterion"].tolist(), ok["system"].tolist(),
                                                      ok["item_id"].tolist(), ok["rater"].tolist(), ok["score"].tolist()):
         key = (str(criterion), system if isinstance(system, str) else None, str(item))
@@ -283,7 +284,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                     cue = str(request["score_cue"])  # type: ignore[index]
             status = str(col["status"][k])
             score = _num(col["score"][k])
-            if status == "ok" and score is not None:
+            if status == Status.OK and score is not None:
                 scores.append(float(col["score"][k]))
             raw = col["raw"][k]
             raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else str(raw)

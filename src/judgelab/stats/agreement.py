@@ -6,6 +6,8 @@ of items on which all annotators give exactly the same rating.
 """
 from __future__ import annotations
 
+from typing import Literal, cast
+
 import numpy as np
 
 __all__ = ["krippendorff_alpha", "exact_agreement", "gwet_ac1"]
@@ -48,7 +50,8 @@ def krippendorff_alpha(data, level: str = "ordinal") -> float:
     arr = arr[:, pairable]
     if arr.size == 0 or np.unique(arr[~np.isnan(arr)]).size < 2:
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=arr, level_of_measurement=level))
+    measurement = cast(Literal["nominal", "ordinal", "interval", "ratio"], level)  # checked above
+    return float(krippendorff.alpha(reliability_data=arr, level_of_measurement=measurement))
 
 
 def exact_agreement(data) -> float:

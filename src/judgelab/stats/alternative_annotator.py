@@ -317,6 +317,7 @@ def alt_test(
         raise ValueError(f"q must be in (0, 1), got {q!r}.")
     if isinstance(min_items, bool) or not isinstance(min_items, (int, np.integer)) or min_items < 2:
         raise ValueError(f"min_items must be an integer >= 2, got {min_items!r}.")
+    fn: Callable[..., float] | None
     if callable(scoring):
         name, fn = "callable", scoring
     elif scoring in SCORINGS:
@@ -332,8 +333,7 @@ def alt_test(
     values = df.to_numpy(dtype=object)
     missing = pd.isna(df).to_numpy()
     f_missing = np.asarray(pd.isna(f), dtype=bool)
-    numeric = fn is None
-    if numeric:
+    if fn is None:  # a numeric score
         values = _numeric(values, "human ratings")
         f = _numeric(f, "judge ratings")
 
@@ -348,7 +348,7 @@ def alt_test(
             skipped.append(annotator)
             continue
         others = values[items][:, other_cols]
-        if numeric:
+        if fn is None:
             s_h = _scores_numeric(values[items, j], others, name)
             s_f = _scores_numeric(f[items], others, name)
         else:

@@ -43,7 +43,7 @@ def _undefined(confidence_level: float, n_resamples: int, clusters: int, reason:
 
 def cluster_bootstrap_ci(
     frame: pd.DataFrame,
-    statistic: Callable[[pd.DataFrame], float],
+    statistic: Callable[..., float],
     cluster: str,
     n_resamples: int = 999,
     confidence_level: float = 0.95,

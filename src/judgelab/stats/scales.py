@@ -14,7 +14,8 @@ is low, 4 is high. Ternary edges [3, 5]: 2.99 low, 3 moderate, 4.99 moderate, 5 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def majority_baseline(truth) -> np.ndarray:
     return np.full(t.shape, values[np.argmax(counts)])
 
 
-def scale_report(human, judge, granularity: str = "binary", edges: Sequence[float] | None = "default") -> dict[str, float]:
+def scale_report(human, judge, granularity: str = "binary",
+                 edges: Sequence[float] | Literal["default"] | None = "default") -> dict[str, Any]:
     """Weighted F1 and RMSE of the judge and of the majority baseline at one granularity."""
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}: {', '.join(GRANULARITIES)}")
@@ -84,7 +86,7 @@ SCALE_COLUMNS = ["metric", "granularity", "n", "f1", "rmse", "baseline_f1", "bas
                  "r", "p", "note"]
 
 
-def scale_table(human, judge, edges: dict[str, Sequence[float] | None] | None = None, metrics=None):
+def scale_table(human, judge, edges: Mapping[str, Sequence[float] | None] | None = None, metrics=None):
     """Scale agreement of a judge with humans per metric: every granularity, then Pearson and Spearman.
 
     The one implementation behind ``judgelab scales`` and the NLE recipe (tables 3-5). Granularity
