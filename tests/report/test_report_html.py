@@ -179,14 +179,17 @@ def test_script_in_data_is_only_escaped(rate_report):
     assert any(XSS in content for u in units for p in u["prompts"] for _, content in p)
 
 
-def test_correlation_cis_added_and_plausible(rate_report):
+def test_correlation_cis_are_agrees_own_and_plausible(rate_report):
     folder, _, html = rate_report
     corr = pd.read_csv(folder / "correlations.csv")
     row = corr[(corr["level"] == "overall") & (corr["method"] == "pearson")].iloc[0]
+    # the report shows agree's cluster-bootstrap interval, not a second computation of its own
+    assert row["ci_low"] < row["r"] < row["ci_high"]
+    text = "".join(parse(html).text)
+    assert f"{row['ci_low']:.3f}" in text and f"{row['ci_high']:.3f}" in text and "cluster bootstrap" in text
+    # the Fisher-z fallback (tables of older versions without intervals) stays correct
     lo, hi = correlation_ci(row["r"], row["n"], "pearson")
     assert lo < row["r"] < hi
-    text = "".join(parse(html).text)
-    assert f"{lo:.3f}" in text and f"{hi:.3f}" in text
     assert correlation_ci(0.5, 3, "kendall") == (None, None)
     assert correlation_ci(1.0, 30, "pearson") == (None, None)
     z = math.atanh(0.5)

@@ -387,18 +387,23 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
     figures: list[Figure] = []
     if not corr.empty and {"r", "n", "method"} <= set(corr.columns):
         corr = corr.copy()
-        cis = [correlation_ci(r, n, m) if lvl != "group" else (None, None)
-               for r, n, m, lvl in zip(corr["r"], corr["n"], corr["method"], corr.get("level", [""] * len(corr)))]
-        pos = list(corr.columns).index("r") + 1
-        corr.insert(pos, "ci_low", [c[0] for c in cis])
-        corr.insert(pos + 1, "ci_high", [c[1] for c in cis])
+        if {"ci_low", "ci_high"} <= set(corr.columns):  # agree's own intervals (judgelab.stats.cluster_bootstrap_ci)
+            ci_note = ("95% CI: cluster bootstrap as `judgelab agree` computes it (items resampled with all their "
+                       "samples and systems; groups at the group level); a NaN's reason is in the note column.")
+        else:  # tables written by judgelab versions before agree carried intervals
+            cis = [correlation_ci(r, n, m) if lvl != "group" else (None, None)
+                   for r, n, m, lvl in zip(corr["r"], corr["n"], corr["method"], corr.get("level", [""] * len(corr)))]
+            pos = list(corr.columns).index("r") + 1
+            corr.insert(pos, "ci_low", [c[0] for c in cis])
+            corr.insert(pos + 1, "ci_high", [c[1] for c in cis])
+            ci_note = ("95% CI: Fisher z approximation (Pearson 1/√(n−3); Spearman √((1+r²/2)/(n−3)), "
+                       "Bonett & Wright 2000; Kendall √(0.437/(n−4)), Fieller et al. 1957), since these tables carry "
+                       "no intervals. The group level is a mean of per-group correlations (n = groups): no interval is given.")
         corr_table = df_table(corr, "correlations", "Judge vs mean human rating: correlation per criterion, level and method",
                               rename={"r": "r", "ci_low": "95% CI low", "ci_high": "95% CI high", "n": "n",
                                       "failure_rate": "failure rate"},
                               kinds={"ci_low": "num", "ci_high": "num", "n": "int"},
-                              note="95% CI: Fisher z approximation (Pearson 1/√(n−3); Spearman √((1+r²/2)/(n−3)), "
-                                   "Bonett & Wright 2000; Kendall √(0.437/(n−4)), Fieller et al. 1957). The group level "
-                                   "is a mean of per-group correlations (n = groups): no interval is given.")
+                              note=ci_note)
         baseline = tables.get("human_baseline", pd.DataFrame())
         raters = sorted(corr["rater"].astype(str).unique()) if "rater" in corr else []
         for k, method in enumerate(sorted(corr["method"].astype(str).unique())):
