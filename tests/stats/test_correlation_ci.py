@@ -72,3 +72,18 @@ def test_matrix_wrappers_and_mean_of_pairs():
     two = level_correlation(frame, "overall", "pearson", y="z").r
     both = mean_level_correlation(frame, [("score_x", "score_y"), ("score_x", "z")], "overall", "pearson", n_resamples=100)
     assert both.r == pytest.approx((one + two) / 2) and both.ci_low <= both.r <= both.ci_high
+
+
+def test_means_equal_on_paper_are_ties_whatever_the_summation_order():
+    """Means that differ only by floating-point rounding (3.0000000000000004 vs 3.0) are ties."""
+    from scipy import stats
+
+    a, b = (0.1 + 0.2) * 10, 3.0        # equal on paper, not in floating point
+    assert a != b
+    human = np.array([a, b, 3.5, 2.0, a])
+    judge = np.array([2.0, 3.0, 4.0, 1.0, 2.5])
+    exact = [3.0 if v in (a, b) else v for v in human]  # the true values: three ties
+    for method, fn in (("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        assert correlate(judge, human, method).r == pytest.approx(fn(judge, exact).statistic, abs=1e-12)
+        assert fn(judge, human).statistic != pytest.approx(fn(judge, exact).statistic, abs=1e-6)  # the bug this guards
+    assert np.isnan(correlate(judge[:3], np.array([a, b, a]), "pearson").r)  # constant on paper: undefined

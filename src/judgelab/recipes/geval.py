@@ -8,14 +8,15 @@ each judge with the human means, per criterion and method, at three levels:
 
 * **summary level** (G-Eval Table 1, after Zhong et al. 2022): within each document the
   correlation across its systems, averaged over documents
-  (:func:`judgelab.stats.correlation.per_group`);
-* **system level**: the correlation of per-system means (:func:`judgelab.stats.correlation.system_level`);
+  (``level_correlation(..., "group")``);
+* **system level**: the correlation of per-system means (``"system"``);
 * **turn level** (Topical-Chat; G-Eval's dialogue table, Pearson and Spearman): all responses
-  pooled (:func:`judgelab.stats.correlation.overall`). G-Eval follows Zhong et al. (2022), whose
+  pooled (``"overall"``). G-Eval follows Zhong et al. (2022), whose
   turn-level correlation is computed over all responses together; pooled is judgelab's reading.
 
-Every r has a 95% clustered bootstrap CI (:func:`judgelab.stats.bootstrap.cluster_bootstrap_ci`):
-documents (dialogue contexts) are resampled with all their systems. Every NaN carries a note.
+Every level is computed by :func:`judgelab.stats.correlation.level_correlation` (judgelab's one
+level dispatch, as in ``agree``), with a 95% clustered bootstrap CI: documents (dialogue contexts)
+are resampled with all their systems. Every NaN carries a note.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ PUBLISHED: dict[tuple[str, str, str, str], float] = {
        {"naturalness": 0.565, "coherence": 0.605, "engagingness": 0.631, "groundedness": 0.551}.items()},
 }
 
-_COLUMNS = ["judge", "criterion", "method", "level", "r", "ci_low", "ci_high", "n", "note"]
+_COLUMNS = ["rater", "criterion", "method", "level", "r", "ci_low", "ci_high", "n", "note"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class CorrelationRow:
     responses (turn level). ``note`` explains a NaN, or what was left out of an average.
     """
 
-    judge: str
+    rater: str
     criterion: str
     method: str
     level: str
@@ -86,7 +87,8 @@ class GevalReport:
 
     def to_frame(self, level: str | None = None) -> pd.DataFrame:
         """The rows (of one ``level``: summary, system, turn) as a table with columns
-        judge, criterion, method, level, r, ci_low, ci_high, n, note."""
+        rater, criterion, method, level, r, ci_low, ci_high, n, note (the columns of every
+        correlation table in judgelab)."""
         rows = [r.to_dict() for r in self.rows if level is None or r.level == level]
         return pd.DataFrame(rows, columns=_COLUMNS)
 
@@ -101,29 +103,6 @@ def _paired(ratings: pd.DataFrame, judge: str, criterion: str, human_rater: str)
     x = ok[ok["rater"] == judge].groupby(["group", "system"])["score"].mean().rename("x")
     y = ok[ok["rater"] == human_rater].groupby(["group", "system"])["score"].mean().rename("y")
     return pd.concat([x, y], axis=1).reset_index()
-
-
-def _per_group_r(frame: pd.DataFrame, method: str) -> pd.DataFrame:
-    """One row per group with the correlation across its systems (NaN with a reason when undefined)."""
-    from judgelab.stats.correlation import correlate
-
-    rows = []
-    for group, g in frame.groupby("group", sort=True):
-        c = correlate(g["x"].to_numpy(float), g["y"].to_numpy(float), method)
-        rows.append({"group": group, "r": c.r, "reason": c.reason})
-    return pd.DataFrame(rows, columns=["group", "r", "reason"])
-
-
-def _system_r(table: pd.DataFrame, method: str) -> float:
-    from judgelab.stats.correlation import correlate
-
-    both = table.dropna(subset=["x", "y"])
-    means = both.groupby("system")[["x", "y"]].mean()
-    return correlate(means["x"].to_numpy(float), means["y"].to_numpy(float), method).r
-
-
-def _ci_note(ci) -> str:
-    return f"CI undefined: {ci.reason}" if ci.reason else ""
 
 
 def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: Iterable[str] | None = None,
@@ -186,11 +165,19 @@ def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: I
     return GevalReport(dataset, tuple(out), groups, n_resamples)
 
 
+#: G-Eval's level names → :func:`judgelab.stats.correlation.level_correlation`'s.
+_LEVEL_OF = {"summary": "group", "system": "system", "turn": "overall"}
+
+
 def _correlations(ratings: pd.DataFrame, judges: list[str], criteria: list[str], methods: list[str], levels: list[str],
                   human_rater: str, n_resamples: int, seed: int, out: list[CorrelationRow]) -> None:
-    """Append one :class:`CorrelationRow` per judge × criterion × method × level to ``out``."""
-    from judgelab.stats.bootstrap import cluster_bootstrap_ci
-    from judgelab.stats.correlation import correlate, overall, per_group, system_level
+    """Append one :class:`CorrelationRow` per judge × criterion × method × level to ``out``.
+
+    Every level goes through :func:`judgelab.stats.correlation.level_correlation`, judgelab's one
+    level dispatch, with the document (dialogue context) as the item: the summary level resamples
+    documents' correlations, the system and turn levels resample documents with all their systems.
+    """
+    from judgelab.stats.correlation import level_correlation
 
     for judge in judges:
         for criterion in criteria:
@@ -201,46 +188,19 @@ def _correlations(ratings: pd.DataFrame, judges: list[str], criteria: list[str],
                         out.append(CorrelationRow(judge, criterion, m, level, float("nan"), float("nan"), float("nan"), 0,
                                                   f"{judge} has no ok rating of {criterion}"))
                 continue
-            wide_x = frame.pivot(index="system", columns="group", values="x")
-            wide_y = frame.pivot(index="system", columns="group", values="y").reindex_like(wide_x)
+            frame = frame.assign(item_id=frame["group"])  # the document is the cluster at every level
             for m in methods:
                 for level in levels:
-                    note = ""
-                    if level == "summary":
-                        res = per_group(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
-                        per_doc = _per_group_r(frame, m)
-                        undefined = per_doc[per_doc["r"].isna()]
-                        if len(undefined):
-                            reasons = "; ".join(f"{k} ×{v}" for k, v in undefined["reason"].value_counts().items())
-                            note = f"{len(undefined)} of {len(per_doc)} documents undefined ({reasons})"
-                        if np.isnan(res.r):
-                            note = note or res.reason
-                        elif res.n == 1:
-                            note = "; ".join(x for x in (note, "one defined document: the CI is that document's r") if x)
-                        ci = (cluster_bootstrap_ci(per_doc, lambda t: float(t["r"].mean()) if t["r"].notna().any() else float("nan"),
-                                                   "group", n_resamples=n_resamples, seed=seed) if n_resamples else None)
-                    elif level == "system":
-                        res = system_level(wide_x.to_numpy(float), wide_y.to_numpy(float), m)
-                        if np.isnan(res.r):
-                            note = res.reason
-                        ci = (cluster_bootstrap_ci(frame, lambda t: _system_r(t, m), "group",
-                                                   n_resamples=n_resamples, seed=seed) if n_resamples else None)
-                    else:
-                        both = frame.dropna(subset=["x", "y"])
-                        res = overall(both["x"].to_numpy(float), both["y"].to_numpy(float), m)
-                        if np.isnan(res.r):
-                            note = res.reason
-                        ci = (cluster_bootstrap_ci(both, lambda t: correlate(t["x"], t["y"], m).r, "group",
-                                                   n_resamples=n_resamples, seed=seed) if n_resamples else None)
-                    if ci is None:
-                        low = high = float("nan")
-                        note = "; ".join(x for x in (note, "no CI: --n-resamples 0") if x)
-                    else:
-                        low, high = ci.low, ci.high
-                        if not np.isnan(res.r):
-                            note = "; ".join(x for x in (note, _ci_note(ci)) if x)
-                    out.append(CorrelationRow(judge, criterion, m, level, float(res.r), float(low), float(high),
-                                              int(res.n), note))
+                    c = level_correlation(frame, _LEVEL_OF[level], m, x="x", y="y", n_resamples=n_resamples, seed=seed)
+                    note = c.note
+                    if level == "summary" and not np.isnan(c.r):
+                        documents = int(frame["group"].nunique())
+                        if c.n < documents:
+                            note = "; ".join(x for x in (f"{documents - c.n} of {documents} documents have no defined "
+                                                         "correlation (fewer than three systems or constant ratings)",
+                                                         note) if x)
+                    out.append(CorrelationRow(judge, criterion, m, level, float(c.r), float(c.ci_low), float(c.ci_high),
+                                              int(c.n), note))
 
 
 def published_table(report: GevalReport) -> pd.DataFrame:

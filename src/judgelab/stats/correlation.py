@@ -94,6 +94,17 @@ class Correlation:
         return pd.DataFrame([self.to_dict()])
 
 
+def _tie_safe(v: np.ndarray) -> np.ndarray:
+    """Values rounded to 40 significant bits (about 12 decimal digits, relative to each value's
+    own magnitude) for ranking and for the constant check: means that are equal on paper but differ
+    in the last bits by the order of summation (3.0000000000000004 vs 3.0) must be ties for
+    Spearman and Kendall (not two ranks) and constant for every method. Relative rounding keeps
+    measures on any scale (a metric near 1e-12 keeps its order); Pearson's r itself is computed on
+    the unrounded values."""
+    mantissa, exponent = np.frexp(v)
+    return np.ldexp(np.round(mantissa * 2.0**40) / 2.0**40, exponent)
+
+
 def _nan(n: int, reason: str) -> Correlation:
     return Correlation(float("nan"), float("nan"), n, reason)
 
@@ -116,8 +127,11 @@ def correlate(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
     n = int(x.size)
     if n < 3:
         return _nan(n, f"only {n} paired values")
-    if np.all(x == x[0]) or np.all(y == y[0]):
+    xs, ys = _tie_safe(x), _tie_safe(y)
+    if np.all(xs == xs[0]) or np.all(ys == ys[0]):
         return _nan(n, "constant ratings: correlation undefined")
+    if method != "pearson":  # ranks of the tie-safe values; Pearson keeps every digit
+        x, y = xs, ys
     if method == "pearson":
         res = _st.pearsonr(x, y)
     elif method == "spearman":
@@ -257,8 +271,11 @@ def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str) -> float:
     NaN for fewer than three pairs or a constant vector."""
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
-    if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+    xs, ys = _tie_safe(x), _tie_safe(y)
+    if x.size < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
         return _NAN
+    if method != "pearson":
+        x, y = xs, ys
     if method == "kendall":
         return float(_st.kendalltau(x, y, variant=variant).statistic)
     if method == "spearman":
