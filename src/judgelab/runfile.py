@@ -220,6 +220,8 @@ def load_run_file(path: str | Path) -> RunFile:
     if not isinstance(doc, dict):
         raise JudgelabError(f"{path}: a run file is a mapping of keys (items, template, judge, …), not {type(doc).__name__}")
     doc = {str(k): v for k, v in doc.items()}
+    if "api_key" in doc:  # files are shared and committed; a key in one would leak
+        raise JudgelabError(f"{path}: a run file never holds an API key; set $OPENAI_API_KEY or pass --api-key")
     unknown = [k for k in doc if k not in RUN_FILE_KEYS]
     if unknown:
         raise JudgelabError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(RUN_FILE_KEYS)}")

@@ -314,11 +314,14 @@ class Store:
             fh.close()
             raise JudgelabError(f"{self.path} is in use by {holder}; wait for it to finish or use another --out") from None
         import os
-        import sys
+
+        from judgelab.manifest import masked_argv
 
         fh.seek(0)
         fh.truncate()
-        fh.write(f"judgelab process {os.getpid()} ({' '.join(sys.argv)[:200]})")
+        os.chmod(lock_path, 0o600)  # the holder's command line is for its own user only
+        # the command line without secrets (an --api-key value never reaches a file)
+        fh.write(f"judgelab process {os.getpid()} ({' '.join(masked_argv())[:200]})")
         fh.flush()
         self._lock_fh = fh
 

@@ -112,13 +112,21 @@ def test_the_api_key_never_reaches_the_manifest_or_store(tmp_path, stub_factory)
     items = write_items(tmp_path / "items.jsonl", 2)
     out = tmp_path / "out"
     secret = "sk-secret-do-not-store-123"
-    result = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "m",
-                          "--base-url", stub.base_url, "--api-key", secret, "--quiet", "--out", str(out))
+    # the key comes first on the command line, so no truncation of a long command line can hide it
+    result = judgelab_cmd("rate", "--api-key", secret, "--items", str(items), "--criteria", "grammaticality",
+                          "--judge", f"openai:m@{stub.base_url}", "--quiet", "--out", str(out))
     assert result.returncode == 0, result.stderr
+    lock = out / "store.sqlite.lock"
+    assert lock.is_file() and (lock.stat().st_mode & 0o077) == 0  # the lock file names the holder, for its user only
     for path in out.iterdir():
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
     assert "--api-key ***" in " ".join(json.loads((out / "run.json").read_text())["argv"])
+    assert "--api-key ***" in lock.read_text()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"items: items.jsonl\njudge: openai:m@{stub.base_url}\napi_key: {secret}\n")
+    refused = judgelab_cmd("run", str(spec))
+    assert refused.returncode == 2 and "never holds an API key" in refused.stderr and secret not in refused.stderr
     in_url = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "m",
                           "--base-url", stub.base_url.replace("http://", "http://user:pw@"), "--quiet", "--out", str(out))
     assert in_url.returncode == 2 and "credentials in the endpoint URL" in in_url.stderr
