@@ -1,4 +1,5 @@
 """Ratings import (long and wide), judge-vs-human tables, baselines and `judgelab agree`."""
+import io
 import json
 
 import numpy as np
@@ -189,3 +190,14 @@ def test_agree_command_notes_and_map_errors(tmp_path):
     assert "clartiy" in bad.stderr and "criteria present: clarity" in bad.stderr
     renamed = judgelab_cmd(*base, "--map", "clarity=lucidity", "--format", "json")
     assert renamed.returncode == 0 and {r["criterion"] for r in json.loads(renamed.stdout)["tables"]["correlations"]} == {"lucidity"}
+
+
+def test_csv_on_stdout_is_one_table(tmp_path):
+    h, j = synthetic(tmp_path)
+    res = judgelab_cmd("agree", str(j), "--human", str(h), "--criteria-cols", "clarity", "--item-col", "story",
+                       "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "0",
+                       "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    table = pd.read_csv(io.StringIO(res.stdout))  # one table that reads back, no '# name' separators
+    assert {"rater", "criterion", "level", "method", "r", "ci_low", "ci_high", "note"} <= set(table.columns)
+    assert "written with --out" in res.stderr

@@ -212,7 +212,7 @@ def test_two_annotators_kill_9_resume(tmp_path, browser, record_property):
     assert judgelab("export", str(store), "--to", str(tmp_path / "ratings.csv")).returncode == 0
     agree = judgelab("agree", str(tmp_path / "ratings.csv"), "--level", "overall", "--method", "kendall", "--format", "json")
     assert agree.returncode == 0, agree.stderr
-    tables = json.loads(agree.stdout)
+    tables = json.loads(agree.stdout)["tables"]
     correlations = {r["criterion"]: r for r in tables["correlations"]}
     assert set(correlations) == set(CRITERIA)
     assert all(r["rater"] == "scripted-test-double@plain-quality" and r["n"] == 6 for r in correlations.values())

@@ -299,7 +299,7 @@ def test_user_study_values_outside_zero_one(tmp_path):
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
     result = judgelab_cmd("recipe", "user-study", "--annotations", str(path), "--format", "json")
     assert result.returncode == 0, result.stderr
-    by_cat = {r["category"]: r for r in json.loads(result.stdout)}
+    by_cat = {r["category"]: r for r in json.loads(result.stdout)["rows"]}
     assert by_cat["guidelines"]["explanations"] == 1 and by_cat["guidelines"]["rate"] == 1.0
 
 

@@ -191,6 +191,8 @@ def test_scales_command(tmp_path):
     res = judgelab_cmd("scales", "--ratings", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
                        "--figures", str(tmp_path / "figs"))
     assert res.returncode == 0, res.stderr
-    table = json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == 1 and doc["command"] == "scales"
+    table = doc["rows"]
     assert {r["granularity"] for r in table} == {"binary", "ternary", "7-way", "pearson", "spearman"}
     assert (tmp_path / "figs" / "scatter_clarity.png").exists()

@@ -114,6 +114,7 @@ def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
                      "--quiet", "--out", str(tmp_path / "hn"))
     assert r.returncode == 0, r.stderr
     icc = pd.read_csv(tmp_path / "hn" / "icc2k.csv")
+    assert list(icc.columns) == ["rater", "criterion", "icc2k", "icc2k_low", "icc2k_high", "note"]  # as agree and hanna icc
     assert len(icc) == 12 and set(icc["criterion"]) == {"relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}
     asg = pd.read_csv(tmp_path / "hn" / "asg.csv")
     assert set(asg["system"]) == {"m1", "m2", "Human"}
@@ -134,7 +135,8 @@ def test_user_study_rates_and_ac1():
     assert (table["explanations"] == 100).all() and (table["annotations"] == 300).all()
     assert table["gwet_ac1"].between(-1, 1).all()
     r = judgelab_cmd("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
-    assert r.returncode == 0 and json.loads(r.stdout)[0]["category"] == "guidelines"
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["schema"] == 1 and doc["rows"][0]["category"] == "guidelines"
 
 
 def test_min_k_prob_orders_repeated_before_fresh_text():

@@ -43,7 +43,7 @@ def agree(
 
     from judgelab.agree import agreement
     from judgelab.ratings import combine, import_long, import_wide, parse_map, read_ratings, rename_criteria
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
     mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
@@ -63,6 +63,10 @@ def agree(
         raise JudgelabError("--kendall-variant is b or c")
     if n_resamples < 0:
         raise JudgelabError("--n-resamples is 0 (no CI) or more")
+    if out is not None:  # a bad --out fails before any computation or note
+        from judgelab.paths import output_folder
+
+        output_folder(out)
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed)
     for table, reason in report.skipped.items():
@@ -76,10 +80,15 @@ def agree(
 
         typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
         return
+    if fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
+        emit(report.tables()["correlations"], fmt, "agree")
+        others = [name for name, table in report.tables().items() if name != "correlations" and not table.empty]
+        if others and out is None:
+            print(f"judgelab: note: CSV on stdout is the correlations table; {', '.join(others)} are written with "
+                  "--out FOLDER (or use --format json for all tables)", file=sys.stderr)
+        return
     for name, table in report.tables().items():
-        if fmt == "csv":
-            typer.echo(f"# {name}")
-        emit(table, fmt, title=name.replace("_", " ") if fmt == "table" else None)
+        emit(table, fmt, "agree", title=name.replace("_", " "))
 
 
 def _import_human(path, layout, item_col, rater_col, criterion_col, score_col, system_col, group_col, criteria,
@@ -155,7 +164,7 @@ def hanna_correlations(
 ) -> None:
     """Correlation of every measure with every human criterion (the ten generation systems)."""
     from judgelab.recipes.hanna import correlation_table, load_scores
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
     if level not in {"system", "story", "overall"}:
         raise JudgelabError(f"unknown --level {level!r}: system, story or overall")
@@ -164,7 +173,7 @@ def hanna_correlations(
         from judgelab.report.figures import heatmap
 
         heatmap(table.set_index("measure"), figure, f"{method} correlation with human criteria ({level} level)")
-    emit(table, fmt, title=f"{method} correlations, {level} level" if fmt == "table" else None)
+    emit(table, fmt, "hanna correlations", title=f"{method} correlations, {level} level" if fmt == "table" else None)
 
 
 @hanna_app.command("williams")
@@ -180,7 +189,7 @@ def hanna_williams(
 ) -> None:
     """BH-adjusted one-sided Williams p-values: MEASURE vs every other measure, per criterion."""
     from judgelab.recipes.hanna import load_scores, williams_table
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
     table = williams_table(load_scores(scores), measure, level, method, split_list(versus), family)
     if figure is not None:
@@ -188,7 +197,7 @@ def hanna_williams(
 
         heatmap(table.set_index("measure"), figure, f"Williams p (BH, {family}): {measure} > other ({level})",
                 cmap="viridis_r", vmin=0.0, vmax=1.0)
-    emit(table, fmt, title=f"Williams tests, {measure} vs others ({level}, BH per {family})" if fmt == "table" else None)
+    emit(table, fmt, "hanna williams", title=f"Williams tests, {measure} vs others ({level}, BH per {family})" if fmt == "table" else None)
 
 
 @hanna_app.command("baseline")
@@ -201,9 +210,9 @@ def hanna_baseline(
 ) -> None:
     """Human baseline: each human rater against the mean human rating, per criterion."""
     from judgelab.recipes.hanna import human_baseline, load_scores
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
-    emit(human_baseline(load_scores(scores), level, method, leave_one_out), fmt,
+    emit(human_baseline(load_scores(scores), level, method, leave_one_out), fmt, "hanna baseline",
          title=f"human baseline ({method}, {level})" if fmt == "table" else None)
 
 
@@ -215,7 +224,7 @@ def hanna_icc(
 ) -> None:
     """ICC(2,1) and ICC(2,k) with 95% CI of the three human raters, per criterion."""
     from judgelab.recipes.hanna import human_icc, load_scores
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
-    emit(human_icc(load_scores(scores), not generated_only), fmt, title="human raters: ICC" if fmt == "table" else None)
+    emit(human_icc(load_scores(scores), not generated_only), fmt, "hanna icc", title="human raters: ICC" if fmt == "table" else None)
 

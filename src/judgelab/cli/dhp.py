@@ -130,7 +130,7 @@ def dhp_analyze(
     from judgelab.dhp.analysis import perturbation_table, report_json, summary_table
     from judgelab.dhp.task import load_task
     from judgelab.dhp.workflow import dhp_analyze_file
-    from judgelab.report.output import FORMATS, emit
+    from judgelab.cli.output import FORMATS, emit
 
     if fmt not in FORMATS:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
@@ -154,8 +154,8 @@ def dhp_analyze(
         typer.echo(_json.dumps(report_json(reports, loaded.name)))
     elif fmt == "csv":  # one table per stream: the judge-level scores repeated on each perturbation's row
         summary = summary_table(reports)
-        emit(perturbation_table(reports, loaded.metrics).merge(summary, on="judge", how="left"), fmt)
+        emit(perturbation_table(reports, loaded.metrics).merge(summary, on="judge", how="left"), fmt, "dhp analyze")
     else:
-        emit(perturbation_table(reports, loaded.metrics), fmt, title="per perturbation")
-        emit(summary_table(reports), fmt, title="discernment")
+        emit(perturbation_table(reports, loaded.metrics), fmt, "dhp analyze", title="per perturbation")
+        emit(summary_table(reports), fmt, "dhp analyze", title="discernment")
     _show_notes(reports)

@@ -46,7 +46,8 @@ def contamination(
 
     from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
     from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.report.output import FORMATS, emit, json_document
+    from judgelab.cli.output import FORMATS, emit
+    from judgelab.report.output import json_document
 
     if fmt not in FORMATS:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
@@ -85,7 +86,7 @@ def contamination(
     if fmt == "json":
         typer.echo(_json.dumps(json_document("contamination", rows=table, roc_auc=auc, k=k, model=scorer.model_id)))
         return
-    emit(table, fmt, title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
+    emit(table, fmt, "contamination", title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
     if auc is not None:
         typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}")
 
@@ -210,7 +211,7 @@ def scales(
     import pandas as pd
 
     from judgelab.ratings import read_ratings
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
     from judgelab.stats.scales import scale_table
 
     from judgelab.datasets.readers import parse_score, read_records, record_columns
@@ -252,7 +253,7 @@ def scales(
             joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
             scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
                              f"{metric}: judge vs human", "judge", "human")
-    emit(result, fmt, title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
+    emit(result, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
 @app.command()
@@ -296,7 +297,7 @@ def recipe_user_study(
 ) -> None:
     """Per-category error rates and Gwet's AC1 of explanation annotations (no model is called)."""
     from judgelab.recipes.explanations import error_annotations
-    from judgelab.report.output import emit
+    from judgelab.cli.output import emit
 
     table = error_annotations(annotations)
     if out is not None:
@@ -306,4 +307,4 @@ def recipe_user_study(
                               display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
         output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
         output.finish()
-    emit(table, fmt, title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
+    emit(table, fmt, "recipe user-study", title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)

@@ -20,7 +20,6 @@ are resampled with all their systems. Every NaN carries a note.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -139,8 +138,6 @@ def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: I
         >>> float(report.to_frame("summary").query("method == 'spearman'")["r"].iloc[0])
         1.0
     """
-    from scipy.stats import DegenerateDataWarning
-
     from judgelab.stats.correlation import METHODS
 
     methods, levels = list(methods), list(levels)
@@ -157,11 +154,7 @@ def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: I
     criteria = list(criteria) if criteria is not None else list(dict.fromkeys(human["criterion"]))
     groups = int(human["group"].nunique())
     out: list[CorrelationRow] = []
-    with warnings.catch_warnings():
-        # scipy warns when every resample gives the same value (e.g. one defined document); the
-        # interval is then a point, and the note says why
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        _correlations(ratings, judges, criteria, methods, levels, human_rater, n_resamples, seed, out)
+    _correlations(ratings, judges, criteria, methods, levels, human_rater, n_resamples, seed, out)
     return GevalReport(dataset, tuple(out), groups, n_resamples)
 
 

@@ -75,17 +75,18 @@ def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
     (:func:`judgelab.stats.icc`, the one ICC; HANNA's self-consistency).
 
     Returns:
-        ``rater, criterion, icc2k, low, high, note`` (NaN with a note for a single try).
+        ``rater, criterion, icc2k, icc2k_low, icc2k_high, note`` (the ICC columns of ``agree``'s
+        self-consistency and ``hanna icc``; NaN with a note for a single try).
     """
     rows = []
     for (rater, criterion), grp in ratings[ratings["status"] == Status.OK].groupby(["rater", "criterion"]):
         wide = grp.pivot_table(index=["system", "item_id"], columns="sample", values="score", aggfunc="first")
         if wide.shape[1] < 2:
-            rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "low": np.nan, "high": np.nan,
+            rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "icc2k_low": np.nan, "icc2k_high": np.nan,
                          "note": "one try per story: ICC needs several"})
             continue
         v, lo, hi = icc(wide.to_numpy(float))["ICC(2,k)"]
-        rows.append({"rater": rater, "criterion": criterion, "icc2k": v, "low": lo, "high": hi, "note": ""})
+        rows.append({"rater": rater, "criterion": criterion, "icc2k": v, "icc2k_low": lo, "icc2k_high": hi, "note": ""})
     return pd.DataFrame(rows)
 
 

@@ -13,6 +13,7 @@ so a per-cluster statistic such as a per-document correlation counts it twice).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -106,9 +107,13 @@ def cluster_bootstrap_ci(
         table[cluster] = new_cluster
         return float(statistic(table))
 
-    res = stats.bootstrap((np.arange(k),), on_resample, n_resamples=n_resamples, vectorized=False,
-                          confidence_level=confidence_level, method=method,
-                          rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        # scipy warns (in BCa's words, for every method) when a resample's statistic is NaN or all
+        # resamples agree; both cases are handled below and explained in the result's reason
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap((np.arange(k),), on_resample, n_resamples=n_resamples, vectorized=False,
+                              confidence_level=confidence_level, method=method,
+                              rng=np.random.default_rng(seed))
     defined = np.isfinite(res.bootstrap_distribution)
     if defined.mean() < 0.5:
         return _undefined(confidence_level, n_resamples, k,
