@@ -91,3 +91,15 @@ def test_to_ratings_feeds_agree(scores):
     table = judge_vs_human(df, ["kendall"], ["overall"]).set_index("criterion")
     direct = H.correlation_table(scores, "overall", "kendall").set_index("measure")
     assert table.loc["Relevance", "r"] == pytest.approx(direct.loc["Beluga-13B RE 1", "Relevance"], abs=1e-9)
+
+
+def test_subcommands_write_an_output_folder(tmp_path):
+    result = judgelab_cmd("hanna", "icc", "--scores", str(LLM_FILE), "--format", "json", "--out", str(tmp_path / "icc"))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == 1 and doc["command"] == "hanna icc"
+    written = pd.read_csv(tmp_path / "icc" / "human_icc.csv")
+    assert list(written["criterion"]) == [r["criterion"] for r in doc["rows"]]
+    assert {"icc2k", "icc2k_low", "icc2k_high"} <= set(written.columns)  # the ICC columns of agree and recipe hanna
+    assert "human_icc.csv" in (tmp_path / "icc" / "README.md").read_text()
+    assert json.loads((tmp_path / "icc" / "run.json").read_text())["command"] == "hanna icc"

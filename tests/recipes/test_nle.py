@@ -189,8 +189,12 @@ def test_scales_command(tmp_path):
                           for m in ("informativeness", "clarity")])
     judge.to_csv(tmp_path / "judge.csv", index=False)
     res = judgelab_cmd("scales", "--ratings", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
-                       "--figures", str(tmp_path / "figs"))
+                       "--figures", str(tmp_path / "figs"), "--out", str(tmp_path / "scales"))
     assert res.returncode == 0, res.stderr
+    written = pd.read_csv(tmp_path / "scales" / "scales.csv")  # --out: the same table, an index and run.json
+    assert len(written) == len(json.loads(res.stdout)["rows"]) and "f1" in written and "r" in written
+    assert "scales.csv" in (tmp_path / "scales" / "README.md").read_text()
+    assert json.loads((tmp_path / "scales" / "run.json").read_text())["command"] == "scales"
     doc = json.loads(res.stdout)
     assert doc["schema"] == 1 and doc["command"] == "scales"
     table = doc["rows"]

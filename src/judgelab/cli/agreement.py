@@ -152,6 +152,15 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)
 app.add_typer(hanna_app, name="hanna")
 ScoresOpt = typer.Option(..., "--scores", help="hanna_metric_scores.csv or hanna_metric_scores_llm.csv")
+HannaOutOpt = typer.Option(None, "--out", help="also write the table as CSV with README.md and run.json into this folder")
+
+
+def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path) -> None:
+    """``--out`` of the hanna subcommands: the table through the one output-folder writer."""
+    if out is not None:
+        from judgelab.cli.output import write_folder
+
+        write_folder(out, command, f"HANNA: {description}", [(table, name, description)], [f"scores: {scores}"])
 
 
 @hanna_app.command("correlations")
@@ -161,6 +170,7 @@ def hanna_correlations(
     method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     fmt: str = FormatOpt,
     figure: Optional[Path] = typer.Option(None, "--figure", help="write a heatmap PNG"),
+    out: Optional[Path] = HannaOutOpt,
 ) -> None:
     """Correlation of every measure with every human criterion (the ten generation systems)."""
     from judgelab.recipes.hanna import correlation_table, load_scores
@@ -173,6 +183,8 @@ def hanna_correlations(
         from judgelab.report.figures import heatmap
 
         heatmap(table.set_index("measure"), figure, f"{method} correlation with human criteria ({level} level)")
+    _hanna_out(out, "hanna correlations", table, f"correlations_{level}_{method}",
+               f"{method} correlation of every measure with every human criterion, {level} level", scores)
     emit(table, fmt, "hanna correlations", title=f"{method} correlations, {level} level" if fmt == "table" else None)
 
 
@@ -186,6 +198,7 @@ def hanna_williams(
     family: str = typer.Option("row", "--bh-family", help="row | column | table: the tests one BH adjustment covers"),
     fmt: str = FormatOpt,
     figure: Optional[Path] = typer.Option(None, "--figure", help="write a heatmap PNG of the p-values"),
+    out: Optional[Path] = HannaOutOpt,
 ) -> None:
     """BH-adjusted one-sided Williams p-values: MEASURE vs every other measure, per criterion."""
     from judgelab.recipes.hanna import load_scores, williams_table
@@ -197,6 +210,8 @@ def hanna_williams(
 
         heatmap(table.set_index("measure"), figure, f"Williams p (BH, {family}): {measure} > other ({level})",
                 cmap="viridis_r", vmin=0.0, vmax=1.0)
+    _hanna_out(out, "hanna williams", table, f"williams_{level}_{method}",
+               f"BH-adjusted one-sided Williams p, {measure} vs others ({level}, BH per {family})", scores)
     emit(table, fmt, "hanna williams", title=f"Williams tests, {measure} vs others ({level}, BH per {family})" if fmt == "table" else None)
 
 
@@ -207,12 +222,16 @@ def hanna_baseline(
     method: str = typer.Option("kendall", "--method"),
     leave_one_out: bool = typer.Option(False, "--leave-one-out", help="compare each rater with the mean of the other two"),
     fmt: str = FormatOpt,
+    out: Optional[Path] = HannaOutOpt,
 ) -> None:
     """Human baseline: each human rater against the mean human rating, per criterion."""
     from judgelab.recipes.hanna import human_baseline, load_scores
     from judgelab.cli.output import emit
 
-    emit(human_baseline(load_scores(scores), level, method, leave_one_out), fmt, "hanna baseline",
+    table = human_baseline(load_scores(scores), level, method, leave_one_out)
+    _hanna_out(out, "hanna baseline", table, f"human_baseline_{level}_{method}",
+               f"human baseline: each rater vs the mean human rating ({method}, {level})", scores)
+    emit(table, fmt, "hanna baseline",
          title=f"human baseline ({method}, {level})" if fmt == "table" else None)
 
 
@@ -221,10 +240,13 @@ def hanna_icc(
     scores: Path = ScoresOpt,
     generated_only: bool = typer.Option(False, "--generated-only", help="leave out the human-written stories"),
     fmt: str = FormatOpt,
+    out: Optional[Path] = HannaOutOpt,
 ) -> None:
     """ICC(2,1) and ICC(2,k) with 95% CI of the three human raters, per criterion."""
     from judgelab.recipes.hanna import human_icc, load_scores
     from judgelab.cli.output import emit
 
-    emit(human_icc(load_scores(scores), not generated_only), fmt, "hanna icc", title="human raters: ICC" if fmt == "table" else None)
+    table = human_icc(load_scores(scores), not generated_only)
+    _hanna_out(out, "hanna icc", table, "human_icc", "ICC(2,1) and ICC(2,k) with 95% CI of the three human raters", scores)
+    emit(table, fmt, "hanna icc", title="human raters: ICC" if fmt == "table" else None)
 

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
-__all__ = ["emit", "FORMATS"]
+__all__ = ["emit", "write_folder", "FORMATS"]
 
 FORMATS = ("table", "csv", "json")
 
@@ -47,3 +49,16 @@ def emit(df: "pd.DataFrame", fmt: str, command: str, title: str | None = None, *
         sys.stdout.write(json.dumps(json_document(command, rows=df, **parts, **extra), ensure_ascii=False) + "\n")
     else:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
+
+
+def write_folder(out: "Path", command: str, title: str, tables: "list[tuple[pd.DataFrame, str, str]]",
+                 notes: list[str] | None = None) -> None:
+    """``--out FOLDER`` of a table command: each (table, name, description) as ``name.csv``, the
+    README.md index and run.json, through the one output-folder writer
+    (:class:`judgelab.recipes.common.RecipeOutput`)."""
+    from judgelab.recipes.common import RecipeOutput
+
+    output = RecipeOutput(out, title, command=command)
+    for df, name, description in tables:
+        output.table(df, name, description, show=False)
+    output.finish(notes)

@@ -205,6 +205,7 @@ def scales(
     binary: str = typer.Option("4", "--binary-edges", help="edge of the binary bins (a value on an edge goes up)"),
     ternary: str = typer.Option("3,5", "--ternary-edges", help="edges of the ternary bins"),
     figure_dir: Optional[Path] = typer.Option(None, "--figures", help="folder for scatter plots against y = x"),
+    out: Optional[Path] = typer.Option(None, "--out", help="also write scales.csv, README.md and run.json into this folder"),
     fmt: str = FormatOpt,
 ) -> None:
     """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline; Pearson and Spearman (r, p, n)."""
@@ -253,6 +254,12 @@ def scales(
             joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
             scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
                              f"{metric}: judge vs human", "judge", "human")
+    if out is not None:
+        from judgelab.cli.output import write_folder
+
+        write_folder(out, "scales", "Agreement by scale granularity",
+                     [(result, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson and "
+                       "Spearman rows: r, p, n")], [f"judge ratings: {judge_scores}", f"human ratings: {human}"])
     emit(result, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
