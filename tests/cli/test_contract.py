@@ -104,3 +104,23 @@ def test_too_many_failures_exit_3_with_examples(tmp_path):
     assert "example refusal" in result.stdout and "failed (100% > --max-failure-rate 50%)" in result.stderr
     assert (tmp_path / "a" / "ratings.csv").exists()  # outputs are written: the failures are data too
     assert run(*base, "--out", str(tmp_path / "b"), "--max-failure-rate", "1").returncode == 0
+
+
+def test_a_reader_that_closes_the_pipe_costs_no_output_file(tmp_path):
+    """``judgelab rate … | head -1``: the command finishes, writes every file, keeps its exit status,
+    and says on stderr that its printed output was cut short — no traceback, no silent exit 1."""
+    items = write_items(tmp_path / "items.jsonl", 40)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "I would rate it a 4."}))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([str(SCRIPT), "rate", "--items", str(items), "--judge", f"scripted-test-double:{script}",
+                             "--criteria", "grammaticality", "--samples", "3", "--out", str(out), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)  # the first printed byte …
+    proc.stdout.close()  # … then the reader goes away, as head does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "broken pipe" in err
+    for name in ("ratings.csv", "summary.csv", "run.json", "report.html", "README.md"):
+        assert (out / name).is_file(), name

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 import typer
 
@@ -144,10 +144,59 @@ def _show_library_warnings() -> None:
     logger.propagate = False  # shown once, not again by a root handler
 
 
+class _PipeSafeStdout:
+    """Standard output that survives a reader closing the pipe (``judgelab rate … | head -1``).
+
+    The first write or flush that meets a broken pipe points file descriptor 1 at /dev/null (as
+    Python's documentation advises for SIGPIPE) and drops the rest of the printed output, so the
+    command still writes every output file and ends with its own exit status; :func:`main` then
+    says on stderr that the printed output was cut short.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.broken = False
+
+    def _closed(self) -> None:
+        if not self.broken:
+            self.broken = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        if self.broken:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        if self.broken:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer …
+        return getattr(self._stream, name)
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``judgelab`` command."""
     _show_library_warnings()
-    _run_cli(typer.main.get_command(app), args)
+    stdout = _PipeSafeStdout(sys.stdout)
+    sys.stdout = stdout  # a file-like wrapper, see _PipeSafeStdout
+    try:
+        _run_cli(typer.main.get_command(app), args)
+    finally:
+        stdout.flush()
+        if stdout.broken:
+            _say("note: standard output was closed before everything was printed (broken pipe); "
+                 "the output files were written")
 
 
 if __name__ == "__main__":  # pragma: no cover
