@@ -291,7 +291,7 @@ def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory
 
 @pytest.mark.parametrize("args,needle", [
     (["--data", "nosuch.jsonl", "--dataset", "summeval"], "nosuch.jsonl"),
-    (["--data", "nosuch.txt"], "--dataset"),
+    (["--data", "nosuch.txt"], "no such file"),
     (["--data", "summeval", "--dataset", "topical-chat"], "contradicts"),
     (["--data", "x.jsonl", "--dataset", "cnn"], "unknown --dataset"),
     (["--data", "x.jsonl", "--dataset", "summeval", "--score", "vibes"], "--score"),

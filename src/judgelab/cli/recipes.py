@@ -37,7 +37,7 @@ def contamination(
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="texts: score only the first N rows of --texts"),
     out: Optional[Path] = typer.Option(None, "--out", help="output folder: min_k_prob.csv, README.md, run.json"),
     fmt: str = FormatOpt,
-    dry_run: bool = DryRunOpt,
+    dry_run: bool = typer.Option(False, "--dry-run", help="score nothing: print how many texts and tokens would be scored"),
 ) -> None:
     """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
     import json as _json

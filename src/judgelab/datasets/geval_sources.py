@@ -79,6 +79,8 @@ def resolve_data(data: str | Path, dataset: str | None = None) -> tuple[str, Pat
             raise JudgelabError(f"{text}: {path} not found (set JUDGELAB_SHARED_DATA or give --data PATH)")
         return text, path
     path = Path(data)
+    if not path.exists():
+        raise JudgelabError(f"{path}: no such file (--data takes summeval, topical-chat or a file of either layout)")
     if dataset is None:
         guess = {".jsonl": "summeval", ".json": "topical-chat"}.get(path.suffix.lower())
         if guess is None:

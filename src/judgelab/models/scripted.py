@@ -1,7 +1,7 @@
 """A scripted judge: a TEST DOUBLE for tests and demonstrations of the statistics.
 
 It answers from a script instead of a model. It is never a default and never chosen
-implicitly; the command line names it ``scripted-test-double`` and needs ``--script``.
+implicitly; the command line names it ``--judge scripted-test-double:SCRIPT.json``.
 
 Script (a dict, or a JSON file on the command line)::
 
@@ -131,7 +131,8 @@ def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
 
 def _build(script: Any = None, **_: Any) -> ScriptedTestJudge:
     if script is None:
-        raise JudgelabError("the scripted-test-double judge needs --script FILE (it is a test double, not a model)")
+        raise JudgelabError("the scripted-test-double judge needs a script: --judge scripted-test-double:SCRIPT.json "
+                            "(it is a test double, not a model)")
     return ScriptedTestJudge(load_script(script) if isinstance(script, str) else script)
 
 
