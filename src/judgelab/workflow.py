@@ -19,14 +19,14 @@ from judgelab.datasets.items import Item, load_items
 from judgelab.errors import JudgelabError, TooManyFailures
 from judgelab.manifest import write_manifest
 from judgelab.models.spec import build_judge
-from judgelab.report.terminal import progress_bar
+from judgelab.progress import progress_display
 from judgelab.run import RunSpec, RunStats, Runner, run_to_end
 from judgelab.store import Store, write_table
 from judgelab.summary import compare_systems, summarize
 from judgelab.status import Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
-           "clear_outputs", "report_folder", "html_report", "stats_line", "failure_lines"]
+           "clear_outputs", "html_report", "stats_line", "failure_lines"]
 
 
 def _prepare_out(out: Path) -> Path:
@@ -37,10 +37,11 @@ def _prepare_out(out: Path) -> Path:
 
 def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",
             template=None) -> RunStats:
-    """Run one spec with a progress bar; the backend is closed afterwards. ``stats.rater`` is the run's label."""
+    """Run one spec, advancing the installed progress display (:mod:`judgelab.progress`; the command
+    line's bar, none in library use); the backend is closed afterwards. ``stats.rater`` is the run's label."""
     runner = Runner(backend, store, spec, template=template)
     total = len(items) * runner.outputs_per_sample * runner.samples
-    with progress_bar(total, label, enabled=progress) as advance:
+    with progress_display(total, label, enabled=progress) as advance:
         runner._on_progress = advance
         return run_to_end(runner, items)
 
@@ -335,16 +336,6 @@ def html_report(out: Path) -> tuple[Path | None, str]:
     except JudgelabError as exc:
         return None, f"judgelab: warning: no HTML report: {exc}"
     return path, f"report: {path}"
-
-
-def report_folder(out: Path) -> Path | None:
-    """:func:`html_report`, saying where on stderr (stdout may carry --format json/csv). For the
-    command-line modules; library code calls :func:`html_report` and lets its caller show the line."""
-    import sys
-
-    path, line = html_report(out)
-    print(line, file=sys.stderr)
-    return path
 
 
 def stats_line(stats: RunStats) -> str:

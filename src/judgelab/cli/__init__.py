@@ -144,6 +144,18 @@ def _show_library_warnings() -> None:
     logger.propagate = False  # shown once, not again by a root handler
 
 
+def _show_progress_bars() -> None:
+    """The terminal's progress bar for model runs (library code draws none by itself)."""
+    from judgelab.progress import set_progress_display
+
+    def terminal_bar(total: int, label: str):
+        from judgelab.report.terminal import progress_bar  # rich, imported when a run starts
+
+        return progress_bar(total, label)
+
+    set_progress_display(terminal_bar)
+
+
 class _PipeSafeStdout:
     """Standard output that survives a reader closing the pipe (``judgelab rate … | head -1``).
 
@@ -188,6 +200,7 @@ class _PipeSafeStdout:
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``judgelab`` command."""
     _show_library_warnings()
+    _show_progress_bars()
     stdout = _PipeSafeStdout(sys.stdout)
     sys.stdout = stdout  # a file-like wrapper, see _PipeSafeStdout
     try:

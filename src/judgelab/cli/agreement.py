@@ -121,7 +121,7 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
     from judgelab.manifest import record_step
     from judgelab.paths import output_folder
     from judgelab.store import write_table
-    from judgelab.workflow import report_folder
+    from judgelab.cli.output import report_folder
 
     output_folder(out)
     lines = [_README_BEGIN, "## Agreement (`judgelab agree`)", "", "| file | what |", "| --- | --- |"]

@@ -126,7 +126,7 @@ def human_estimate(
             path.unlink()  # no stale plan from an earlier call with a target
     (out / "estimates.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     from judgelab.manifest import record_step
-    from judgelab.workflow import report_folder
+    from judgelab.cli.output import report_folder
 
     record_step(out, "human-estimate")
     report_folder(out)

@@ -141,7 +141,7 @@ def dhp_analyze(
         from judgelab.manifest import record_step
         from judgelab.paths import output_folder
         from judgelab.report.output import write_index
-        from judgelab.workflow import report_folder
+        from judgelab.cli.output import report_folder
 
         output_folder(out)
         index = write_reports(reports, None, loaded, out)

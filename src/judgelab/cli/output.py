@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["emit", "write_folder", "FORMATS"]
+__all__ = ["emit", "write_folder", "report_folder", "FORMATS"]
 
 FORMATS = ("table", "csv", "json")
 
@@ -62,3 +62,13 @@ def write_folder(out: "Path", command: str, title: str, tables: "list[tuple[pd.D
     for df, name, description in tables:
         output.table(df, name, description, show=False)
     output.finish(notes)
+
+
+def report_folder(out: "Path") -> "Path | None":
+    """Write ``out/report.html`` (:func:`judgelab.workflow.html_report`) and say where on stderr
+    (stdout may carry --format json/csv)."""
+    from judgelab.workflow import html_report
+
+    path, line = html_report(out)
+    print(line, file=sys.stderr)
+    return path
