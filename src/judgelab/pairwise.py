@@ -30,6 +30,8 @@ __all__ = ["Pair", "delta_bin", "sample_pairs", "f1_by_delta", "position_consist
 
 @dataclass(frozen=True)
 class Pair:
+    """Two items compared (NLE study, §4.3): their ids, the score gap bin and the human order."""
+
     first: str
     second: str
     delta: int
@@ -37,6 +39,12 @@ class Pair:
 
 
 def delta_bin(a: float, b: float) -> int:
+    """The score gap of two human scores, rounded half up to a whole bin (the NLE study's Δ).
+
+    Example:
+        >>> delta_bin(5.0, 3.4), delta_bin(2.0, 2.4)
+        (2, 0)
+    """
     return int(math.floor(abs(a - b) + 0.5))
 
 

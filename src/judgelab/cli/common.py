@@ -109,6 +109,12 @@ PriceOutOpt = typer.Option(None, "--price-out", min=0.0, help="USD per 1M comple
 
 
 def split_list(values: Optional[str]) -> Optional[list[str]]:
+    """``"a, b,,c"`` → ``["a", "b", "c"]``; None for an empty value (a comma-separated option).
+
+    Example:
+        >>> split_list("human, gpt2,"), split_list("")
+        (['human', 'gpt2'], None)
+    """
     if not values:
         return None
     return [v.strip() for v in values.split(",") if v.strip()]

@@ -185,6 +185,14 @@ def perturbation_table(reports: dict[str, dict[str, Any]], metrics: list[str]) -
 
 
 def summary_table(reports: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per judge: D_avg, D_min and their expert-weighted versions (DHP §3.3).
+
+    Args:
+        reports: rater → :func:`analyze_rater`'s report.
+
+    Returns:
+        Columns ``judge, D_avg, D_min, D_avg_ew, D_min_ew``.
+    """
     return pd.DataFrame([{"judge": r, "D_avg": rep["D_avg"], "D_min": rep["D_min"], "D_avg_ew": rep["D_avg_ew"],
                           "D_min_ew": rep["D_min_ew"], "failure_rate": rep.get("failure_rate", 0.0)} for r, rep in reports.items()])
 

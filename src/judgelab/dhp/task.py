@@ -26,6 +26,9 @@ LEVELS = ("character", "word", "sentence")
 
 
 class Perturbation(BaseModel):
+    """One perturbation of a DHP task (DHP Table 2): its level (character, word, sentence), method
+    (rule or llm), kind and size ``k`` (rule) or degree (llm)."""
+
     name: str
     level: Literal["character", "word", "sentence"]
     method: Literal["rule", "llm"]
@@ -46,6 +49,9 @@ class Perturbation(BaseModel):
 
 
 class DhpTask(BaseModel):
+    """A DHP task (DHP §3): the unit judged, the rubric template (a template name, path or inline
+    template; its criteria are the metrics) and the hierarchical perturbations."""
+
     name: str
     description: str = ""
     unit: str = "text"
@@ -86,6 +92,12 @@ def _tasks_dir() -> Path:
 
 
 def available_tasks() -> list[str]:
+    """The shipped task names.
+
+    Example:
+        >>> available_tasks()
+        ['question-answering', 'story-completion', 'summarization', 'translation']
+    """
     return sorted(p.stem for p in _tasks_dir().glob("*.yaml"))
 
 

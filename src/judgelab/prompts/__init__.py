@@ -58,6 +58,9 @@ _ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 
 
 class Criterion(BaseModel):
+    """One criterion of a template: its question, an optional instruction of its own, the item
+    fields it requires, the metrics one answer carries and an optional scale of its own."""
+
     question: str
     instruction: str | None = None
     requires: list[str] = []
@@ -68,11 +71,18 @@ class Criterion(BaseModel):
 
 
 class Variant(BaseModel):
+    """An instruction variant (Chiang & Lee 2023, §3.3.2): a sentence prepended and/or appended."""
+
     prepend: str | None = None
     append: str | None = None
 
 
 class Template(BaseModel):
+    """A prompt template (YAML data): instruction, criteria, variants, scale and log-probability cue.
+
+    Rendered in Jinja2's immutable sandbox; see docs/ARCHITECTURE.md, "A template".
+    """
+
     name: str
     description: str = ""
     scale: tuple[float, float] = (1, 5)

@@ -45,6 +45,8 @@ LEVEL_NAMES = {"system": "system", "story": "group", "overall": "overall"}
 
 @dataclass
 class HannaScores:
+    """HANNA's score file (one row per system; cells are lists over the 96 story prompts)."""
+
     path: str
     systems: list[str]
     columns: list[str]  # every score column, in file order

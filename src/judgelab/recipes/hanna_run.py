@@ -34,6 +34,15 @@ CRITERIA = [c.lower() for c in CODES.values()]
 
 
 def hanna_items(path: Path, n_prompts: int | None = None, include_human: bool = True) -> list[Item]:
+    """The stories of ``hanna_llm_stories.csv`` as items (group = story prompt, system = writer).
+
+    Args:
+        path: the stories file; n_prompts: the first N story prompts, each with all its stories;
+        include_human: add each prompt's human-written story as system ``Human``.
+
+    Returns:
+        One :class:`~judgelab.datasets.items.Item` per story.
+    """
     df = load_stories(path)
     prompt_id: dict[str, int] = {}
     for human in df["Human"]:

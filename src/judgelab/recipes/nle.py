@@ -46,6 +46,15 @@ DATASETS: dict[str, dict[str, str]] = {
 
 
 def load_nle_items(path: Path, dataset: str, limit: int | None = None) -> list[Item]:
+    """The explanations of one NLE dataset's CSV (e-SNLI, LIAR-PLUS, Latent Hatred) as items.
+
+    Args:
+        path: the dataset's CSV; dataset: ``esnli``, ``liar`` or ``latent-hatred``;
+        limit: the first N rows.
+
+    Returns:
+        One item per explanation, its input fields in ``context``/``extra`` as the template needs.
+    """
     if dataset not in DATASETS:
         raise JudgelabError(f"unknown NLE dataset {dataset!r}: {', '.join(DATASETS)}")
     mapping = DATASETS[dataset]

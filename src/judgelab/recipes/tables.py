@@ -64,6 +64,8 @@ def table1(df: pd.DataFrame, level: str = TABLE1_ALPHA_LEVEL) -> pd.DataFrame:
 
 
 def pairwise_kendall(df: pd.DataFrame) -> pd.DataFrame:
+    """Chiang & Lee (2023) Table 6: mean Kendall's τ between pairs of annotators (or samples), per
+    rater group, writer and attribute."""
     rows = []
     for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
         matrix = annotator_matrix(grp)
@@ -75,6 +77,8 @@ def pairwise_kendall(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def kendall_vs_humans(df: pd.DataFrame) -> pd.DataFrame:
+    """Chiang & Lee (2023) Table 2: Kendall's τ between each judge's per-item mean and the mean
+    human rating, per writer and attribute."""
     ok = df[df["status"] == Status.OK]
     human = ok[ok["rater"].map(is_human)].groupby(["system", "criterion", "item_id"])["score"].mean()
     rows = []

@@ -250,6 +250,7 @@ def first_prompts(judge: pd.DataFrame | None, calls: CallCache) -> list[PromptEx
 
 def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame | None,
              humans: HumanRatings, calls: CallCache) -> WhatRan | None:
+    """The report's "What ran" section: each run's judge, settings, counts and first prompts (from run.json and the store)."""
     manifest = folder.manifest
     store_runs = reader.runs if reader is not None else {}
     if manifest is None and not store_runs and judge is None:
@@ -275,6 +276,7 @@ def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame 
 
 # -- results ---------------------------------------------------------------------
 def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Results | None:
+    """The "Results" section: per rater, system and criterion means with CIs and figures (None without ratings)."""
     welch = None
     if folder.has("welch.csv"):
         w = read_table(folder.file("welch.csv"))
@@ -464,6 +466,7 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
 
 # -- discernment -------------------------------------------------------------------------
 def discernment(folder: RunFolder) -> Discernment | None:
+    """The DHP section from discernment.json/csv of the folder (None when the folder holds no DHP run)."""
     if not (folder.has("discernment.csv") or folder.has("perturbations.csv")):
         return None
     summary = read_table(folder.file("discernment.csv")) if folder.has("discernment.csv") else pd.DataFrame()
@@ -511,6 +514,7 @@ def discernment(folder: RunFolder) -> Discernment | None:
 
 # -- failures -----------------------------------------------------------------------------
 def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failures | None:
+    """The "Failures" section: counts by status and up to ``examples_per_status`` raw answers each."""
     if judge is None or judge.empty:
         return None
     from judgelab.report.html_items import parse_attempts
@@ -542,6 +546,7 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
 # -- cost and time ---------------------------------------------------------------------------
 def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
               infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
+    """The "Cost and time" section: tokens, calls, wall time and (with prices) dollars per run."""
     manifest = folder.manifest or {}
     rows = []
     notes = []
@@ -616,6 +621,7 @@ def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
 
 # -- other tables ------------------------------------------------------------------------------
 def other_tables(folder: RunFolder, consumed: set[str]) -> list[Table]:
+    """Every CSV of the folder that no section above has shown, as a plain table."""
     out = []
     for k, name in enumerate(n for n in folder.files if n.endswith(".csv") and n not in consumed):
         df = read_table(folder.file(name))

@@ -52,6 +52,12 @@ def weighted_f1(truth, pred) -> float:
 
 
 def rmse(truth, pred) -> float:
+    """Root mean squared error (NaN for no pairs).
+
+    Example:
+        >>> rmse([1, 2, 3], [1, 2, 5])
+        1.1547005383792515
+    """
     t = np.asarray(truth, dtype=float)
     p = np.asarray(pred, dtype=float)
     return float(math.sqrt(np.mean((t - p) ** 2))) if t.size else float("nan")
