@@ -205,18 +205,10 @@ def load_run_file(path: str | Path) -> RunFile:
         >>> spec = load_run_file("runs/stories.yaml")   # doctest: +SKIP
         >>> spec.run()                                  # doctest: +SKIP
     """
-    import yaml
-
-    from judgelab.datasets.readers import read_text
+    from judgelab.prompts import read_yaml
 
     path = Path(path)
-    text = read_text(path)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise JudgelabError(f"{path}:{where} not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    doc = read_yaml(path)
     if not isinstance(doc, dict):
         raise JudgelabError(f"{path}: a run file is a mapping of keys (items, template, judge, …), not {type(doc).__name__}")
     doc = {str(k): v for k, v in doc.items()}

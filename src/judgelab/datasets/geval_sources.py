@@ -89,6 +89,20 @@ def resolve_data(data: str | Path, dataset: str | None = None) -> tuple[str, Pat
     return dataset, path
 
 
+def _human_rows(scores: dict[str, Any], criteria: tuple[str, ...] | list[str], item_id: str, system: str,
+                where: str) -> list[dict[str, Any]]:
+    """The tidy human rows of one item (rater ``human:mean``, the document as its group); a missing
+    or non-numeric score is one line naming the place."""
+    rows = []
+    for criterion in criteria:
+        score = parse_score(scores.get(criterion), where, what=criterion)
+        if score is None:
+            raise JudgelabError(f"{where}: no {criterion!r} score")
+        rows.append({"item_id": item_id, "system": system, "group": item_id, "criterion": criterion, "rater": HUMAN_RATER,
+                     "sample": 0, "score": score, "status": Status.OK.value})
+    return rows
+
+
 def _text(row: dict[str, Any], key: str, path: Path, where: str) -> str:
     value = row.get(key)
     if not isinstance(value, str) or not value.strip():
@@ -151,12 +165,7 @@ def load_summeval(path: str | Path, n_items: int | None = None) -> GevalData:
             raise JudgelabError(f"{path}: {where}: document {doc!r} lists system {system!r} twice")
         seen.add((doc, system))
         items.append(Item(doc, _text(row, "summary", path, where), system, doc, _text(row, "source", path, where)))
-        for criterion in SUMMEVAL_CRITERIA:
-            score = parse_score(row.get(criterion), f"{path}: {where}", what=criterion)
-            if score is None:
-                raise JudgelabError(f"{path}: {where}: no {criterion!r} score")
-            human.append({"item_id": doc, "system": system, "group": doc, "criterion": criterion, "rater": HUMAN_RATER,
-                          "sample": 0, "score": score, "status": Status.OK.value})
+        human += _human_rows(row, SUMMEVAL_CRITERIA, doc, system, f"{path}: {where}")
     if not items:
         raise JudgelabError(f"{path}: no summaries")
     return GevalData("summeval", path, tuple(items), _human_frame(human), SUMMEVAL_CRITERIA)
@@ -206,12 +215,7 @@ def load_topical_chat(path: str | Path, n_items: int | None = None) -> GevalData
             raise JudgelabError(f"{path}: {where}: field 'scores' must be an object of criterion scores")
         items.append(Item(cid, _text(row, "system_output", path, where), system, cid, _text(row, "context", path, where),
                           {"history": history}))
-        for criterion in TOPICAL_CHAT_CRITERIA:
-            score = parse_score(scores.get(criterion), f"{path}: {where}", what=criterion)
-            if score is None:
-                raise JudgelabError(f"{path}: {where}: no {criterion!r} score")
-            human.append({"item_id": cid, "system": system, "group": cid, "criterion": criterion, "rater": HUMAN_RATER,
-                          "sample": 0, "score": score, "status": Status.OK.value})
+        human += _human_rows(scores, TOPICAL_CHAT_CRITERIA, cid, system, f"{path}: {where}")
     if not items:
         raise JudgelabError(f"{path}: no responses")
     return GevalData("topical-chat", path, tuple(items), _human_frame(human), TOPICAL_CHAT_CRITERIA)

@@ -312,20 +312,34 @@ def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[
     return folder / f"{name_or_path}.yaml"
 
 
-def load_yaml_model(path: Path, model: type[BaseModel], what: str):
-    """Validate a YAML data file against a pydantic model; errors are one line naming the place.
+def read_yaml(path: Path) -> Any:
+    """A YAML data file (template, DHP task, run file) read safely; a malformed one is one line
+    naming the file and line.
 
-    Templates inside the model remember the file, and their Jinja texts are compiled here.
+    Raises:
+        JudgelabError: unreadable file, invalid YAML, or nesting too deep.
     """
-    text = read_text(path)
+    return _parse_yaml(read_text(path), path)
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise JudgelabError(f"{path}: not valid YAML{at} ({str(exc).splitlines()[0]})") from None
     except RecursionError:
         raise JudgelabError(f"{path}: not valid YAML (nested too deeply)") from None
+
+
+def load_yaml_model(path: Path, model: type[BaseModel], what: str):
+    """Validate a YAML data file against a pydantic model; errors are one line naming the place.
+
+    Templates inside the model remember the file, and their Jinja texts are compiled here.
+    """
+    text = read_text(path)
+    data = _parse_yaml(text, path)
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
