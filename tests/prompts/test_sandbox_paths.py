@@ -63,6 +63,10 @@ def test_template_payload_cannot_run_code(tmp_path, index):
 def test_task_file_payload_cannot_run_code(tmp_path):
     target = tmp_path / "pwned"
     task = yaml.safe_load((__import__("judgelab.dhp.task", fromlist=["x"])._tasks_dir() / "question-answering.yaml").read_text())
+    if isinstance(task["template"], str):  # the shipped task names its rubric template: inline it, as a user task may
+        from judgelab.prompts import _shipped_dir
+
+        task["template"] = yaml.safe_load((_shipped_dir() / f"{task['template']}.yaml").read_text())
     crit = next(iter(task["template"]["criteria"].values()))
     crit["question"] = payloads(target)[0] + crit["question"]
     path = tmp_path / "evil-task.yaml"
