@@ -156,6 +156,9 @@ def test_loaders_fail_with_one_clear_error(tmp_path):
     tc.write_text(json.dumps([{"source": "h", "context": "f", "system_id": "s", "system_output": "r", "scores": 3}]))
     with pytest.raises(JudgelabError, match="scores"):
         load_topical_chat(tc)
+    with pytest.raises(JudgelabError, match="no such file"):
+        load_geval_data(tmp_path / "x.csv")
+    (tmp_path / "x.csv").write_text("doc_id,system\n")  # present, but its type names no dataset
     with pytest.raises(JudgelabError, match="--dataset"):
         load_geval_data(tmp_path / "x.csv")
 
