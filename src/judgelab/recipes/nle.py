@@ -170,15 +170,16 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         ratings = store.ratings(with_meta=True)
         mine = ratings[ratings["rater"] == rater]
         calls = store.n_calls() - calls_before
-        tokens_in = int(mine.drop_duplicates("attempts")["prompt_tokens"].sum())
-        tokens_out = int(mine.drop_duplicates("attempts")["completion_tokens"].sum())
+        tokens_in = int(mine["prompt_tokens"].sum())  # counted once per call (Store.ratings(with_meta=True))
+        tokens_out = int(mine["completion_tokens"].sum())
         cost = {"items": len(items), "samples": samples, "judgments": len(mine), "new_calls": calls,
                 "wall_s": wall, "s_per_item": wall / max(1, len(items)), "tokens_in": tokens_in, "tokens_out": tokens_out,
                 "parse_failures": int((mine["status"] != Status.OK).sum())}
         if price_in is not None and price_out is not None:
             cost["cost_usd"] = (tokens_in * price_in + tokens_out * price_out) / 1e6
         output.table(pd.DataFrame([cost]), "cost", "cost and time of the rating run (table 2, judge side)")
-        output.table(mine.drop(columns=["attempts", "meta"]), "ratings", "judge ratings (tidy table)", show=False)
+        output.table(store.ratings(rater=rater), "ratings", "judge ratings (tidy table, the columns of every command)",
+                     show=False)
         judge_scores = _item_means(ratings, rater)
         output.table(judge_scores.reset_index(), "judge_scores", "judge scores per item (mean of samples)", show=False)
         if humans is None:
