@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.status import Status
 
 __all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
            "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
@@ -97,11 +96,13 @@ class GevalReport:
 
 
 def _paired(ratings: pd.DataFrame, judge: str, criterion: str, human_rater: str) -> pd.DataFrame:
-    """One row per (group, system): the judge's mean over its ok samples (x) and the human score (y)."""
-    ok = ratings[(ratings["criterion"] == criterion) & (ratings["status"] == Status.OK) & ratings["score"].notna()]
-    x = ok[ok["rater"] == judge].groupby(["group", "system"])["score"].mean().rename("x")
-    y = ok[ok["rater"] == human_rater].groupby(["group", "system"])["score"].mean().rename("y")
-    return pd.concat([x, y], axis=1).reset_index()
+    """One row per (group, system, item): the judge's mean over its ok samples (x) and the human
+    score (y), from :func:`judgelab.ratings.item_means` (the per-item means ``agree`` uses)."""
+    from judgelab.ratings import item_means
+
+    means = item_means(ratings[(ratings["criterion"] == criterion) & ratings["rater"].isin([judge, human_rater])])
+    wide = means.pivot_table(index=["group", "system", "item_id"], columns="rater", values="score", aggfunc="first")
+    return wide.reindex(columns=[judge, human_rater]).set_axis(["x", "y"], axis=1).reset_index()
 
 
 def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: Iterable[str] | None = None,
