@@ -285,9 +285,9 @@ def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | No
         with Store(existing, read_only=True) if existing is not None and existing.is_file() else Store(":memory:") as store:
             plan = Runner(backend, store, spec, template=template).plan(items)
         uncached = [c for c in plan.calls if not c.cached]
-        tokens = getattr(backend, "_tokens", None)
-        if callable(tokens):
-            prompt_tokens = sum(len(tokens("\n".join(text for _, text in c.messages))) for c in uncached)
+        counts = [backend.count_prompt_tokens(c.messages) for c in uncached]
+        if counts and all(n is not None for n in counts):  # the judge's own tokenizer (the embedded judge)
+            prompt_tokens = sum(n for n in counts if n is not None)
             method = "tokenizer"
         else:
             prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)

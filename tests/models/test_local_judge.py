@@ -72,3 +72,14 @@ def test_model_is_assembled_into_an_empty_cache(tmp_path):
     assert path.exists() and path.stat().st_size > 200_000_000
     assert not list((tmp_path / "cache").glob("*.partial"))  # assembled atomically
     assert default_model_path(tmp_path / "cache") == path  # second call reuses it
+
+
+def test_dry_run_counts_prompt_tokens_with_the_judges_own_tokenizer(local, tmp_path):
+    from judgelab.models.base import flatten_messages
+
+    messages = (("user", "Rate the fluency of this paragraph from 1 to 5."), ("assistant", "4"), ("user", "And now?"))
+    expected = len(local._llm.tokenize(flatten_messages(messages).encode("utf-8"), add_bos=True, special=False))
+    assert local.count_prompt_tokens(messages) == expected > 0
+    result = judgelab_cmd("demo", "--dry-run", "--n-items", "1", "--out", str(tmp_path / "demo"))
+    assert result.returncode == 0, result.stderr
+    assert "the embedded judge's tokenizer" in result.stdout and not (tmp_path / "demo").exists()

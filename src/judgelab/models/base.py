@@ -223,6 +223,18 @@ class Backend(abc.ABC):
         """
         return {"kind": self.kind, "model": self.model_id}
 
+    def count_prompt_tokens(self, messages: tuple[tuple[str, str], ...]) -> int | None:
+        """Prompt tokens of ``messages`` as this judge would read them, without a model call, or
+        None when only the judge's server knows (``--dry-run`` then estimates).
+
+        Args:
+            messages: ``((role, text), ...)`` of a planned call.
+
+        Returns:
+            The count, or None (the default).
+        """
+        return None
+
     def check(self, request: JudgeRequest) -> None:
         """Refuse a request the backend cannot serve (no silent fallback).
 

@@ -423,6 +423,10 @@ class LocalBackend(Backend):
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
         return await asyncio.to_thread(self._complete_sync, request)
 
+    def count_prompt_tokens(self, messages: tuple[tuple[str, str], ...]) -> int | None:
+        """The embedded judge's own tokenizer on the prompt it builds from ``messages`` (no evaluation)."""
+        return len(self._llm.tokenize(flatten_messages(messages).encode("utf-8"), add_bos=True, special=False))
+
     # -- internals --------------------------------------------------------
     def _complete_sync(self, request: JudgeRequest) -> JudgeResponse:
         prompt = flatten_messages(request.messages)
