@@ -59,7 +59,7 @@ def judgelab_process(base_url: str, n: int, concurrency: int, workdir: Path, tra
             fh.write(json.dumps({"id": str(i), "text": f"Story {i}: the lighthouse keeper counted the ships again."}) + "\n")
     out = workdir / f"out-{time.monotonic_ns()}"
     cmd = [str(Path(sys.executable).with_name("judgelab")), "rate", "--items", str(items), "--criteria", "grammaticality",
-           "--samples", "1", "--judge", "openai", "--model", "stub", "--base-url", base_url, "--concurrency", str(concurrency),
+           "--samples", "1", "--judge", f"openai:stub@{base_url}", "--concurrency", str(concurrency),
            "--transport", transport, "--quiet", "--out", str(out)]
     elapsed = timed_process(cmd)
     manifest = json.loads((out / "run.json").read_text())
