@@ -19,12 +19,17 @@ def free_port() -> int:
 class StubServer:
     """The OpenAI-compatible stub (judgelab.testing.openai_stub) in a subprocess."""
 
-    def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0, mode: str = "normal"):
-        self.port = free_port()
+    def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0, mode: str = "normal",
+                 rate_limited: float | None = None, server_errors: float | None = None, retry_after: str = "0",
+                 port: int | None = None):
+        self.port = port or free_port()
         self.log = tmp_path / f"stub-{self.port}.jsonl"
+        shares = ([] if rate_limited is None else ["--rate-limited", str(rate_limited)]) + (
+            [] if server_errors is None else ["--server-errors", str(server_errors)])
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--fail-rate", str(fail_rate),
-             "--latency", str(latency), "--seed", str(seed), "--log", str(self.log), "--mode", mode],
+             "--latency", str(latency), "--seed", str(seed), "--log", str(self.log), "--mode", mode,
+             "--retry-after", retry_after, *shares],
             stdout=subprocess.PIPE, text=True,
         )
         line = self.proc.stdout.readline()

@@ -22,3 +22,49 @@ class TooManyFailures(JudgelabError):
 EXIT_USAGE = 2
 EXIT_TOO_MANY_FAILURES = 3
 EXIT_INTERRUPTED = 130
+
+
+class TransientError(BackendError):
+    """One attempt of a call failed in a way worth retrying (raised by a backend, retried by
+    :class:`judgelab.run.retry.CallGate`).
+
+    Attributes:
+        reason: ``rate_limited``, ``server_error``, ``timeout``, ``connection`` or ``unreachable``.
+        retry_after: the server's ``Retry-After`` in seconds, when it sent one.
+    """
+
+    reason = "transient"
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RateLimited(TransientError):
+    """The endpoint asked for fewer requests (HTTP 429): slow down, not a failure."""
+
+    reason = "rate_limited"
+
+
+class ServerError(TransientError):
+    """The endpoint failed to answer (HTTP 5xx, 408, 409, 425)."""
+
+    reason = "server_error"
+
+
+class CallTimeout(TransientError):
+    """No answer within the per-call timeout (``--timeout``)."""
+
+    reason = "timeout"
+
+
+class ConnectionFailed(TransientError):
+    """The connection broke before an answer came (reset, closed)."""
+
+    reason = "connection"
+
+
+class Unreachable(ConnectionFailed):
+    """The endpoint refused the connection or its host could not be found."""
+
+    reason = "unreachable"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "write_manifest", "record_step"]
+__all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "mask_url_secrets", "write_manifest", "record_step"]
 
 MANIFEST_SCHEMA = 1
 
@@ -39,8 +40,27 @@ def environment() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "versions": versions}
 
 
+_URL_SECRET = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?:[^/\s@?#]*@)?(?P<rest>[^\s?#]*)(?P<tail>[?#]\S*)?")
+
+
+def mask_url_secrets(text: str) -> str:
+    """``text`` with every URL's credentials (``user:pw@``) and query string or fragment masked.
+
+    Example:
+        >>> mask_url_secrets("openai:m@http://u:pw@host:8000/v1?key=sk-1 and https://x/y")
+        'openai:m@http://***@host:8000/v1?*** and https://x/y'
+    """
+    def mask(match: re.Match[str]) -> str:
+        credentials = "***@" if "@" in match.group(0).split("//", 1)[1].split("/", 1)[0] else ""
+        tail = match.group("tail")
+        return f"{match.group('scheme')}{credentials}{match.group('rest')}" + (tail[0] + "***" if tail else "")
+
+    return _URL_SECRET.sub(mask, text)
+
+
 def masked_argv(argv: list[str] | None = None) -> list[str]:
-    """The command line with the values of secret options replaced by ``***``."""
+    """The command line with the values of secret options replaced by ``***`` and the credentials
+    and query strings of URLs masked (:func:`mask_url_secrets`)."""
     args = list(sys.argv if argv is None else argv)
     out: list[str] = []
     hide_next = False
@@ -57,7 +77,7 @@ def masked_argv(argv: list[str] | None = None) -> list[str]:
                 out.append(arg)
                 hide_next = True
             continue
-        out.append(arg)
+        out.append(mask_url_secrets(arg))
     return out
 
 

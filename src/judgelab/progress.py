@@ -1,7 +1,8 @@
 """Progress display of model runs, supplied by whoever shows it (the command line).
 
-Only ``cli/`` prints: library code asks :func:`progress_display` for an ``advance(done, failed)``
-callback and draws nothing by itself. The command line installs the terminal's progress bar
+Only ``cli/`` prints: library code asks :func:`progress_display` for an
+``advance(done, failed, note="")`` callback (``note``: the retries so far, in words) and draws
+nothing by itself. The command line installs the terminal's progress bar
 (:func:`judgelab.report.terminal.progress_bar`) with :func:`set_progress_display`; a program using
 judgelab as a library may install its own (any callable ``(total, label) -> context manager
 yielding advance``), or none.
@@ -13,8 +14,9 @@ from typing import Callable, ContextManager, Iterator
 
 __all__ = ["Advance", "ProgressFactory", "set_progress_display", "progress_display"]
 
-#: ``advance(done, failed)``: judgments finished and failed since the last call.
-Advance = Callable[[int, int], None]
+#: ``advance(done, failed, note)``: judgments finished and failed since the last call, and a short
+#: note on the run's retries ("" when none).
+Advance = Callable[[int, int, str], None]
 ProgressFactory = Callable[[int, str], ContextManager[Advance]]
 
 _factory: ProgressFactory | None = None
@@ -26,7 +28,7 @@ def set_progress_display(factory: ProgressFactory | None) -> None:
     Example:
         >>> set_progress_display(None)
         >>> with progress_display(10, "judging") as advance:
-        ...     advance(10, 0)
+        ...     advance(10, 0, "")
     """
     global _factory
     _factory = factory
@@ -34,7 +36,10 @@ def set_progress_display(factory: ProgressFactory | None) -> None:
 
 @contextmanager
 def _silent(total: int, label: str) -> Iterator[Advance]:
-    yield lambda done, failed: None
+    def advance(done: int, failed: int, note: str = "") -> None:
+        return None
+
+    yield advance
 
 
 def progress_display(total: int, label: str, enabled: bool = True) -> ContextManager[Advance]:

@@ -83,7 +83,8 @@ class RunFile(BaseModel):
     api_key: Optional[str] = None
     style: Literal["chat", "completion"] = "chat"
     concurrency: int = Field(default=16, ge=1, le=1024)
-    max_retries: int = Field(default=6, ge=0, le=50)
+    max_retries: int = Field(default=10, ge=0, le=50)
+    timeout: float = Field(default=120.0, gt=0.0, le=3600.0)
     no_n: bool = False
     transport: str = "auto"
     max_tokens_param: str = "auto"
@@ -112,7 +113,7 @@ class RunFile(BaseModel):
     def judge_defaults(self) -> dict[str, Any]:
         """The options every judge spec of the run shares (endpoint, key, retries …)."""
         return {"base_url": self.base_url, "api_key": self.api_key, "style": self.style, "concurrency": self.concurrency,
-                "max_retries": self.max_retries, "supports_n": not self.no_n, "timeout": 120.0, "transport": self.transport,
+                "max_retries": self.max_retries, "supports_n": not self.no_n, "timeout": self.timeout, "transport": self.transport,
                 "max_tokens_param": self.max_tokens_param, "model_path": str(self.model_path) if self.model_path else None}
 
     def run_specs(self) -> list[tuple[str, Any]]:
@@ -143,8 +144,10 @@ class RunFile(BaseModel):
                           system=self.system_field, group=self.group_field)
         return load_items(self.items, fields, limit=self.n_items)
 
-    def run(self, progress: bool = True):
+    def run(self, progress: bool = True, price_in: float | None = None, price_out: float | None = None):
         """Rate the items with every judge into ``out``; returns :class:`judgelab.workflow.RateResult`.
+
+        ``price_in``/``price_out`` (USD per 1M tokens) put each judge's cost into the result and run.json.
 
         Raises :class:`judgelab.errors.TooManyFailures` (after writing the outputs) when more than
         ``max_failure_rate`` of a judge's judgments failed.
@@ -159,7 +162,7 @@ class RunFile(BaseModel):
         return rate_items(self.load_items(), runs, self.out, self.format,
                           compare=(self.compare[0], self.compare[1]) if self.compare else None, progress=progress,
                           all_runs=self.all_runs, max_failure_rate=self.max_failure_rate,
-                          judge_defaults=self.judge_defaults())
+                          judge_defaults=self.judge_defaults(), price_in=price_in, price_out=price_out)
 
     def plan(self):
         """Plan the run without calling a model or writing anything: a list of

@@ -24,6 +24,8 @@ class Status(str, Enum):
         NO_LABEL_MASS: log-probability scoring found none of the scale's labels among the
             top tokens.
         MISSING: an imported (human) rating row without a score.
+        ERROR: the call ran out of its retry budget (rate limited, server errors, timeouts);
+            no answer was recorded, and the next run asks again.
 
     Example:
         >>> Status.OK == "ok", Status("refusal") is Status.REFUSAL, str(Status.TRUNCATED)
@@ -38,6 +40,7 @@ class Status(str, Enum):
     TRUNCATED = "truncated"
     NO_LABEL_MASS = "no_label_mass"
     MISSING = "missing"
+    ERROR = "error"
 
     def __str__(self) -> str:  # the stored text, not "Status.OK"
         return self.value

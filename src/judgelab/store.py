@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable
 
 from judgelab.errors import JudgelabError
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +68,7 @@ def last_store_summary() -> tuple[str, int] | None:
     return _last_opened, int(count)
 
 STORE_FORMAT = "judgelab-store"
-STORE_VERSION = 2
+STORE_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgelab_meta (
@@ -103,9 +106,15 @@ CREATE TABLE IF NOT EXISTS judgments (
     latency_s REAL,
     meta TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    prompt_key TEXT,
     PRIMARY KEY (rater, criterion, system, item_id, sample)
 );
 """
+
+#: Columns of the ``judgments`` table in the order :meth:`Store._row` fills them.
+_JUDGMENT_COLUMNS = ("item_id, system, grp, criterion, rater, sample, score, score_parsed, score_logprob, "
+                     "logprob_outside, status, raw, attempts, prompt_tokens, completion_tokens, latency_s, meta, seq, "
+                     "prompt_key")
 
 #: Columns of the tidy ratings table (ARCHITECTURE.md), in export order.
 RATING_COLUMNS = [
@@ -147,6 +156,29 @@ def keyed_json(payload: dict[str, Any]) -> tuple[str, str]:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest(), blob
 
 
+def prompt_key(messages: Iterable[tuple[str, str]] | Iterable[list[str]]) -> str:
+    """The SHA-256 of what a judgment was asked: the non-assistant turns of its call, in order.
+
+    Every judgment records the key of the prompt it answers (``judgments.prompt_key``); a run
+    whose rendered prompt for the same item, criterion and sample differs (an edited text or
+    context, other few-shot or dynamic examples) asks again instead of returning the old
+    answer. Assistant turns are left out: in conversation mode they are the judge's own earlier
+    answers, unknown when the run is planned.
+
+    Args:
+        messages: ``(role, text)`` turns as sent (or as stored in the ledger: ``[role, text]``).
+
+    Returns:
+        64 hex digits.
+
+    Example:
+        >>> prompt_key([("user", "Rate it.")]) == prompt_key([("user", "Rate it."), ("assistant", "4")])
+        True
+    """
+    asked = [[str(role), str(text)] for role, text in messages if role != "assistant"]
+    return keyed_json({"asked": asked})[0]
+
+
 def _count(value: Any) -> int:
     """A token count from SQLite or pandas: None and NaN are 0."""
     return 0 if value is None or value != value else int(value)
@@ -173,6 +205,7 @@ class Judgment:
         attempts: every answer asked for (refusals included), each with its call key.
         prompt_tokens, completion_tokens, latency_s: of the final call.
         meta: the run's settings.
+        prompt_key: :func:`prompt_key` of the messages it answers (``None`` for human ratings).
 
     Example:
         >>> Judgment("a", "human", None, "likability", "r", 0, 4.0, 4.0, None, None, "ok", "4").identity
@@ -195,6 +228,7 @@ class Judgment:
     completion_tokens: int = 0
     latency_s: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    prompt_key: str | None = None
 
     @property
     def identity(self) -> tuple[str, str, str, str, int]:
@@ -232,6 +266,8 @@ class Store:
         self._lock_fh: IO[str] | None = None
         self._journal: IO[str] | None = None
         self._journal_path: Path | None = None
+        #: Damaged ledger entries dropped by :meth:`get_call` (each is asked again).
+        self.dropped_calls = 0
         if self.path != ":memory:":
             file = Path(self.path)
             if file.is_dir():
@@ -256,6 +292,7 @@ class Store:
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO judgelab_meta VALUES ('format', ?), ('version', ?)",
                                  (STORE_FORMAT, str(STORE_VERSION)))
+                self._migrate()
             self._seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM judgments").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             self._release_lock()
@@ -293,6 +330,33 @@ class Store:
                 raise JudgelabError(f"{self.path}: not a judgelab store (table {table!r} missing or of another shape)")
         if require_tables:
             return  # a store of judgelab 0.1 (no meta table), readable as it is
+
+    def _migrate(self) -> None:
+        """Bring a store of an earlier version up to this one (version 2 → 3: ``judgments.prompt_key``,
+        filled in from the ledger, so a store written before resumes without asking again)."""
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
+        if "prompt_key" not in columns:
+            self._db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")
+        rows = self._db.execute("SELECT rowid, attempts FROM judgments WHERE prompt_key IS NULL AND attempts != '[]'").fetchall()
+        if rows:
+            updates = []
+            for rowid, attempts in rows:
+                try:
+                    keys = [a["key"] for a in json.loads(attempts) if isinstance(a, dict) and a.get("key")]
+                except (TypeError, ValueError):
+                    keys = []
+                found = self._db.execute("SELECT request FROM calls WHERE key = ?", (keys[-1],)).fetchone() if keys else None
+                try:
+                    messages = json.loads(found[0])["messages"] if found else None
+                except (TypeError, ValueError, KeyError):
+                    messages = None
+                if messages is not None:
+                    updates.append((prompt_key(messages), rowid))
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.executemany("UPDATE judgments SET prompt_key = ? WHERE rowid = ?", updates)
+        self._db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
+                         (str(STORE_VERSION), STORE_VERSION))
 
     def _take_lock(self) -> None:
         if self.path == ":memory:":
@@ -334,9 +398,10 @@ class Store:
     def claim_rater(self, identity: dict[str, Any], preferred: str, forced: bool = False, record: bool = True) -> str:
         """The rater label for a run with ``identity``.
 
-        An identical earlier run keeps its label (its judgments resume). A new set of
-        settings gets ``preferred`` or, when another run holds that label,
-        ``preferred#<digest>``. With ``forced`` the label is the user's: if it was used with
+        An identical earlier run under the same preferred label keeps its label (its judgments
+        resume). A new set of settings gets ``preferred`` or, when another run holds that label,
+        ``preferred#<digest>``. Identical settings under another preferred label are another
+        rater (e.g. NLE's ``+dynamic`` stage, which asks other prompts with the same settings). With ``forced`` the label is the user's: if it was used with
         other settings the call fails with one line naming what changed — old judgments
         are never returned for new settings.
 
@@ -364,9 +429,9 @@ class Store:
         digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()
         has_runs = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone()
         rows = {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT rater, digest, identity FROM runs")} if has_runs else {}
-        if not forced:
+        if not forced:  # an identical earlier run under this label (or its #digest form) resumes
             for label, (d, _) in sorted(rows.items()):
-                if d == digest:
+                if d == digest and (label == preferred or label.startswith(preferred + "#")):
                     return label
         legacy = {r[0] for r in self._db.execute("SELECT DISTINCT rater FROM judgments")} - set(rows)
         label = preferred
@@ -413,18 +478,52 @@ class Store:
 
     # -- journal of answered calls (survives a kill between group commits) ------------
     def _replay_journal(self) -> None:
-        if self._journal_path is None or not self._journal_path.exists():
+        """Write the journal's answered calls into the ledger, then remove it.
+
+        Each line is checked first: a torn last line (the kill) is ignored, and a line whose key or
+        answer is not what the ledger holds (damage, an edit by hand) is left out with one warning,
+        so a bad answer never reaches the ledger. A journal that is not a file (a folder of that
+        name) is moved aside with a warning.
+        """
+        path = self._journal_path
+        if path is None or not (path.exists() or path.is_symlink()):
             return
-        rows = []
-        for line in self._journal_path.read_text(encoding="utf-8", errors="replace").split("\n"):  # JSON lines: "\n" only
+        if not path.is_file():
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            try:
+                path.rename(aside)
+            except OSError as exc:
+                raise JudgelabError(f"{path} is not a journal file and cannot be moved aside ({exc.strerror or exc}); "
+                                    "move it away and run again") from None
+            logger.warning("%s was not a journal file; moved aside to %s", path, aside.name)
+            return
+        from judgelab.models.base import JudgeResponse
+
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
+        rows, damaged = [], 0
+        lines = text.split("\n")  # JSON lines: "\n" only
+        for number, line in enumerate(lines):
+            if not line.strip():
+                continue
             try:
                 entry = json.loads(line)
-                rows.append((entry["key"], entry["request"], entry["response"]))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue  # a line torn by the kill
+                key, request, response = entry["key"], entry["request"], entry["response"]
+                if not (isinstance(key, str) and key and isinstance(request, dict)):
+                    raise ValueError("not a ledger entry")
+                JudgeResponse.from_json(response)  # raises on anything that is not a stored answer
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                if number < len(lines) - 1:  # the last line may be torn by a kill; others are damage
+                    damaged += 1
+                continue
+            rows.append((key, request, response))
+        if damaged:
+            logger.warning("%s: %d damaged line(s) left out; their calls are asked again", path, damaged)
         if rows:
-            self.put(calls=[(k, q, r) for k, q, r in rows])
-        self._journal_path.unlink()
+            self.put(calls=rows)
+        path.unlink()
 
     def journal_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
         """Append an answered call to the journal at once (cheap; the database write may follow later).
@@ -465,7 +564,8 @@ class Store:
 
     # -- call ledger -----------------------------------------------------
     def get_call(self, key: str) -> dict[str, Any] | None:
-        """The stored response of a call, or ``None``.
+        """The stored response of a call, or ``None`` (also for a damaged entry, which is dropped so
+        the call is asked again; a warning says so).
 
         Args:
             key: the ledger key.
@@ -474,7 +574,21 @@ class Store:
             The response as a dict (:meth:`JudgeResponse.from_json` reads it).
         """
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        if not row:
+            return None
+        from judgelab.models.base import JudgeResponse
+
+        try:
+            data = json.loads(row[0])
+            JudgeResponse.from_json(data)
+        except (TypeError, ValueError, KeyError):
+            self.dropped_calls += 1
+            logger.warning("%s: a damaged answer in the call ledger (key %s…) was dropped and is asked again",
+                           self.path, key[:12])
+            if not self.read_only:
+                self._write("DELETE FROM calls WHERE key = ?", (key,))
+            return None
+        return data
 
     def call_keys(self) -> set[str]:
         """The keys of every call in the ledger."""
@@ -488,18 +602,23 @@ class Store:
             request, response: dicts or JSON text.
 
         Example:
-            >>> store = Store(":memory:"); store.put_call("k", {"q": 1}, {"choices": []})
+            >>> store = Store(":memory:"); store.put_call("k", {"q": 1}, {"choices": [{"text": "4"}]})
             >>> store.get_call("k")
-            {'choices': []}
+            {'choices': [{'text': '4'}]}
         """
         self.put(calls=[(key, request, response)])
 
-    def put(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = ()) -> None:
-        """Write calls and judgments in one transaction (existing keys are kept, not replaced).
+    def put(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = (),
+            replace: bool = False) -> None:
+        """Write calls and judgments in one transaction.
 
         Args:
-            calls: ``(key, request, response)`` rows, request and response as dicts or JSON text.
+            calls: ``(key, request, response)`` rows, request and response as dicts or JSON text
+                (an existing key is kept: a call is answered once).
             judgments: :class:`Judgment` rows.
+            replace: a judgment replaces the stored one of the same (rater, criterion, system,
+                item, sample) — the runner's re-judgments of changed prompts and of ``error``
+                rows. Without it the stored one is kept (first answer wins: the annotation app).
 
         Raises:
             JudgelabError: the disk is full or the store is not writable (one line).
@@ -513,7 +632,9 @@ class Store:
                 if call_rows:
                     self._db.executemany("INSERT OR IGNORE INTO calls (key, request, response, created) VALUES (?, ?, ?, ?)", call_rows)
                 if judgment_rows:
-                    self._db.executemany("INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", judgment_rows)
+                    verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+                    self._db.executemany(f"{verb} INTO judgments ({_JUDGMENT_COLUMNS}) VALUES ({','.join('?' * 19)})",
+                                         judgment_rows)
         except sqlite3.OperationalError as exc:
             raise _write_error(self.path, exc) from None
 
@@ -527,12 +648,46 @@ class Store:
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
+    def bindings(self, rater: str) -> dict[tuple[str, str, str, int], tuple[str | None, str, str | None]]:
+        """What each of a rater's judgments answered: ``(criterion, system, item_id, sample) →
+        (prompt_key, status, group)``. The runner re-asks a judgment whose prompt key differs from
+        the planned prompt's, or whose status is ``error``.
+
+        Args:
+            rater: the rater label.
+
+        Returns:
+            One entry per stored judgment of ``rater``.
+        """
+        rows = self._db.execute("SELECT criterion, system, item_id, sample, prompt_key, status, grp FROM judgments "
+                                "WHERE rater = ?", (rater,))
+        return {(r[0], r[1], r[2], int(r[3])): (r[4], r[5], r[6]) for r in rows}
+
+    def regroup(self, rater: str, groups: Iterable[tuple[str, str, str | None]]) -> None:
+        """Set the group of a rater's judgments of items whose group changed (the answers stay valid:
+        the group is not part of the prompt).
+
+        Args:
+            rater: the rater label.
+            groups: ``(system, item_id, group)`` per item.
+        """
+        rows = [(g, rater, system, item_id) for system, item_id, g in groups]
+        if not rows:
+            return
+        try:
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.executemany("UPDATE judgments SET grp = ? WHERE rater = ? AND system = ? AND item_id = ?", rows)
+        except sqlite3.OperationalError as exc:
+            raise _write_error(self.path, exc) from None
+
     def _row(self, j: Judgment) -> tuple[Any, ...]:
         self._seq += 1
         return (
             j.item_id, j.system, j.group, j.criterion, j.rater, j.sample, j.score, j.score_parsed, j.score_logprob,
             j.logprob_outside, j.status, j.raw, json.dumps(j.attempts, ensure_ascii=False), j.prompt_tokens,
             j.completion_tokens, j.latency_s, json.dumps(j.meta, ensure_ascii=False, sort_keys=True), self._seq,
+            j.prompt_key,
         )
 
     def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
@@ -604,6 +759,9 @@ class Store:
 class GroupWriter:
     """Group commit for one store: answered calls and judgments written together, in batches.
 
+    The runner only records judgments it planned as to be asked (new ones, changed prompts,
+    earlier ``error`` rows), so a recorded judgment replaces the stored one.
+
     Per-call transactions cost more than the rest of the pipeline at concurrency 64, so
     records wait at most :attr:`FLUSH_SECONDS` or until :attr:`FLUSH_RECORDS` are waiting.
     Answers are journaled by the caller first (:meth:`Store.journal_call`), so nothing
@@ -661,7 +819,7 @@ class GroupWriter:
     def flush(self) -> None:
         """Write everything buffered in one transaction (kept buffered if the write fails)."""
         if self._calls or self._judgments:
-            self.store.put(calls=self._calls, judgments=self._judgments)
+            self.store.put(calls=self._calls, judgments=self._judgments, replace=True)
             self._calls, self._judgments = [], []
 
     async def flusher(self) -> None:

@@ -26,13 +26,7 @@ from judgelab.summary import compare_systems, summarize
 from judgelab.status import Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
-           "clear_outputs", "html_report", "stats_line", "failure_lines"]
-
-
-def _prepare_out(out: Path) -> Path:
-    from judgelab.paths import output_folder
-
-    return output_folder(out)
+           "html_report", "stats_line", "failure_lines"]
 
 
 def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",
@@ -46,18 +40,10 @@ def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: b
         return run_to_end(runner, items)
 
 
-#: Output files of ``judgelab rate``; removed at the start of a run so none is left stale.
+#: Output files of ``judgelab rate``: replaced together at the end of a run that produced new ones
+#: (:class:`judgelab.paths.StagedOutputs`); a refused, failed or interrupted run leaves them as they were.
 RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json", "report.html",
                 "README.md")
-
-
-def clear_outputs(out: Path, names: tuple[str, ...]) -> None:
-    """Remove a command's earlier output files from ``out`` (never the store)."""
-    for name in names:
-        try:
-            (out / name).unlink(missing_ok=True)
-        except OSError as exc:
-            raise JudgelabError(f"cannot replace {out / name}: {exc.strerror or exc}") from None
 
 
 def failure_report(ratings: pd.DataFrame, examples: int = 3) -> tuple[dict[str, int], list[tuple[str, str]]]:
@@ -110,12 +96,16 @@ class JudgeRun:
     stats: RunStats
     notes: tuple[str, ...] = ()
     statuses: dict[str, int] = field(default_factory=dict)
+    #: Dollars of the calls made at ``--price-in``/``--price-out`` (None without prices).
+    cost_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         s = self.stats
         return {"judge": self.judge, "rater": self.rater, "judgments": s.total, "already_in_store": s.already_done,
+                "asked_again_prompt_changed": s.changed, "asked_again_after_error": s.retried_errors,
                 "calls_made": s.calls_made, "cache_hits": s.cache_hits, "statuses": dict(self.statuses),
-                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens, "wall_s": round(s.wall_s, 3),
+                "retries": dict(s.retries), "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "wall_s": round(s.wall_s, 3),
                 "backend_notes": list(self.notes)}
 
 
@@ -146,12 +136,15 @@ class RateResult:
 
 def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
-               max_failure_rate: float = 0.5, judge_defaults: dict[str, Any] | None = None) -> RateResult:
+               max_failure_rate: float = 0.5, judge_defaults: dict[str, Any] | None = None,
+               price_in: float | None = None, price_out: float | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
-    ``welch.csv`` (with ``compare``), ``run.json``, ``README.md`` and ``report.html`` into ``out``;
-    an interrupted run writes none of them (the store keeps every finished judgment). Prints nothing.
+    ``welch.csv`` (with ``compare``), ``run.json`` and ``README.md`` into ``out`` (``report.html``
+    follows, :func:`finish_rate`). The files are written aside and swapped in at the end, so a run
+    that is refused, fails or is interrupted leaves the earlier outputs as they were (the store keeps
+    every finished judgment). Prints nothing.
 
     Args:
         items: the items to rate (:func:`judgelab.datasets.items.load_items`).
@@ -165,6 +158,7 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
         max_failure_rate: the share of failed judgments above which :class:`TooManyFailures` is raised
             (after the outputs are written).
         judge_defaults: options shared by the judge specs (``base_url``, ``api_key``, ``concurrency`` …).
+        price_in, price_out: USD per 1M prompt / completion tokens: the calls' cost goes into run.json.
 
     Returns:
         :class:`RateResult` with the ratings, the summary (:func:`judgelab.summary.summarize`), Welch's
@@ -189,40 +183,57 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
         if unknown:
             raise JudgelabError(f"--compare names unknown system(s) {', '.join(map(repr, unknown))}; the items have "
                                 f"{', '.join(map(repr, sorted(systems)))}")
-    out = _prepare_out(out)
+    from judgelab.paths import StagedOutputs, output_folder
+
+    out = output_folder(out)
     done: list[JudgeRun] = []
     backends = []
-    with Store(out / "store.sqlite") as store:
-        clear_outputs(out, RATE_OUTPUTS)
+    with Store(out / "store.sqlite") as store, StagedOutputs(out, RATE_OUTPUTS) as stage:
         for judge, spec in runs:
             backend = build_judge(judge, judge_defaults)
             stats = execute(items, spec, backend, store, progress, label=f"judging ({backend.model_id})")
             done.append(JudgeRun(judge, stats.rater, stats, tuple(getattr(backend, "notes", []))))
             backends.append(backend)
         raters = [r.rater for r in done]
-        ratings = store.ratings() if all_runs else store.ratings()[lambda d: d["rater"].isin(raters)].reset_index(drop=True)
+        ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
         settings = store.runs()
-    done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater])[0]) for r in done]
-    files = {"ratings": write_table(ratings, out / f"ratings.{ratings_format}")}
-    summary = summarize(ratings)
-    files["summary"] = write_table(summary, out / "summary.csv")
-    welch = None
-    if compare:
-        welch = compare_systems(ratings, *compare)
-        files["welch"] = write_table(welch, out / "welch.csv")
-    manifest_runs = []
-    for run, backend in zip(done, backends):
-        manifest_runs.append({**run.to_dict(), "settings": settings.get(run.rater),
-                              "transport": getattr(backend, "transport", None),
-                              "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
-                              "max_tokens_param": getattr(backend, "max_tokens_param", None)})
-    _rate_readme(out, files, ratings_format)
-    files["readme"] = out / "README.md"
-    files["manifest"] = write_manifest(out, "rate", manifest_runs, extra={
-        "items": len(items), "outputs": sorted(p.name for p in out.iterdir() if p.name in RATE_OUTPUTS)}, started=started)
-    files["store"] = out / "store.sqlite"
+        done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater])[0],
+                         _cost(r.stats, price_in, price_out)) for r in done]
+        staged = stage.folder
+        files = {"ratings": write_table(ratings, staged / f"ratings.{ratings_format}")}
+        summary = summarize(ratings)
+        files["summary"] = write_table(summary, staged / "summary.csv")
+        welch = None
+        if compare:
+            welch = compare_systems(ratings, *compare)
+            files["welch"] = write_table(welch, staged / "welch.csv")
+        manifest_runs = []
+        for run, backend in zip(done, backends):
+            manifest_runs.append({**run.to_dict(), "settings": settings.get(run.rater),
+                                  "transport": getattr(backend, "transport", None),
+                                  "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
+                                  "max_tokens_param": getattr(backend, "max_tokens_param", None)})
+        _rate_readme(staged, files, ratings_format)
+        write_manifest(staged, "rate", manifest_runs, extra={
+            "items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out},
+            "outputs": sorted([p.name for p in staged.iterdir()] + ["run.json", "report.html"])}, started=started)
+    files = {role: out / path.name for role, path in files.items()}
+    files.update(readme=out / "README.md", manifest=out / "run.json", store=out / "store.sqlite")
     result = RateResult(out, tuple(done), ratings, summary, welch, compare, files)
     return result
+
+
+def _of_items(ratings: pd.DataFrame, items: list[Item]) -> pd.DataFrame:
+    """The rows of the items of this run (matched by system and item id), in the store's order."""
+    asked = pd.DataFrame({"system": [i.system for i in items], "item_id": [i.item_id for i in items]}).drop_duplicates()
+    return ratings.merge(asked, on=["system", "item_id"], how="inner", sort=False).reset_index(drop=True)
+
+
+def _cost(stats: RunStats, price_in: float | None, price_out: float | None) -> float | None:
+    """Dollars of a run's calls at prices per million tokens (None without any price)."""
+    if price_in is None and price_out is None:
+        return None
+    return stats.prompt_tokens * (price_in or 0.0) / 1e6 + stats.completion_tokens * (price_out or 0.0) / 1e6
 
 
 @dataclass(frozen=True)
@@ -252,6 +263,7 @@ class JudgePlan:
         p = self.plan
         return {"judge": self.judge, "stage": self.stage, "rater": p.rater, "calls": p.n_calls,
                 "cached_calls": len(p.calls) - p.n_calls, "judgments": p.judgments, "already_done": p.already_done,
+                "prompt_changed": p.changed, "after_error": p.retried_errors,
                 "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
                 "max_completion_tokens": self.max_completion_tokens}
 
@@ -322,7 +334,7 @@ def _rate_readme(out: Path, files: dict[str, Path], ratings_format: str) -> None
                ("summary.csv", "mean, SD, n and failures per rater, system and criterion")]
     if "welch" in files:
         entries.append(("welch.csv", "Welch's t-test between the two --compare systems (per-item means)"))
-    write_index(out, "judgelab rate", entries)
+    write_index(out, "judgelab rate", entries, store=True)
 
 
 def html_report(out: Path) -> tuple[Path | None, str]:
@@ -342,10 +354,19 @@ def stats_line(stats: RunStats) -> str:
     """One line on a finished run: judgments, calls, cache hits, statuses, tokens, time."""
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(stats.statuses.items())) or "none new"
     return (
-        f"run {stats.rater}: judgments {stats.total} ({stats.already_done} already in the store); calls made "
-        f"{stats.calls_made}, cache hits {stats.cache_hits}; refusals regenerated {stats.refusals_regenerated}; "
+        f"run {stats.rater}: judgments {stats.total} ({stats.already_done} already in the store"
+        + (f", {stats.changed} asked again because their prompt changed" if stats.changed else "")
+        + (f", {stats.retried_errors} asked again after an error" if stats.retried_errors else "")
+        + f"); calls made {stats.calls_made}, cache hits {stats.cache_hits}; "
+        + (f"retries: {_retry_words(stats.retries)}; " if stats.retries else "")
+        + f"refusals regenerated {stats.refusals_regenerated}; "
         f"new statuses: {statuses}; tokens in/out {stats.prompt_tokens}/{stats.completion_tokens}; wall {stats.wall_s:.1f} s"
     )
+
+
+def _retry_words(retries: dict[str, int]) -> str:
+    """``{"rate_limited": 9, "gave_up": 1}`` → ``rate limited 9, gave up 1``."""
+    return ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in sorted(retries.items()))
 
 
 def demo_items(n_items: int = 12) -> list[Item]:  # used by the benchmarks and tests

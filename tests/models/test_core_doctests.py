@@ -6,7 +6,7 @@ import pytest
 
 MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry", "judgelab.models.spec",
            "judgelab.models.cache", "judgelab.models.scripted", "judgelab.models.local", "judgelab.models.openai_backend",
-           "judgelab.run", "judgelab.store", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
+           "judgelab.run.runner", "judgelab.store", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
            "judgelab.perturb.rules", "judgelab.contamination"]
 
 

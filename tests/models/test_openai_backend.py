@@ -1,27 +1,23 @@
-"""Retry timing and request shapes of the OpenAI-compatible backend."""
+"""Request shapes, errors and transports of the OpenAI-compatible backend (retries: test_retry.py)."""
 import asyncio
-import random
 
 import pytest
 
 from judgelab.errors import BackendError
 from judgelab.models.base import JudgeRequest, Sampling
-from judgelab.models.openai_backend import OpenAIBackend, retry_delay
+from judgelab.models.openai_backend import OpenAIBackend, retry_after_seconds
 
 
-def test_retry_after_is_honoured_and_capped():
-    rng = random.Random(0)
-    assert retry_delay(0, 0.5, 30, "2", rng) == 2.0
-    assert retry_delay(3, 0.5, 30, "120", rng) == 30.0  # capped
-    assert retry_delay(0, 0.5, 30, "not-a-number", rng) <= 0.5  # falls back to backoff
+def test_retry_after_is_read_in_its_three_forms():
+    from email.utils import formatdate
+    import time
 
-
-def test_full_jitter_exponential_backoff_bounds():
-    rng = random.Random(1)
-    for attempt in range(6):
-        delays = [retry_delay(attempt, 0.5, 10, None, rng) for _ in range(200)]
-        assert 0 <= min(delays) and max(delays) <= min(10, 0.5 * 2**attempt)
-        assert max(delays) > 0.5 * min(10, 0.5 * 2**attempt)  # jitter spreads over the whole range
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25  # the finer one wins
+    assert retry_after_seconds({"retry-after": "not-a-number"}) is None
+    assert retry_after_seconds({"retry-after": "-3"}) == 0.0
+    in_ten = retry_after_seconds({"retry-after": formatdate(time.time() + 10, usegmt=True)})
+    assert 8 <= in_ten <= 10.5
 
 
 def test_completion_style_and_n_against_the_stub(stub_factory):

@@ -200,3 +200,34 @@ def test_scales_command(tmp_path):
     table = doc["rows"]
     assert {r["granularity"] for r in table} == {"binary", "ternary", "7-way", "pearson", "spearman"}
     assert (tmp_path / "figs" / "scatter_clarity.png").exists()
+
+
+def test_dynamic_prompting_asks_its_own_prompts(tmp_path):
+    """Issue 18: the dynamic stage's prompts (retrieved examples instead of the fixed ones) are asked under a
+    rater of their own; a judge that answers 2 to the fixed examples and 6 otherwise shows the difference."""
+    from judgelab.recipes.nle import run_nle
+    from judgelab.store import Store
+
+    data = tmp_path / "esnli.csv"
+    pd.DataFrame({"gold_label": ["neutral"] * 12, "Sentence1": [f"Premise {i}" for i in range(12)],
+                  "Sentence2": [f"Hypothesis {i}" for i in range(12)],
+                  "Explanation_1": [f"Explanation number {i} about premise {i}" for i in range(12)]}).to_csv(data, index=False)
+    human, _ = _human_scores(tmp_path, 12)
+    script = tmp_path / "script.json"
+    fixed = "High score example: [Premiss] A female dancer"
+    script.write_text(json.dumps({"rules": [{"contains": "The First:", "reply": "Yes"},
+                                            {"contains": fixed, "reply": "[Informativeness] 2 [Clarity] 2"},
+                                            {"contains": "[Informativeness]", "reply": "[Informativeness] 6 [Clarity] 6"}],
+                                  "default": "Yes"}))
+    out = tmp_path / "nle"
+    run_nle("esnli", data, out, f"scripted-test-double:{script}", human, samples=1, per_delta=2, progress=False)
+    with Store(out / "store.sqlite", read_only=True) as store:
+        ratings = store.ratings()
+    dynamic = [r for r in set(ratings["rater"]) if r.endswith("+dynamic")]
+    assert len(dynamic) == 1
+    assert set(ratings.loc[ratings["rater"] == dynamic[0], "score"]) == {6.0}
+    vanilla = ratings[(ratings["rater"] == dynamic[0].removesuffix("+dynamic"))]
+    assert set(vanilla["score"]) == {2.0}
+    scales = pd.read_csv(out / "dynamic_scales.csv")
+    assert not scales[scales["prompting"] == "vanilla"].drop(columns="prompting").reset_index(drop=True).equals(
+        scales[scales["prompting"] == "dynamic"].drop(columns="prompting").reset_index(drop=True))

@@ -12,7 +12,7 @@ from judgelab.store import Store
 
 def test_members_equal_the_stored_strings():
     assert [s.value for s in Status] == ["ok", "refusal", "no_rating", "out_of_range", "empty", "truncated",
-                                         "no_label_mass", "missing"]
+                                         "no_label_mass", "missing", "error"]
     assert Status.OK == "ok" and "refusal" == Status.REFUSAL and {"ok": 1}[Status.OK] == 1
     assert f"{Status.TRUNCATED}" == "truncated" and str(Status.EMPTY) == "empty"
 

@@ -34,7 +34,7 @@ JUDGE_SYNTAX = ("local | local:PATH.gguf | openai:MODEL | openai:MODEL@BASE_URL 
 
 def judge_defaults(
     base_url: Optional[str] = None, api_key: Optional[str] = None, style: str = "chat",
-    concurrency: int = 16, max_retries: int = 6, no_n: bool = False, timeout: float = 120.0,
+    concurrency: int = 16, max_retries: int = 10, no_n: bool = False, timeout: float = 120.0,
     transport: str = "auto", max_tokens_param: str = "auto", model_path: Optional[Path] = None,
 ) -> dict:
     """Options every judge spec of a command shares (the ``defaults`` of
@@ -101,10 +101,14 @@ MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
 MaxTokensParamOpt = typer.Option("auto", "--max-tokens-param",
                                  help="auto | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")
 TransportOpt = typer.Option("auto", "--transport", help="HTTP transport of the openai judge: auto (aiohttp) | aiohttp | httpx")
-RetriesOpt = typer.Option(6, "--max-retries", min=0, max=50, help="retries on 429/5xx/timeouts before giving up")
+RetriesOpt = typer.Option(10, "--max-retries", min=0, max=50,
+                          help="retries of a call after server errors, timeouts and broken connections (rate limits "
+                               "are retried with backoff without using these up); then the judgment is recorded as "
+                               "'error' and asked again by the next run")
+TimeoutOpt = typer.Option(120.0, "--timeout", min=0.1, max=3600.0, help="seconds one attempt of a call may take (openai judge)")
 DryRunOpt = typer.Option(False, "--dry-run", help="call no model: print the calls, judgments, estimated prompt tokens "
                          "(and dollars with --price-in/--price-out) and the first prompt of each criterion")
-PriceInOpt = typer.Option(None, "--price-in", min=0.0, help="USD per 1M prompt tokens (dry-run estimate, cost table)")
+PriceInOpt = typer.Option(None, "--price-in", min=0.0, help="USD per 1M prompt tokens: the --dry-run estimate, and the cost of a real run (printed, in run.json)")
 PriceOutOpt = typer.Option(None, "--price-out", min=0.0, help="USD per 1M completion tokens")
 
 
@@ -140,7 +144,9 @@ def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optiona
         tokens += d["prompt_tokens"]
         how = "the embedded judge's tokenizer" if d["token_method"] == "tokenizer" else "characters / 4, an estimate"
         line = (f"{d['stage']}: {d['judge']} as {d['rater']}: {d['calls']} calls ({d['cached_calls']} answered by the store), "
-                f"{d['judgments']} judgments ({d['already_done']} already in the store), "
+                f"{d['judgments']} judgments ({d['already_done']} already in the store"
+                + (f"; {d['prompt_changed']} to ask again because their prompt changed" if d["prompt_changed"] else "")
+                + (f"; {d['after_error']} to ask again after an error" if d["after_error"] else "") + "), "
                 f"~{d['prompt_tokens']} prompt tokens ({how})")
         cost_in, cost_out = p.cost_usd(price_in, price_out)
         if cost_in is not None:

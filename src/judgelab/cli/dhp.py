@@ -14,6 +14,7 @@ from judgelab.cli.common import (
     StyleOpt,
     ConcurrencyOpt,
     RetriesOpt,
+    TimeoutOpt,
     FormatOpt,
     JUDGE_SYNTAX,
     DryRunOpt,
@@ -71,7 +72,7 @@ def dhp(
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
     context_field: str = typer.Option("context", "--context-field"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt,
-    concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
+    concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt, timeout: float = TimeoutOpt,
     out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out", help="output folder: tables, figures, ratings, README.md, run.json"),
     quiet: bool = typer.Option(False, "--quiet"),
     max_failure_rate: float = MaxFailureRateOpt,
@@ -87,7 +88,8 @@ def dhp(
 
     check_run_options(samples, n_items)
     specs = judge_specs(judges)
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency, max_retries=max_retries)
+    defaults = judge_defaults(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
+                              max_retries=max_retries, timeout=timeout)
     fields = FieldMap(id=id_field, text=text_field, context=context_field)
     if dry_run:
         from judgelab.cli.common import show_plans

@@ -18,6 +18,7 @@ from judgelab.cli.common import (
     ScriptOpt,
     ConcurrencyOpt,
     RetriesOpt,
+    TimeoutOpt,
     MaxFailureRateOpt,
     TransportOpt,
     MaxTokensParamOpt,
@@ -38,6 +39,7 @@ def rate(
     judge: list[str] = JudgeOpt, model: Optional[str] = ModelOpt, base_url: Optional[str] = BaseUrlOpt,
     api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
     script: Optional[Path] = ScriptOpt, concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
+    timeout: float = TimeoutOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
     samples: int = typer.Option(3, "--samples", help="samples per item and criterion (the paper's three annotators)"),
     temperature: float = typer.Option(1.0, "--temperature"),
@@ -87,7 +89,7 @@ def rate(
         out=out, format=ratings_format, compare=pair, n_items=n_items, id_field=id_field, text_field=text_field,
         context_field=context_field, system_field=system_field, group_field=group_field, all_runs=all_runs,
         max_failure_rate=max_failure_rate, base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
-        max_retries=max_retries, no_n=no_n, transport=transport, max_tokens_param=max_tokens_param, model_path=model_path,
+        max_retries=max_retries, timeout=timeout, no_n=no_n, transport=transport, max_tokens_param=max_tokens_param, model_path=model_path,
     ))
     execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
 
@@ -106,7 +108,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         show_plans(spec.plan(), price_in, price_out)
         show_deprecations()
         return
-    result = spec.run(progress=progress)
+    result = spec.run(progress=progress, price_in=price_in, price_out=price_out)
     for run in result.runs:
         shown = result.summary[result.summary["rater"] == run.rater] if len(result.runs) > 1 else result.summary
         print_table(shown.drop(columns=["rater"]), title=f"Ratings by {run.rater}")
@@ -116,6 +118,8 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         print_table(welch, title=f"Welch's t-test, {a} vs {b} (per-item means)")
     for run in result.runs:
         console.print(stats_line(run.stats))
+        if run.cost_usd is not None:
+            console.print(f"cost of the calls made: ${run.cost_usd:.4f} (at --price-in/--price-out per 1M tokens)")
         for note in run.notes:
             console.print(f"note: {note}")
         for line in failure_lines(result.ratings[result.ratings["rater"] == run.rater]):

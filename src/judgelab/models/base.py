@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judgelab.errors import CapabilityError
+from judgelab.models.retry import RetryPolicy
 
 __all__ = [
     "Sampling",
@@ -178,18 +179,42 @@ class JudgeResponse:
 
         Returns:
             The :class:`JudgeResponse`.
+
+        Raises:
+            ValueError: ``data`` is not a stored answer (no choices, a choice without text,
+                malformed tokens): a damaged ledger entry is never read as an answer.
+
+        Example:
+            >>> JudgeResponse.from_json({})
+            Traceback (most recent call last):
+            ...
+            ValueError: not a stored answer: no choices
         """
-        choices = [
-            Choice(
-                text=c["text"],
-                tokens=[(t[0], t[1], dict(t[2])) for t in c["tokens"]] if c.get("tokens") is not None else None,
-                finish_reason=c.get("finish_reason"),
-                reasoning=c.get("reasoning"),
-            )
-            for c in data["choices"]
-        ]
-        return cls(choices, data.get("prompt_tokens", 0), data.get("completion_tokens", 0),
-                   data.get("latency_s", 0.0), data.get("model", ""), data.get("extra", {}))
+        if not isinstance(data, dict):
+            raise ValueError(f"not a stored answer: {type(data).__name__}")
+        raw_choices = data.get("choices")
+        if not isinstance(raw_choices, list) or not raw_choices:
+            raise ValueError("not a stored answer: no choices")
+        choices = []
+        for c in raw_choices:
+            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
+                raise ValueError("not a stored answer: a choice without text")
+            tokens = c.get("tokens")
+            if tokens is not None:
+                try:
+                    tokens = [(str(t[0]), float(t[1]), {str(k): float(v) for k, v in dict(t[2]).items()}) for t in tokens]
+                except (TypeError, ValueError, IndexError, KeyError):
+                    raise ValueError("not a stored answer: malformed tokens") from None
+            reasoning = c.get("reasoning")
+            choices.append(Choice(text=c["text"], tokens=tokens, finish_reason=c.get("finish_reason"),
+                                  reasoning=reasoning if isinstance(reasoning, str) else None))
+        extra = data.get("extra", {})
+        try:
+            return cls(choices, int(data.get("prompt_tokens", 0) or 0), int(data.get("completion_tokens", 0) or 0),
+                       float(data.get("latency_s", 0.0) or 0.0), str(data.get("model", "") or ""),
+                       extra if isinstance(extra, dict) else {})
+        except (TypeError, ValueError):
+            raise ValueError("not a stored answer: malformed counts") from None
 
 
 class Backend(abc.ABC):
@@ -211,6 +236,8 @@ class Backend(abc.ABC):
     kind: str = "backend"
     model_id: str = ""
     capabilities: Capabilities = Capabilities()
+    #: How :class:`~judgelab.models.retry.CallGate` retries this backend's transient failures.
+    retry_policy: RetryPolicy = RetryPolicy()
 
     def identity(self) -> dict[str, Any]:
         """What identifies this judge in the call ledger (part of every request key).

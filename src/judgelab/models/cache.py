@@ -19,6 +19,7 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, JudgeRequest, JudgeResponse
+from judgelab.models.retry import CallFailed, CallGate
 from judgelab.store import GroupWriter, Store, keyed_json
 
 __all__ = ["CachedJudge"]
@@ -32,10 +33,13 @@ class CachedJudge:
         store: the store whose ``calls`` table is the ledger.
         writer: the group writer for calls answered inside a job (``pending`` lists); made
             for ``store`` when not given.
+        gate: retries and adaptive concurrency of the calls made (:class:`~judgelab.models.retry.CallGate`);
+            made from the backend's retry policy and concurrency when not given.
 
     Attributes:
         calls_made, cache_hits, prompt_tokens, completion_tokens: counters of this wrapper's
             life (tokens of calls actually made).
+        calls_failed: calls that ran out of their retry budget (:class:`~judgelab.models.retry.CallFailed`).
 
     Example:
         >>> import asyncio
@@ -49,10 +53,13 @@ class CachedJudge:
         ('4', 1, 1)
     """
 
-    def __init__(self, backend: Backend, store: Store, writer: GroupWriter | None = None) -> None:
+    def __init__(self, backend: Backend, store: Store, writer: GroupWriter | None = None,
+                 gate: CallGate | None = None) -> None:
         self.backend = backend
         self.store = store
         self.writer = writer or GroupWriter(store)
+        self.gate = gate or CallGate(backend.retry_policy, backend.capabilities.concurrency)
+        self.calls_failed = 0
         self._identity = backend.identity()
         self._known: set[str] | None = None
         self.calls_made = 0
@@ -138,6 +145,8 @@ class CachedJudge:
 
         Raises:
             JudgelabError: the judge returned no answer or more than ``n``.
+            CallFailed: the call ran out of its retry budget (its ``key`` is set); the caller
+                records its judgments as ``error``.
         """
         key, request_json = self.key(request, **extra)
         cached = self.store.get_call(key) if key in self.known_keys else None
@@ -148,7 +157,13 @@ class CachedJudge:
             self.writer.keep(pending)
             pending.clear()
             self.writer.flush()
-        response = await self.backend.complete(dataclasses.replace(request, key=key))
+        keyed = dataclasses.replace(request, key=key)
+        try:
+            response = await self.gate.call(lambda: self.backend.complete(keyed))
+        except CallFailed as exc:
+            exc.key = key
+            self.calls_failed += 1
+            raise
         if not response.choices or len(response.choices) > request.n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={request.n}")
         payload = json.dumps(response.to_json(), ensure_ascii=False)

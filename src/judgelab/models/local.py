@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import math
 import os
 import platform
@@ -359,6 +360,20 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
     return llm, path
 
 
+#: Said once per process when the shipped model judges: measured, its ratings of quality criteria are
+#: near-constant (2.25–2.62 on six stories) and its G-Eval correlations are near 0 (docs/geval.md).
+PIPELINE_CHECK_NOTE = ("the embedded judge (Gemma 3 270M) is a pipeline check, not a quality judge: its ratings of "
+                       "quality criteria are near-constant; use a real model (--judge openai:MODEL) for quality judgments")
+_said_pipeline_check = False
+
+
+def _say_pipeline_check_once() -> None:
+    global _said_pipeline_check
+    if not _said_pipeline_check:
+        _said_pipeline_check = True
+        logging.getLogger("judgelab.models.local").warning(PIPELINE_CHECK_NOTE)
+
+
 class LocalBackend(Backend):
     """The embedded judge: a GGUF model run in-process by llama.cpp (Gemma 3 270M by default).
 
@@ -405,6 +420,8 @@ class LocalBackend(Backend):
         self.tokens_evaluated = 0
         self.tokens_reused = 0
         self.capabilities = Capabilities(max_n=1, top_logprobs=0, seed=True, score_mode=True, concurrency=1)
+        if model_path is None:
+            _say_pipeline_check_once()
 
     def identity(self) -> dict[str, Any]:
         # The CPU path is part of the identity: repacked and plain kernels round differently

@@ -2,22 +2,29 @@
 
 Uses the official ``openai`` SDK over aiohttp (``openai.DefaultAioHttpClient``, from the
 ``openai[aiohttp]`` extra; ``transport="httpx"`` chooses the SDK's default client) with its
-own retries switched off: judgelab retries
-429, 5xx, timeouts and connection errors with exponential backoff and full jitter,
-honouring ``Retry-After``, and gives up with one clear line after ``max_retries``.
+own retries switched off. Each call is one attempt: a 429, a 5xx, a timeout or a broken
+connection is raised as a :class:`~judgelab.errors.TransientError` (with the server's
+``Retry-After``), and :class:`judgelab.models.retry.CallGate` retries it, as it does for every backend.
 """
 from __future__ import annotations
 
-import asyncio
 import importlib
 import os
-import random
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from judgelab.errors import BackendError, JudgelabError
+from judgelab.errors import (
+    BackendError,
+    CallTimeout,
+    ConnectionFailed,
+    JudgelabError,
+    RateLimited,
+    ServerError,
+    Unreachable,
+)
 from judgelab.models.registry import register_backend
+from judgelab.models.retry import RetryPolicy
 
 if TYPE_CHECKING:
     import openai
@@ -31,42 +38,71 @@ from judgelab.models.base import (
     flatten_messages,
 )
 
-__all__ = ["OpenAIBackend", "retry_delay"]
+__all__ = ["OpenAIBackend", "retry_after_seconds"]
 
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+#: Answers worth another attempt besides 429 (rate limited): the server failed, not the request.
+_SERVER_ERRORS = {408, 409, 425, 500, 502, 503, 504, 520, 522, 524, 529}
 
 
-def retry_delay(attempt: int, base: float, cap: float, retry_after: str | None, rng: random.Random) -> float:
-    """Seconds to wait before retry ``attempt`` (0-based): Retry-After if the server sent
-    one, else full-jitter exponential backoff ``uniform(0, min(cap, base * 2**attempt))``.
+def retry_after_seconds(headers: Any) -> float | None:
+    """The server's requested wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date).
 
     Args:
-        attempt: the retry number, from 0.
-        base, cap: the backoff's base and ceiling in seconds.
-        retry_after: the server's ``Retry-After`` header, if any.
-        rng: the random generator of the jitter.
+        headers: the response's headers (a mapping with case-insensitive ``get``).
 
     Returns:
-        Seconds to wait.
+        Seconds (never negative), or ``None`` when the server sent none or an unreadable one.
 
     Example:
-        >>> import random
-        >>> retry_delay(3, 0.5, 30.0, "2", random.Random(0)), retry_delay(0, 0.5, 30.0, None, random.Random(0)) <= 0.5
-        (2.0, True)
+        >>> retry_after_seconds({"retry-after": "0.2"}), retry_after_seconds({"retry-after-ms": "1500"}), retry_after_seconds({})
+        (0.2, 1.5, None)
     """
-    if retry_after:
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
         try:
-            return min(cap, max(0.0, float(retry_after)))
+            return max(0.0, float(value) / 1000)
         except ValueError:
             pass
-    return rng.uniform(0, min(cap, base * (2**attempt)))
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection error means nobody listens there (refused, unknown host), not a broken line."""
+    import socket
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        if type(current).__name__ in {"ClientConnectorError", "ClientConnectorDNSError"} and not isinstance(
+                getattr(current, "os_error", None), (ConnectionResetError, TimeoutError)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class OpenAIBackend(Backend):
     """Any OpenAI-compatible endpoint through the official SDK (chat or completion requests).
 
-    Retries (429/5xx/timeouts, full-jitter backoff, ``Retry-After``) are judgelab's; the
-    SDK's are off. Registered as ``openai:MODEL[@BASE_URL]``.
+    One attempt per call; transient failures are raised for :class:`~judgelab.models.retry.CallGate`
+    to retry (the SDK's own retries are off). Registered as ``openai:MODEL[@BASE_URL]``.
 
     Args:
         model: the model name the server knows.
@@ -74,7 +110,8 @@ class OpenAIBackend(Backend):
         api_key: the key (``$OPENAI_API_KEY`` when ``None``; never stored).
         style: ``chat`` or ``completion`` (completion-style log-probability scoring).
         concurrency: calls at once.
-        max_retries, backoff_base, backoff_cap, timeout: the retry policy and per-call timeout.
+        max_retries, backoff_base, backoff_cap: the retry policy (:class:`~judgelab.models.retry.RetryPolicy`).
+        timeout: seconds one attempt may take (``--timeout``).
         supports_n, top_logprobs, supports_seed: what the server offers.
         transport: ``auto`` (aiohttp, an error if missing), ``aiohttp`` or ``httpx``.
         max_tokens_param: ``auto`` (switch once on the server's answer), ``max_tokens`` or
@@ -97,7 +134,7 @@ class OpenAIBackend(Backend):
         api_key: str | None = None,
         style: str = "chat",
         concurrency: int = 16,
-        max_retries: int = 6,
+        max_retries: int = 10,
         backoff_base: float = 0.5,
         backoff_cap: float = 30.0,
         timeout: float = 120.0,
@@ -123,19 +160,23 @@ class OpenAIBackend(Backend):
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
-            raise BackendError(f"the judge endpoint must be an http(s) URL, not {self.base_url!r}")
+            from judgelab.manifest import mask_url_secrets
+
+            raise BackendError(f"the judge endpoint must be an http(s) URL, not {mask_url_secrets(self.base_url)!r}")
         if "@" in self.base_url.split("//", 1)[1].split("/", 1)[0]:
             raise BackendError("credentials in the endpoint URL are not accepted: pass the key with --api-key or OPENAI_API_KEY")
+        if "?" in self.base_url or "#" in self.base_url:
+            # a query string often carries a key (…/v1?key=sk-…); it would reach run.json, the store and messages
+            raise BackendError("a query string in the endpoint URL is not accepted (it may hold a key, which must never be "
+                               "stored): give the URL up to its path and the key with --api-key or OPENAI_API_KEY")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if "api.openai.com" in self.base_url:
                 raise BackendError("no API key: pass --api-key or set OPENAI_API_KEY")
             key = "not-needed"  # local servers (vLLM, llama.cpp, Ollama) accept any key
         self.style = style
-        self.max_retries = max_retries
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
-        self._rng = random.Random()
+        self.timeout = timeout
+        self.retry_policy = RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_cap=backoff_cap)
         self.capabilities = Capabilities(
             max_n=128 if supports_n else 1,
             top_logprobs=top_logprobs,
@@ -151,7 +192,6 @@ class OpenAIBackend(Backend):
             timeout=timeout,
             http_client=http_client(self.transport, concurrency, timeout),
         )
-        self.retries_made = 0
 
     def identity(self) -> dict[str, Any]:
         # The transport and the length parameter's name are not part of the identity: they do not change the answers.
@@ -168,33 +208,33 @@ class OpenAIBackend(Backend):
         await self._client.close()
 
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
+        """One attempt; a failure worth retrying is raised as a :class:`~judgelab.errors.TransientError`."""
         import openai
-        last: Exception | None = None
-        for attempt in range(self.max_retries + 1):
-            start = time.perf_counter()
-            try:
-                response = await self._send(request)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in _RETRY_STATUS:
-                    raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {exc.status_code} {_short(exc)}") from None
-                last, retry_after = exc, exc.response.headers.get("retry-after")
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                last, retry_after = exc, None
-            except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
-                what = "chat completion" if self.style == "chat" else "completion"
-                raise BackendError(f"judge endpoint {self.base_url} answered with something that is not an OpenAI "
-                                   f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}); "
-                                   f"check --base-url and --style") from None
-            else:
-                response.latency_s = time.perf_counter() - start
-                return response
-            if attempt < self.max_retries:
-                self.retries_made += 1
-                await asyncio.sleep(retry_delay(attempt, self.backoff_base, self.backoff_cap, retry_after, self._rng))
-        reason = f"HTTP {last.status_code}" if isinstance(last, openai.APIStatusError) else type(last).__name__
-        raise BackendError(
-            f"judge endpoint {self.base_url} unreachable after {self.max_retries} retries ({reason}); finished judgments are kept in the store"
-        )
+        start = time.perf_counter()
+        try:
+            response = await self._send(request)
+        except openai.APIStatusError as exc:
+            code = exc.status_code
+            wait = retry_after_seconds(getattr(exc.response, "headers", None))
+            if code == 429:
+                raise RateLimited(f"HTTP 429 from {self.base_url}", wait) from None
+            if code in _SERVER_ERRORS:
+                raise ServerError(f"server error from {self.base_url}: HTTP {code} {_short(exc)}".rstrip(), wait) from None
+            raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {code} {_short(exc)}") from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included
+            # checked first: the SDK's aiohttp transport reports a refused connection as a timeout
+            if _refused(exc):
+                raise Unreachable(f"judge endpoint {self.base_url} is unreachable (connection refused or unknown host)") from None
+            if isinstance(exc, openai.APITimeoutError):
+                raise CallTimeout(f"no answer from {self.base_url} within {self.timeout:g} s (--timeout)") from None
+            raise ConnectionFailed(f"connection to {self.base_url} broke ({_cause(exc)})") from None
+        except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            what = "chat completion" if self.style == "chat" else "completion"
+            raise BackendError(f"judge endpoint {self.base_url} answered with something that is not an OpenAI "
+                               f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}); "
+                               f"check --base-url and --style") from None
+        response.latency_s = time.perf_counter() - start
+        return response
 
     def _switch_token_param(self, exc: "openai.APIStatusError") -> bool:
         """Switch once from ``max_tokens`` to ``max_completion_tokens`` when the server refuses the former
@@ -378,6 +418,14 @@ def http_client(transport: str, concurrency: int, timeout: float) -> Any:
     return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
 
 
+def _cause(exc: BaseException) -> str:
+    """The innermost cause of an exception, in a few words."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc).splitlines()[0][:120] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _short(exc: openai.APIStatusError) -> str:
     text = str(exc.message or "").strip().splitlines()
     return text[0][:200] if text else ""
@@ -400,7 +448,8 @@ def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
 
 
 # -- registry ------------------------------------------------------------------
-_OPTIONS = ("api_key", "style", "concurrency", "max_retries", "supports_n", "timeout", "transport", "max_tokens_param")
+_OPTIONS = ("api_key", "style", "concurrency", "max_retries", "backoff_base", "supports_n", "timeout", "transport",
+            "max_tokens_param")
 
 
 def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:

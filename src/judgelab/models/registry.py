@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["BackendEntry", "register_backend", "backend_entry", "registered_kinds"]
 
 #: Modules of judgelab.models that are not backends.
-_NOT_BACKENDS = frozenset({"base", "cache", "registry", "spec"})
+_NOT_BACKENDS = frozenset({"base", "cache", "registry", "retry", "spec"})
 
 _REGISTRY: dict[str, "BackendEntry"] = {}
 _builtins_loaded = False

@@ -20,11 +20,12 @@ def _clean(value):
     return value
 
 
-def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes: list[str] | None = None) -> Path:
+def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes: list[str] | None = None,
+                store: bool | None = None) -> Path:
     """Write ``folder/README.md``: the index of a command's output folder (one row per file, then notes).
 
-    ``store.sqlite`` is listed when present; ``run.json`` and ``report.html`` always (every command
-    that writes a folder writes them). Returns the README's path.
+    ``store.sqlite`` is listed when ``store`` (by default: when present); ``run.json`` and
+    ``report.html`` always (every command that writes a folder writes them). Returns the README's path.
 
     Example:
         >>> import tempfile
@@ -33,7 +34,7 @@ def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes:
     """
     lines = [f"# {title}", "", "| file | what |", "| --- | --- |"]
     lines += [f"| `{n}` | {d} |" for n, d in entries]
-    if (folder / "store.sqlite").exists():
+    if (folder / "store.sqlite").exists() if store is None else store:
         lines.append("| `store.sqlite` | every model call and judgment (cache and resume point) |")
     lines += ["| `run.json` | what ran: versions, command line, settings of each run |",
               "| `report.html` | one self-contained HTML page of this folder (`judgelab report` rewrites it) |"]

@@ -52,20 +52,23 @@ class _Rate(ProgressColumn):
 
 @contextmanager
 def progress_bar(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar (done/total, rate, ETA, parse failures); yields ``advance(done, failed)``."""
+    """A progress bar (done/total, rate, ETA, failures, retries); yields ``advance(done, failed, note)``."""
     if not enabled:
-        yield lambda done, failed: None
+        def silent(done: int, failed: int, note: str = "") -> None:
+            return None
+
+        yield silent
         return
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-               TextColumn("failed {task.fields[failed]}")]
+               TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[note]}")]
     with Progress(*columns, console=_err, transient=False) as progress:
-        task = progress.add_task(label, total=total, failed=0)
+        task = progress.add_task(label, total=total, failed=0, note="")
         failed_total = 0
 
-        def advance(done: int, failed: int) -> None:
+        def advance(done: int, failed: int, note: str = "") -> None:
             nonlocal failed_total
             failed_total += failed
-            progress.update(task, advance=done, failed=failed_total)
+            progress.update(task, advance=done, failed=failed_total, note=note)
 
         yield advance

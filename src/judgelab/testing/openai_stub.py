@@ -2,7 +2,8 @@
 
 It answers ``/v1/chat/completions`` and ``/v1/completions`` on loopback with a
 deterministic rating derived from a hash of the prompt, so runs are reproducible;
-it can inject 429 (with ``Retry-After``) and 500 answers at a seeded rate, add latency,
+it can inject 429 (with ``Retry-After``) and 500 answers at seeded rates, add latency, hang
+(accept requests and never answer, for timeouts),
 and counts the successful answers per ``X-Judgelab-Request-Key`` (``GET /stats``, or a
 JSON-lines log with ``--log``). Used by the tests and ``benchmarks/``.
 
@@ -32,18 +33,22 @@ def stub_reply(prompt: str, index: int = 0) -> str:
 #: Behaviours of the stub (``--mode``): an ordinary server; a reasoning model that refuses
 #: ``max_tokens`` and sends ``reasoning_content``; a server answering HTML with status 200; a server
 #: answering chat requests with completion-shaped bodies.
-MODES = ("normal", "reasoning-model", "html", "wrong-shape")
+MODES = ("normal", "reasoning-model", "html", "wrong-shape", "hang")
 
 
 class StubState:
     """The stub server's settings (failure rate, latency, mode, log file) and its counters."""
 
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
-                 mode: str = "normal") -> None:
+                 mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
+                 retry_after: str = "0") -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
-        self.fail_rate = fail_rate
+        #: Shares of requests answered 429 and 500 (``fail_rate`` splits evenly between them).
+        self.rate_limited = fail_rate / 2 if rate_limited is None else rate_limited
+        self.server_errors = fail_rate / 2 if server_errors is None else server_errors
+        self.retry_after = retry_after
         self.rng = random.Random(seed)
         self.latency = latency
         self.answered: Counter[str] = Counter()
@@ -106,13 +111,16 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                 status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
             elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
                 state.requests += 1
+                if state.mode == "hang":
+                    await asyncio.sleep(3600)  # accepted, never answered: the client's timeout must end it
                 if state.latency:
                     await asyncio.sleep(state.latency)
                 roll = state.rng.random()
-                if roll < state.fail_rate / 2:
+                if roll < state.rate_limited:
                     state.errors += 1
-                    status, payload, extra = 429, {"error": {"message": "rate limited", "type": "rate_limit"}}, "Retry-After: 0\r\n"
-                elif roll < state.fail_rate:
+                    status, payload = 429, {"error": {"message": "rate limited", "type": "rate_limit"}}
+                    extra = f"Retry-After: {state.retry_after}\r\n"
+                elif roll < state.rate_limited + state.server_errors:
                     state.errors += 1
                     status, payload = 500, {"error": {"message": "internal error", "type": "server_error"}}
                 else:
@@ -170,14 +178,18 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m judgelab.testing.openai_stub [--port N] [--fail-rate F] [--mode M] [--log FILE]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500")
+    parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500 (half each)")
+    parser.add_argument("--rate-limited", type=float, default=None, help="share of requests answered 429")
+    parser.add_argument("--server-errors", type=float, default=None, help="share of requests answered 500")
+    parser.add_argument("--retry-after", default="0", help="the Retry-After header of a 429 (seconds)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode)))
+        asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
+                                               args.rate_limited, args.server_errors, args.retry_after)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, model_validator
 from judgelab.datasets.items import Item
 from judgelab.models.base import Backend, Choice, JudgeRequest, JudgeResponse, Sampling
 from judgelab.models.cache import CachedJudge
+from judgelab.models.retry import CallFailed, CallGate
 from judgelab.parse import (
     expected_score,
     parse_comparison,
@@ -41,7 +42,7 @@ from judgelab.parse import (
 )
 from judgelab.prompts import Template, load_template
 from judgelab.status import Status
-from judgelab.store import Judgment, Store
+from judgelab.store import Judgment, Store, prompt_key
 
 __all__ = ["RunSpec", "RunStats", "Runner", "RunPlan", "PlannedCall", "ANSWER_PLACEHOLDER", "run_sync", "run_to_end",
            "run_identity"]
@@ -116,6 +117,11 @@ class RunStats:
         prompt_tokens, completion_tokens: tokens of the calls made.
         wall_s: seconds the run took.
         statuses: recorded judgments by status.
+        changed: judgments asked again because their prompt changed since they were recorded
+            (an edited text, context or example).
+        retried_errors: judgments asked again because the last run recorded them as ``error``.
+        retries: retries by reason (``rate_limited``, ``server_error``, ``timeout``, ``connection``)
+            and ``gave_up`` (calls recorded as ``error``).
 
     Example:
         >>> RunStats(rater="r").recorded
@@ -134,6 +140,9 @@ class RunStats:
     completion_tokens: int = 0
     wall_s: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+    changed: int = 0
+    retried_errors: int = 0
+    retries: dict[str, int] = field(default_factory=dict)
 
 
 #: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
@@ -207,7 +216,9 @@ class RunPlan:
             (``PlannedCall.cached``).
         judgments: judgments the run will record (``total - already_done``).
         total: judgments the run covers.
-        already_done: judgments found in the store.
+        already_done: judgments found in the store (recorded for the same prompt, not ``error``).
+        changed: stored judgments whose prompt changed since (asked again; part of ``judgments``).
+        retried_errors: stored ``error`` judgments (asked again; part of ``judgments``).
         prompts: the rendered prompt of every (system, item_id, criterion).
 
     Example:
@@ -223,8 +234,11 @@ class RunPlan:
     judgments: int
     total: int
     already_done: int
+    changed: int = 0
+    retried_errors: int = 0
     prompts: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
     jobs: tuple[_Job, ...] = field(default=(), repr=False, compare=False)
+    regroup: tuple[tuple[str, str, str | None], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def n_calls(self) -> int:
@@ -280,7 +294,8 @@ class Runner:
         backend: the judge.
         store: the store (ledger and judgments).
         spec: what to ask.
-        on_progress: called with (judgments recorded, of which failed) as they are recorded.
+        on_progress: called with (judgments recorded, of which failed, the retries so far in
+            words or ``""``) as they are recorded.
         template: a loaded template (else ``spec.template`` is loaded).
 
     Raises:
@@ -301,7 +316,7 @@ class Runner:
         backend: Backend,
         store: Store,
         spec: RunSpec,
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Callable[[int, int, str], None] | None = None,
         template: Template | None = None,
     ) -> None:
         self.backend = backend
@@ -318,11 +333,11 @@ class Runner:
         # Read only: the label is written when the run starts (a plan writes nothing).
         self.rater = store.claim_rater(self.identity, self._preferred, forced=spec.rater is not None, record=False)
         #: Ratings one sample of one item yields over all criteria (multi-metric criteria yield several).
-        self.outputs_per_sample = sum(
-            1 if spec.score == "logprob" else len(self.template.outputs(c)) for c in self.criteria)
+        self.outputs_per_sample = sum(len(self._outputs(c)) for c in self.criteria)
         self.stats = RunStats(rater=self.rater)
-        self._on_progress = on_progress or (lambda done, failed: None)
-        self.cache = CachedJudge(backend, store)
+        self._on_progress = on_progress or (lambda done, failed, retries: None)
+        self.width = spec.concurrency or backend.capabilities.concurrency
+        self.cache = CachedJudge(backend, store, gate=CallGate(backend.retry_policy, self.width))
         self.writer = self.cache.writer
         self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
         self.warnings: list[str] = []
@@ -418,40 +433,58 @@ class Runner:
         # Render every prompt first: a missing field fails the run before any call is made.
         prompts = {(item.system, item.item_id, c): self.template.render(c, item.fields(), self.spec.variant)
                    for item in items for c in self.criteria}
-        done = self.store.done()
-        total = already = 0
+        bindings = self.store.bindings(self.rater)
+        counts = {"total": 0, "done": 0, "changed": 0, "error": 0}
+        regroup: dict[tuple[str, str], str | None] = {}
+
+        def to_ask(item: Item, outputs: list[str], sample: int, key: str) -> bool:
+            """Whether a judgment must be asked: none stored, stored for another prompt, or ``error``."""
+            counts["total"] += len(outputs)
+            state = "done"
+            for output in outputs:
+                found = bindings.get((output, item.system, item.item_id, sample))
+                if found is None:
+                    state = "new"
+                    break
+                if found[0] != key:
+                    state = "changed"
+                elif found[1] == Status.ERROR and state == "done":
+                    state = "error"
+                elif found[2] != item.group:
+                    regroup[(item.system, item.item_id)] = item.group
+            if state == "done":
+                counts["done"] += len(outputs)
+            elif state in ("changed", "error"):
+                counts[state] += len(outputs)
+            return state != "done"
+
         jobs: list[_Job] = []
         independent: list[tuple[str, _Job]] = []
         k = self.samples
         for item in items:
             if self.spec.query_mode == "conversation":
                 for s in range(k):
-                    todo_criteria = [c for c in self.criteria
-                                     if any((self.rater, o, item.system, item.item_id, s) not in done
-                                            for o in self.template.outputs(c))]
-                    total += self.outputs_per_sample
-                    already += sum(len(self.template.outputs(c)) for c in self.criteria if c not in todo_criteria)
-                    if not todo_criteria:
-                        continue
                     turn_calls: list[PlannedCall] = []
+                    todo_criteria: list[str] = []
                     history: Messages = ()
                     exact = True
                     for c in self.criteria:  # every criterion is asked: later turns carry the earlier ones
                         turn = history + (("user", prompts[(item.system, item.item_id, c)]),)
                         turn_calls.append(self._planned(item, c, turn, 1, s, (s,), exact))
+                        if to_ask(item, self._outputs(c), s, prompt_key(turn)):
+                            todo_criteria.append(c)
                         history, exact = turn + (("assistant", ANSWER_PLACEHOLDER),), False
-                    jobs.append(_Job(item, tuple(turn_calls), samples=(s,), record=frozenset(todo_criteria)))
+                    if todo_criteria:
+                        jobs.append(_Job(item, tuple(turn_calls), samples=(s,), record=frozenset(todo_criteria)))
                 continue
             for criterion in self.criteria:
-                outputs = self.template.outputs(criterion)
-                todo = tuple(s for s in range(k)
-                             if any((self.rater, o, item.system, item.item_id, s) not in done for o in outputs))
-                total += k * len(outputs)
-                already += (k - len(todo)) * len(outputs)
-                if not todo:
-                    continue
+                outputs = self._outputs(criterion)
                 prompt = prompts[(item.system, item.item_id, criterion)]
                 messages: Messages = (("user", prompt),)
+                key = prompt_key(messages)
+                todo = tuple(s for s in range(k) if to_ask(item, outputs, s, key))
+                if not todo:
+                    continue
                 calls: tuple[PlannedCall, ...]
                 if len(todo) == k and k > 1 and self.backend.capabilities.max_n >= k and not self.n_ignored:
                     calls = (self._planned(item, criterion, messages, k, f"n{k}", todo),)  # one call for all k samples
@@ -461,8 +494,11 @@ class Runner:
         # Independent prompts in sorted order: neighbours share the longest prefixes, which a
         # backend with a prefix cache (the embedded judge) evaluates once.
         jobs.extend(job for _, job in sorted(independent, key=lambda pair: pair[0]))
+        total, already = counts["total"], counts["done"]
         return RunPlan(rater=self.rater, calls=tuple(c for job in jobs for c in job.calls),
-                       judgments=total - already, total=total, already_done=already, prompts=prompts, jobs=tuple(jobs))
+                       judgments=total - already, total=total, already_done=already, changed=counts["changed"],
+                       retried_errors=counts["error"], prompts=prompts, jobs=tuple(jobs),
+                       regroup=tuple((system, item_id, group) for (system, item_id), group in regroup.items()))
 
     # -- scheduling -------------------------------------------------------------
     async def run(self, items: list[Item]) -> RunStats:
@@ -490,7 +526,13 @@ class Runner:
         plan = self.plan(items)
         self.stats.total += plan.total
         self.stats.already_done += plan.already_done
-        self._on_progress(plan.already_done, 0)
+        self.stats.changed += plan.changed
+        self.stats.retried_errors += plan.retried_errors
+        if plan.changed:
+            self._warn(f"{plan.changed} judgment(s) of {self.rater} were recorded for another prompt (an edited "
+                       "text, context or example): asked again")
+        self.store.regroup(self.rater, plan.regroup)
+        self._on_progress(plan.already_done, 0, "")
         try:
             await self._schedule(plan.jobs)
         finally:
@@ -499,12 +541,13 @@ class Runner:
             self.stats.cache_hits = self.cache.cache_hits
             self.stats.prompt_tokens = self.cache.prompt_tokens
             self.stats.completion_tokens = self.cache.completion_tokens
+            self.stats.retries = dict(self.cache.gate.counts)
             self.stats.wall_s = time.perf_counter() - start
         return self.stats
 
     async def _schedule(self, jobs: tuple[_Job, ...]) -> None:
         """Run jobs on ``concurrency`` workers with the group writer's flusher beside them."""
-        width = min(self.spec.concurrency or self.backend.capabilities.concurrency, max(1, len(jobs)))
+        width = min(self.width, max(1, len(jobs)))
         queue: asyncio.Queue[_Job] = asyncio.Queue()
         for job in jobs:
             queue.put_nowait(job)
@@ -559,6 +602,11 @@ class Runner:
             response, key = await self._call(messages, 1, sample, attempt, pending=pending)
             choice = response.choices[0]
 
+    def _outputs(self, criterion: str) -> list[str]:
+        """The ratings one answer to ``criterion`` is recorded as (a multi-metric criterion's metrics
+        when the rating is read from text; the criterion itself in log-probability mode)."""
+        return [criterion] if self.spec.score == "logprob" else self.template.outputs(criterion)
+
     def _warn(self, message: str) -> None:
         """Keep a warning for the caller and log it on ``judgelab.run`` (the command line shows it)."""
         self.warnings.append(message)
@@ -577,24 +625,37 @@ class Runner:
         item, criterion = job.item, job.criterion
         assert criterion is not None
         messages = job.calls[0].messages
+        key_of_prompt = prompt_key(messages)
         k = self.samples
         pending: list = []
         firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in job.samples}
         planned = {c.samples[0]: c for c in job.calls if c.n == 1}
+        judgments: list[Judgment] = []
+        failed: CallFailed | None = None
         if job.calls[0].n > 1 and not self.n_ignored:
-            response, key = await self._call(messages, k, f"n{k}", pending=pending, planned=job.calls[0])  # all k samples
-            if len(response.choices) < k and not self.n_ignored:
-                self.n_ignored = True
-                self._warn(f"the judge answered {len(response.choices)} of n={k} samples in one request: "
-                           "asking for the other samples one by one from now on (--no-n skips the n request)")
-            for s in job.samples:
-                if s < len(response.choices):
-                    firsts[s] = (response.choices[s], response, key)
-        judgments = []
+            try:
+                response, key = await self._call(messages, k, f"n{k}", pending=pending, planned=job.calls[0])  # all k samples
+            except CallFailed as exc:
+                failed = exc  # the budget is spent for this prompt: every sample of the call is an error
+            else:
+                if len(response.choices) < k and not self.n_ignored:
+                    self.n_ignored = True
+                    self._warn(f"the judge answered {len(response.choices)} of n={k} samples in one request: "
+                               "asking for the other samples one by one from now on (--no-n skips the n request)")
+                for s in job.samples:
+                    if s < len(response.choices):
+                        firsts[s] = (response.choices[s], response, key)
         try:
             for s in job.samples:
-                choice, response, attempts = await self._answer(messages, s, firsts[s], pending, planned.get(s))
-                judgments.extend(self._judgments(item, criterion, s, choice, response, attempts))
+                if failed is not None:
+                    judgments.extend(self._failed(item, criterion, s, failed, key_of_prompt))
+                    continue
+                try:
+                    choice, response, attempts = await self._answer(messages, s, firsts[s], pending, planned.get(s))
+                except CallFailed as exc:
+                    judgments.extend(self._failed(item, criterion, s, exc, key_of_prompt))
+                    continue
+                judgments.extend(self._judgments(item, criterion, s, choice, response, attempts, key_of_prompt))
         except BaseException:
             self.writer.keep(pending)  # a failing or cancelled job keeps the calls it paid for
             raise
@@ -603,35 +664,55 @@ class Runner:
     async def _conversation(self, job: _Job) -> None:
         item, sample = job.item, job.samples[0]
         history: Messages = ()
+        failed: CallFailed | None = None
         for call in job.calls:
             criterion = call.criterion
             messages = history + (call.messages[-1],)  # the earlier turns as actually answered
+            key_of_prompt = prompt_key(messages)
+            if failed is not None:  # a later turn cannot be asked without the earlier answer
+                self._record(self._failed(item, criterion, sample, failed, key_of_prompt)
+                             if criterion in job.record else [], [])
+                continue
             pending: list = []
             try:
                 choice, response, attempts = await self._answer(messages, sample, None, pending,
                                                                 call if call.exact else None)
+            except CallFailed as exc:
+                failed = exc
+                self._record(self._failed(item, criterion, sample, exc, key_of_prompt)
+                             if criterion in job.record else [], pending)
+                continue
             except BaseException:
                 self.writer.keep(pending)
                 raise
-            self._record(self._judgments(item, criterion, sample, choice, response, attempts)
+            self._record(self._judgments(item, criterion, sample, choice, response, attempts, key_of_prompt)
                          if criterion in job.record else [], pending)
             history = messages + (("assistant", choice.text),)
 
     # -- recording -------------------------------------------------------------
     def _judgments(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
-                   attempts: list[dict[str, Any]]) -> list[Judgment]:
+                   attempts: list[dict[str, Any]], key_of_prompt: str) -> list[Judgment]:
         """The ratings one answer yields: one per metric of a multi-metric criterion, else one."""
         metrics = self.template.criteria[criterion].metrics
         if not metrics or self.spec.score == "logprob":
-            return [self._judgment(item, criterion, sample, choice, response, attempts)]
+            return [self._judgment(item, criterion, sample, choice, response, attempts, key_of_prompt)]
         out = []
         for metric in metrics:
             parsed = parse_metric(choice.text, metric, self.template.scale)
-            out.append(self._judgment(item, metric, sample, choice, response, attempts, parsed))
+            out.append(self._judgment(item, metric, sample, choice, response, attempts, key_of_prompt, parsed))
         return out
 
+    def _failed(self, item: Item, criterion: str, sample: int, exc: CallFailed, key_of_prompt: str) -> list[Judgment]:
+        """The ``error`` judgments of a call that ran out of its retry budget (asked again by the next run)."""
+        outputs = self._outputs(criterion)
+        attempts = [{"key": exc.key, "status": Status.ERROR.value, "error": str(exc)}]
+        return [Judgment(item_id=item.item_id, system=item.system, group=item.group, criterion=output, rater=self.rater,
+                         sample=sample, score=None, score_parsed=None, score_logprob=None, logprob_outside=None,
+                         status=Status.ERROR, raw=str(exc), attempts=attempts, meta=self._meta, prompt_key=key_of_prompt)
+                for output in outputs]
+
     def _judgment(self, item: Item, criterion: str, sample: int, choice: Choice, response: JudgeResponse,
-                  attempts: list[dict[str, Any]], parsed: Any = None) -> Judgment:
+                  attempts: list[dict[str, Any]], key_of_prompt: str, parsed: Any = None) -> Judgment:
         scale = self.template.scale
         int_scale = (int(scale[0]), int(scale[1]))
         lp_score = outside = None
@@ -671,6 +752,7 @@ class Runner:
             completion_tokens=response.completion_tokens,
             latency_s=response.latency_s,
             meta=self._meta,
+            prompt_key=key_of_prompt,
         )
 
     def _record(self, judgments: list[Judgment], pending: list) -> None:
@@ -681,7 +763,7 @@ class Runner:
             self.stats.statuses[j.status] = self.stats.statuses.get(j.status, 0) + 1
         self.stats.recorded += len(judgments)
         self.stats.failures += failed
-        self._on_progress(len(judgments), failed)
+        self._on_progress(len(judgments), failed, self.cache.gate.summary())
 
 
 def run_identity(backend: Backend, template: Template, criteria: list[str], spec: RunSpec) -> dict[str, Any]:
@@ -776,7 +858,7 @@ def run_to_end(runner: Runner, items: list[Item]) -> RunStats:
 
 
 def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
-             on_progress: Callable[[int, int], None] | None = None) -> RunStats:
+             on_progress: Callable[[int, int, str], None] | None = None) -> RunStats:
     """Run a spec to completion from synchronous code (the library's one-call entry point).
 
     Args:
@@ -784,7 +866,7 @@ def run_sync(backend: Backend, store: Store, spec: RunSpec, items: list[Item],
         store: the store (ledger and judgments).
         spec: what to ask.
         items: the items to judge.
-        on_progress: called with (judgments recorded, of which failed).
+        on_progress: called with (judgments recorded, of which failed, the retries in words).
 
     Returns:
         The run's :class:`RunStats`; the ratings are in ``store.ratings(rater=stats.rater)``.
