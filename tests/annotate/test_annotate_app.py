@@ -330,3 +330,54 @@ def test_a_failed_start_leaves_no_selection_and_changed_items_are_named(tmp_path
     items.write_text("".join(json.dumps({**r, "context": "Another prompt"}) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(JudgelabError, match=r"other settings \(the items changed\)"):
         prepare(items, "chiang-lee-story", tmp_path / "out")
+
+
+def _post_raw(client, path: str, body: bytes):
+    return client.post(path, content=body, headers={"content-type": "application/x-www-form-urlencoded"},
+                       follow_redirects=False)
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ("&r%C2%B2=4", "no field 'r²'"),                    # int("²") is a ValueError: it was HTTP 500
+    ("&r" + "1" * 5000 + "=4", "no field 'r1111111111111111111…'"),  # int() refuses > 4300 digits: HTTP 500
+    ("&r7=4", "no field 'r7'"),                          # a rating the form does not have: was ignored
+    ("&r00=1", "no field 'r00'"),                        # a second spelling of r0: was ignored or won
+    ("&r0=1", "the field 'r0' is sent twice"),           # the first one was kept silently
+    ("&comment=again", "the field 'comment' is sent twice"),
+    ("&notes=x", "no field 'notes'"),
+])
+def test_a_form_with_fields_it_does_not_have_is_400_and_writes_nothing(tmp_path, opened, extra, needle):
+    """The TestClient re-raises a server exception, so a 500 of the old parsing fails here rather than passing."""
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    session, client = opened(items, tmp_path / "out")
+    page = client.get("/a/alice").text
+    body = (f"position={_hidden(page, 'position')}&shown={_hidden(page, 'shown')}&signature={_hidden(page, 'signature')}"
+            f"&r0=4&r1=2&comment=fine{extra}")
+    response = _post_raw(client, "/a/alice", body.encode())
+    assert response.status_code == 400, response.text[:200]
+    assert needle in html.unescape(response.text) and "reload the page" in response.text
+    assert _human_rows(tmp_path / "out") == []
+    # The same form without the extra field is recorded.
+    assert _post_raw(client, "/a/alice", body[: len(body) - len(extra)].encode()).status_code == 303
+    assert len(_human_rows(tmp_path / "out")) == 2
+
+
+def test_a_form_that_is_not_utf8_or_rates_with_other_digits_is_400(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    _, client = opened(items, tmp_path / "out")
+    page = client.get("/a/alice").text
+    head = f"position={_hidden(page, 'position')}&shown={_hidden(page, 'shown')}&signature={_hidden(page, 'signature')}"
+    latin1 = _post_raw(client, "/a/alice", f"{head}&r0=4&r1=2&comment=".encode() + "café".encode("latin-1"))
+    assert latin1.status_code == 400 and "not UTF-8" in latin1.text   # was stored as "caf\ufffd"
+    arabic = _submit(client, "/a/alice", page, {0: "٤", 1: 2})          # int("٤") == 4: was stored as a 4
+    assert arabic.status_code == 400 and "is not a point of the scale" in html.unescape(arabic.text)
+    assert _human_rows(tmp_path / "out") == []
+
+
+def test_the_form_parsing_examples_run():
+    import doctest
+
+    import judgelab.annotate.app as app_module
+
+    result = doctest.testmod(app_module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2 and result.failed == 0

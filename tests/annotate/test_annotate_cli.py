@@ -110,6 +110,38 @@ def test_a_second_server_on_the_same_folder_and_ctrl_c(tmp_path, items):
                             "--sample", "random:5", "--seed", "2"), "other settings", "'random:4' → 'random:5'")
 
 
+def test_a_malformed_form_is_400_with_no_traceback_in_the_server_terminal(tmp_path, items):
+    """The HTTP contract in a real server: a field named r² or r + 5,000 digits was HTTP 500 and a
+    traceback on the server's stderr; it is a 400 page, nothing is stored, and stderr stays empty."""
+    import re
+    import sqlite3
+    import urllib.error
+    import urllib.parse
+
+    out = tmp_path / "out"
+    server = Server("--items", str(items), "--template", "plain-quality", "--out", str(out), "--annotators", "alice",
+                    "--port", "0")
+    try:
+        link = server.links["alice"]
+        page = urllib.request.urlopen(link, timeout=10).read().decode()
+        form = {name: re.search(rf'name="{name}" value="([^"]*)"', page).group(1) for name in ("position", "shown", "signature")}
+        for field in ("r²", "r" + "1" * 5000):
+            body = urllib.parse.urlencode({**form, "r0": "4", "r1": "2", field: "4"}).encode()
+            with pytest.raises(urllib.error.HTTPError) as answer:
+                urllib.request.urlopen(urllib.request.Request(link, data=body, method="POST"), timeout=10)
+            assert answer.value.code == 400 and "no field" in answer.value.read().decode()
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=20) == 0
+        assert server.proc.stderr.read() == ""
+    finally:
+        server.stop()
+    db = sqlite3.connect(out / "store.sqlite")
+    try:
+        assert db.execute("SELECT COUNT(*) FROM judgments WHERE rater LIKE 'human:%'").fetchone() == (0,)
+    finally:
+        db.close()
+
+
 def test_start_up_does_not_import_the_web_stack():
     code = ("import sys\nfrom judgelab.cli import app\n"
             "print(','.join(m for m in ('starlette', 'uvicorn', 'pandas', 'judgelab.annotate.session') if m in sys.modules))")

@@ -60,13 +60,15 @@ def test_unknown_kinds_name_every_registered_form(echo_registered):
         make_judge("nope")
 
 
-def test_builtin_spec_forms_are_unchanged():
+def test_builtin_spec_forms_are_unchanged(tmp_path):
     assert parse_judge("local") == ("local", {"model_path": None})
     assert parse_judge("local:/m/x.gguf") == ("local", {"model_path": "/m/x.gguf"})
     assert parse_judge("openai:gpt@http://h:1/v1", {"api_key": "k", "model_path": "no"}) == (
         "openai", {"api_key": "k", "model": "gpt", "base_url": "http://h:1/v1"})
     assert parse_judge("openai:gpt", {"base_url": "http://d/v1"})[1]["base_url"] == "http://d/v1"
-    assert parse_judge("scripted-test-double:s.json") == ("scripted-test-double", {"script": "s.json"})
+    script = tmp_path / "s.json"
+    script.write_text('{"default": "3"}')
+    assert parse_judge(f"scripted-test-double:{script}") == ("scripted-test-double", {"script": str(script)})
     for bad, message in (("openai", "needs a model"), ("scripted-test-double", "needs a script")):
         with pytest.raises(JudgelabError, match=message):
             parse_judge(bad)
@@ -80,3 +82,70 @@ def test_importing_the_models_and_looking_up_kinds_loads_no_heavy_sdk():
             "print(','.join(m for m in ('llama_cpp', 'openai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("script,needles", [
+    ([1, 2], ("is a list", "expected a JSON object")),
+    ("4", ("is a text", "expected a JSON object")),
+    ({"rules": "nope"}, ("'rules' is a text", "expected a list of rules")),
+    ({"rules": [7]}, ("rule 1 is a number", "expected an object")),
+    ({"rules": [{"reply": "4"}]}, ("rule 1 has no 'contains'",)),
+    ({"rules": [{"contains": 3, "reply": "4"}]}, ("'contains' a number",)),
+    ({"rules": [{"contains": "x"}]}, ("rule 1 has no answer", "'reply', 'replies' or 'probs'")),
+    ({"rules": [{"contains": "x", "reply": "4", "replies": ["4"]}]}, ("both 'reply' and 'replies'",)),
+    ({"rules": [{"contains": "x", "reply": ["4"]}]}, ("reply is a list", "expected a text")),
+    ({"rules": [{"contains": "x", "replies": []}]}, ("replies is empty", "non-empty list of texts")),
+    ({"rules": [{"contains": "x", "replies": ["4", {"a": 1}]}]}, ("not a text",)),
+    ({"rules": [{"contains": "x", "reply": "4", "repyl": "5"}]}, ("unknown key 'repyl'",)),
+    ({"rules": [{"contains": "x", "probs": "4"}]}, ("probs is a text", "label → probability")),
+    ({"rules": [{"contains": "x", "probs": {"1": 0.7, "2": 0.7}}]}, ("sums to 1.4", "at most 1")),
+    ({"rules": [{"contains": "x", "probs": {"1": -0.5}}]}, ("is -0.5", "probability in [0, 1]")),
+    ({"rules": [{"contains": "x", "probs": {"1": 0.0}}]}, ("sums to 0",)),
+    ({"default": None}, ("'default' is null", "expected a text")),
+    ({"defualt": "4"}, ("unknown key 'defualt'", "rules, default, default_probs")),
+    ({"default_probs": {"1": True}}, ("is True",)),
+])
+def test_a_scripted_judge_script_of_the_wrong_shape_is_refused_when_built(tmp_path, script, needles):
+    """The test double's script is checked when the judge is built (and when its spec is parsed, before any
+    work), with one line saying what shape is expected — not an AttributeError in the middle of a run."""
+    import json
+
+    from judgelab.models.scripted import ScriptedTestJudge
+
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    for build in (lambda: build_judge(f"scripted-test-double:{path}"), lambda: parse_judge(f"scripted-test-double:{path}"),
+                  lambda: ScriptedTestJudge(script)):
+        with pytest.raises(JudgelabError) as refused:
+            build()
+        message = str(refused.value)
+        assert "\n" not in message
+        for needle in needles:
+            assert needle in message, message
+
+
+def test_a_scripted_judge_script_that_is_no_json_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"default": "4",}')
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b'\xff\xfe{"default": "4"}')
+    for spec, needle in ((bad, "not valid JSON (line 1"), (tmp_path, "is a folder, not a JSON file"),
+                         (tmp_path / "nope.json", "script file not found"), (binary, "not UTF-8")):
+        with pytest.raises(JudgelabError, match=needle.replace("(", r"\(")):
+            build_judge(f"scripted-test-double:{spec}")
+
+
+def test_every_documented_script_shape_still_builds():
+    """The shapes the module docstring documents (and numbers where a text is expected) are accepted."""
+    import asyncio
+
+    from judgelab.models.base import JudgeRequest, Sampling
+    from judgelab.models.scripted import ScriptedTestJudge
+
+    judge = ScriptedTestJudge({"rules": [{"contains": "Once", "replies": ["I am an AI ...", 4]},
+                                         {"contains": "typo", "probs": {"1": 0.5, "2": 0.5}},
+                                         {"contains": "both", "reply": 2, "probs": {"2": 0.9}}],
+                               "default": 3, "default_probs": None})
+    ask = lambda text: asyncio.run(judge.complete(JudgeRequest((("user", text),), Sampling()))).choices[0].text  # noqa: E731
+    assert [ask("Once upon"), ask("Once upon"), ask("Once upon"), ask("a both"), ask("other")] == [
+        "I am an AI ...", "4", "4", "2", "3"]

@@ -19,9 +19,10 @@ rebinding); with tokens every annotator page needs a token, compared in constant
 """
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Iterable
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qsl, quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -34,7 +35,7 @@ from judgelab.annotate.pages import render_page
 from judgelab.annotate.session import AnnotationSession, SubmissionError
 from judgelab.errors import JudgelabError
 
-__all__ = ["create_app", "LOOPBACK_NAMES"]
+__all__ = ["create_app", "parse_form", "LOOPBACK_NAMES"]
 
 #: Host names a loopback-only app answers to.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -43,6 +44,52 @@ _NOTES = {
     "saved": "Saved.",
     "already": "You had rated that item already; your first answer is kept.",
 }
+
+
+_FIXED_FIELDS = ("position", "shown", "signature", "comment")
+_RATING_FIELD = re.compile(r"r(0|[1-9][0-9]{0,5})")  # one spelling per index: r0, r1 … (not r00)
+_POSITION = re.compile(r"[0-9]{1,9}")
+
+
+def parse_form(body: bytes, n_ratings: int) -> tuple[dict[str, str], dict[int, str]]:
+    """The fields of a posted rating form: ``position``, ``shown``, ``signature``, ``comment`` and
+    ``r0`` … ``r{n_ratings-1}`` (the ratings, by their index in the form).
+
+    Returns:
+        (the fields by name, the ratings by index).
+
+    Raises:
+        SubmissionError: a body that is not UTF-8, a field the form does not have (``r²``,
+            ``r`` + thousands of digits, ``r7`` of a form with 2 ratings), a field sent twice or a
+            position that is not a number — one short line, shown with HTTP 400.
+
+    Example:
+        >>> parse_form(b"position=0&shown=1.5&signature=ab&r0=4&r1=2&comment=", 2)
+        ({'position': '0', 'shown': '1.5', 'signature': 'ab', 'r0': '4', 'r1': '2', 'comment': ''}, {0: '4', 1: '2'})
+        >>> parse_form(b"position=0&r0=4&r0=5", 2)
+        Traceback (most recent call last):
+        ...
+        judgelab.annotate.session.SubmissionError: the field 'r0' is sent twice
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError("the form is not UTF-8 text") from None
+    fields: dict[str, str] = {}
+    values: dict[int, str] = {}
+    for name, value in parse_qsl(text, keep_blank_values=True):
+        shown_name = repr(name[:20] + ("…" if len(name) > 20 else ""))
+        if name in fields:
+            raise SubmissionError(f"the field {shown_name} is sent twice")
+        rating = _RATING_FIELD.fullmatch(name)
+        if rating is not None and int(rating.group(1)) < n_ratings:
+            values[int(rating.group(1))] = value
+        elif name not in _FIXED_FIELDS:
+            raise SubmissionError(f"this form has no field {shown_name}")
+        fields[name] = value
+    if "position" in fields and not _POSITION.fullmatch(fields["position"]):
+        raise SubmissionError(f"the position {fields['position'][:20]!r} is not a number")
+    return fields, values
 
 
 def _headers(nonce: str) -> dict[str, str]:
@@ -148,8 +195,10 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
             body += chunk
             if len(body) > MAX_BODY:
                 return _page("message.html", 413, heading="Too large", message="The form is too large.")
-        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True).items()}
-        values = {int(k[1:]): v for k, v in fields.items() if k.startswith("r") and k[1:].isdigit()}
+        try:
+            fields, values = parse_form(body, len(session.outputs))
+        except SubmissionError as exc:  # not a form this app served: nothing is recorded
+            return _page("message.html", 400, heading="Bad form", message=f"{exc}; reload the page.")
         comment = fields.get("comment", "")
         try:
             position = int(fields.get("position", ""))

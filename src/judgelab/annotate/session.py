@@ -55,6 +55,7 @@ HUMAN_PREFIX = "human:"
 PLAN_FILE = "annotation.json"
 ANNOTATORS_FILE = "annotators.json"
 MAX_COMMENT = 2000
+_POINT = re.compile(r"-?[0-9]{1,9}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
@@ -367,10 +368,9 @@ class AnnotationSession:
             if not raw:
                 missing.append(k + 1)
                 continue
-            try:
-                value = int(raw)
-            except ValueError:
-                raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale") from None
+            if not _POINT.fullmatch(raw):  # ASCII digits only: int() would also take "٤" or "4_0"
+                raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale")
+            value = int(raw)
             if value not in self.labels:
                 raise SubmissionError(f"rating {value} is outside the scale {self.labels[0]}–{self.labels[-1]}")
             scores.append(float(value))

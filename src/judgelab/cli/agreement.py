@@ -45,6 +45,7 @@ def agree(
     from judgelab.ratings import combine, import_long, import_wide, parse_map, read_ratings, rename_criteria
     from judgelab.cli.output import emit
 
+    _check_output(fmt, out)
     mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
@@ -63,10 +64,6 @@ def agree(
         raise JudgelabError("--kendall-variant is b or c")
     if n_resamples < 0:
         raise JudgelabError("--n-resamples is 0 (no CI) or more")
-    if out is not None:  # a bad --out fails before any computation or note
-        from judgelab.paths import output_folder
-
-        output_folder(out)
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed)
     for table, reason in report.skipped.items():
@@ -89,6 +86,23 @@ def agree(
         return
     for name, table in report.tables().items():
         emit(table, fmt, "agree", title=name.replace("_", " "))
+
+
+def _check_output(fmt: str, out: Optional[Path]) -> None:
+    """--format and --out, checked before any input is read or anything computed or written (--out is
+    created only when its files are written, so a refused command leaves no empty folder)."""
+    import os
+
+    from judgelab.cli.output import FORMATS
+
+    if fmt not in FORMATS:
+        raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
+    if out is not None:
+        existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+        if not existing.is_dir():
+            raise JudgelabError(f"output folder {out} cannot be created: {existing} is a file, not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise JudgelabError(f"output folder {out} cannot be written: no permission in {existing}")
 
 
 def _import_human(path, layout, item_col, rater_col, criterion_col, score_col, system_col, group_col, criteria,
@@ -176,6 +190,7 @@ def hanna_correlations(
     from judgelab.recipes.hanna import correlation_table, load_scores
     from judgelab.cli.output import emit
 
+    _check_output(fmt, out)
     if level not in {"system", "story", "overall"}:
         raise JudgelabError(f"unknown --level {level!r}: system, story or overall")
     table = correlation_table(load_scores(scores), level, method)
@@ -204,6 +219,7 @@ def hanna_williams(
     from judgelab.recipes.hanna import load_scores, williams_table
     from judgelab.cli.output import emit
 
+    _check_output(fmt, out)
     table = williams_table(load_scores(scores), measure, level, method, split_list(versus), family)
     if figure is not None:
         from judgelab.report.figures import heatmap
@@ -228,6 +244,7 @@ def hanna_baseline(
     from judgelab.recipes.hanna import human_baseline, load_scores
     from judgelab.cli.output import emit
 
+    _check_output(fmt, out)
     table = human_baseline(load_scores(scores), level, method, leave_one_out)
     _hanna_out(out, "hanna baseline", table, f"human_baseline_{level}_{method}",
                f"human baseline: each rater vs the mean human rating ({method}, {level})", scores)
@@ -246,6 +263,7 @@ def hanna_icc(
     from judgelab.recipes.hanna import human_icc, load_scores
     from judgelab.cli.output import emit
 
+    _check_output(fmt, out)
     table = human_icc(load_scores(scores), not generated_only)
     _hanna_out(out, "hanna icc", table, "human_icc", "ICC(2,1) and ICC(2,k) with 95% CI of the three human raters", scores)
     emit(table, fmt, "hanna icc", title="human raters: ICC" if fmt == "table" else None)

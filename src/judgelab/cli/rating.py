@@ -188,6 +188,7 @@ def export(
     """Export the ratings table of a store (no model is called)."""
     from judgelab.store import Store, write_table
 
+    write_table(None, to, check_only=True)  # a bad --to is refused before the store is read
     with Store(store, read_only=True) as s:  # never creates, converts or locks the file it reads
         write_table(s.ratings(with_meta=meta), to)
     typer.echo(f"wrote {to}")

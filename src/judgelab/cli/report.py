@@ -18,8 +18,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML file (no network needed) with what ran, results, agreement, discernment,
     failures, a browser of the largest judge-human disagreements, and cost and time."""
+    from judgelab.report.folder import check_human_files
     from judgelab.report.html import write_report
 
+    check_human_files(human or ())  # a --human file that is not there is refused before the folder is read
     path = write_report(folder, out, human or ())
     size = path.stat().st_size
     typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")

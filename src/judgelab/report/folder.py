@@ -15,7 +15,9 @@ Human ratings (rater names ``human:<id>``) are gathered from, in this order:
    criterion, rater, score`` and optional ``system, group, sample, status``);
 4. the ``--human`` file named on the command line recorded in ``run.json`` when the
    folder was written by ``judgelab agree`` (with its layout and column options);
-5. files passed explicitly (``write_report(folder, human=[…])``, ``judgelab report --human``).
+5. files passed explicitly (``write_report(folder, human=[…])``, ``judgelab report --human``);
+   unlike the sources found in the folder, such a file that is missing, unreadable, not in the
+   tidy layout or without rows is an error (one line), not a note in the report.
 
 The same rating (rater, criterion, system, item, sample) found twice is counted once.
 """
@@ -33,8 +35,8 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.status import Status
 
-__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "HumanRatings", "load_humans", "RATINGS_FILES",
-           "HUMAN_FILES", "is_human"]
+__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "HumanRatings", "load_humans",
+           "check_human_files", "RATINGS_FILES", "HUMAN_FILES", "is_human"]
 
 HUMAN_PREFIX = "human:"
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
@@ -308,8 +310,40 @@ def _agree_human_file(folder: RunFolder) -> tuple[pd.DataFrame, str] | None:
     return _tidy_humans(df, str(path)), str(path)
 
 
+def check_human_files(paths: Iterable[str | Path]) -> None:
+    """Human-ratings files the user named (``--human``) exist and are files — checked before any work.
+
+    Raises:
+        JudgelabError: one line naming the first missing file or folder.
+    """
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise JudgelabError(f"human ratings file not found: {path}")
+        if path.is_dir():
+            raise JudgelabError(f"human ratings {path} is a folder, not a file")
+
+
+def _given_humans(path: Path, folder: RunFolder) -> pd.DataFrame:
+    """A human-ratings file the user named (``--human``): it must exist and hold ratings, or one error line."""
+    check_human_files([path])
+    try:
+        df = _tidy_humans(read_table(path), path.name if path.parent == folder.path else str(path))
+    except UnicodeDecodeError:
+        raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
+    except (OSError, ValueError) as exc:
+        raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
+    if df.empty:
+        raise JudgelabError(f"human ratings {path} has no rows")
+    return df
+
+
 def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterable[str | Path] = ()) -> HumanRatings:
-    """Human ratings from every supported source (see the module docstring); never raises for a bad source."""
+    """Human ratings from every supported source (see the module docstring).
+
+    A source found in the folder that cannot be read is a line in ``problems``; a file named
+    in ``extra`` (``--human``) that is missing, unreadable, without the tidy columns or
+    without rows raises :class:`JudgelabError` (one line) — the user asked for it."""
     frames: list[pd.DataFrame] = []
     sources: list[str] = []
     problems: list[str] = []
@@ -318,13 +352,15 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
         if len(mine):
             frames.append(_tidy_humans(mine, "store.sqlite" if "store.sqlite" in folder.files else "ratings file"))
             sources.append(frames[-1]["source"].iloc[0])
-    paths = [folder.file(n) for n in HUMAN_FILES if folder.has(n)] + [Path(p) for p in extra]
-    for path in paths:
+    for path in [folder.file(n) for n in HUMAN_FILES if folder.has(n)]:
         try:
-            frames.append(_tidy_humans(read_table(path), path.name if path.parent == folder.path else str(path)))
+            frames.append(_tidy_humans(read_table(path), path.name))
             sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
         except (OSError, ValueError, JudgelabError) as exc:
             problems.append(f"human ratings {path} could not be read: {exc}")
+    for given in extra:
+        frames.append(_given_humans(Path(given), folder))
+        sources.append(frames[-1]["source"].iloc[0])
     try:
         found = _agree_human_file(folder)
         if found is not None:
