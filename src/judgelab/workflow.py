@@ -185,15 +185,13 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
                                 f"{', '.join(map(repr, sorted(systems)))}")
     from judgelab.paths import StagedOutputs, output_folder
 
+    backends = [build_judge(judge, judge_defaults) for judge, _ in runs]  # a judge that cannot be built writes nothing
     out = output_folder(out)
     done: list[JudgeRun] = []
-    backends = []
     with Store(out / "store.sqlite") as store, StagedOutputs(out, RATE_OUTPUTS) as stage:
-        for judge, spec in runs:
-            backend = build_judge(judge, judge_defaults)
+        for (judge, spec), backend in zip(runs, backends):
             stats = execute(items, spec, backend, store, progress, label=f"judging ({backend.model_id})")
             done.append(JudgeRun(judge, stats.rater, stats, tuple(getattr(backend, "notes", []))))
-            backends.append(backend)
         raters = [r.rater for r in done]
         ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
         settings = store.runs()

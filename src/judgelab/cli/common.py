@@ -125,7 +125,16 @@ def split_list(values: Optional[str]) -> Optional[list[str]]:
 
 
 
-FormatOpt = typer.Option("table", "--format", help="table | csv | json")
+def _check_format(value: str) -> str:
+    """``--format`` of the table commands, checked while the arguments are parsed (before any work)."""
+    if value not in ("table", "csv", "json"):
+        from judgelab.errors import JudgelabError
+
+        raise JudgelabError(f"unknown --format {value!r}: table, csv, json")
+    return value
+
+
+FormatOpt = typer.Option("table", "--format", help="table | csv | json", callback=_check_format)
 JudgeSpecOpt = typer.Option("local", "--judge", help=f"the judge: {JUDGE_SYNTAX}")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
 
