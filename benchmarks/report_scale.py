@@ -92,9 +92,10 @@ def make_judge(seed: int = 1):
 def build_folder(folder: Path, n_judgments: int) -> dict:
     """A `judgelab rate`-shaped folder with ``n_judgments`` judge judgments and human ratings in the store."""
     from judgelab.datasets.items import Item
-    from judgelab.manifest import write_manifest
-    from judgelab.run import RunSpec, Runner, run_to_end
-    from judgelab.store import Judgment, Store, write_table
+    from judgelab.output.manifest import write_manifest
+    from judgelab.run import RunSpec, run_spec
+    from judgelab.output import write_table
+    from judgelab.store import Judgment, Store
     from judgelab.summary import summarize
 
     n_items = n_judgments // (len(CRITERIA) * SAMPLES)
@@ -104,9 +105,8 @@ def build_folder(folder: Path, n_judgments: int) -> dict:
     started = time.time()
     spec = RunSpec(template="chiang-lee-story", samples=SAMPLES, score="parsed")
     with Store(folder / "store.sqlite") as store:
-        runner = Runner(make_judge(), store, spec)
         t0 = time.perf_counter()
-        stats = run_to_end(runner, items)
+        stats = run_spec(spec, items, store, backend=make_judge())
         run_s = time.perf_counter() - t0
         rng = random.Random(2)
         humans = [Judgment(item_id=i.item_id, system=i.system, group=None, criterion=c, rater=f"human:{name}", sample=0,

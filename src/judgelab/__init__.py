@@ -2,7 +2,7 @@
 
 Public API::
 
-    from judgelab import parse_rating, RunSpec, Store, make_judge, load_items, run_sync
+    from judgelab import parse_rating, RunSpec, Store, make_judge, load_items, run_spec
 
 See README.md for a worked example. Names are imported on first use, so that
 ``import judgelab`` (and the ``judgelab`` command's start-up) stays instant: pandas,
@@ -29,7 +29,8 @@ _EXPORTS = {
     "load_template": "judgelab.prompts",
     "RunSpec": "judgelab.run",
     "Runner": "judgelab.run",
-    "run_sync": "judgelab.run",
+    "run_spec": "judgelab.run",
+    "JudgeSpec": "judgelab.spec",
     "Store": "judgelab.store",
     "summarize": "judgelab.summary",
     "compare_systems": "judgelab.summary",

@@ -16,41 +16,43 @@ label (in the style of inspect_ai's and lm-evaluation-harness's task files)::
     score: parsed
     out: runs/stories
 
-Keys are checked before any work: an unknown key is one line naming it and the known keys.
+The sampling block fills in the run defaults (T = 1.0, top-p 0.9, 128 tokens) for the keys it
+leaves out. Keys are checked before any work: an unknown key is one line naming it and the known keys.
 Credentials belong in the environment (``OPENAI_API_KEY``), not in the file.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import JudgelabError
+from judgelab.models.base import Sampling
+from judgelab.choices import QueryMode, RatingsFormat, Score
+from judgelab.spec import RUN_SAMPLING, JudgeOptions, JudgeSpec, RunSpec
 
-__all__ = ["RunFile", "SamplingSpec", "load_run_file", "RUN_FILE_KEYS"]
+__all__ = ["RunFile", "load_run_file", "RUN_FILE_KEYS", "CONNECTION_KEYS"]
 
 
-class SamplingSpec(BaseModel):
-    """The ``sampling`` block: ``--temperature``, ``--top-p``, ``--max-tokens``, ``--seed``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    temperature: float = 1.0
-    top_p: float = 0.9
-    max_tokens: int = 128
-    seed: Optional[int] = None
+#: Flags of ``judgelab rate`` that say how to reach the judges (:class:`judgelab.spec.JudgeOptions`);
+#: ``no_n`` is ``supports_n`` negated.
+CONNECTION_KEYS = ("base_url", "api_key", "style", "concurrency", "max_retries", "timeout", "no_n", "transport",
+                   "max_tokens_param", "model_path")
 
 
 class RunFile(BaseModel):
     """One ``judgelab rate`` run: what to rate, how, with which judge(s), and where to write.
 
-    Every field is the flag of ``judgelab rate`` of the same name (see ``judgelab rate --help``).
+    Every field is the flag of ``judgelab rate`` of the same name (see ``judgelab rate --help``);
+    the connection flags (:data:`CONNECTION_KEYS`) are gathered into ``options``, one
+    :class:`judgelab.spec.JudgeOptions` shared by every judge. :meth:`run_specs` turns it into one
+    :class:`judgelab.spec.RunSpec` per judge, where every setting is validated.
 
     Example:
-        >>> spec = RunFile(items="items.jsonl", judge="openai:stub@http://127.0.0.1:9/v1", samples=1)
-        >>> spec.judge, spec.score
-        (['openai:stub@http://127.0.0.1:9/v1'], 'auto')
+        >>> spec = RunFile(items="items.jsonl", judge="openai:stub@http://127.0.0.1:9/v1", samples=1, concurrency=4)
+        >>> spec.judge, spec.score, spec.options.concurrency
+        (['openai:stub@http://127.0.0.1:9/v1'], 'auto', 4)
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -61,14 +63,14 @@ class RunFile(BaseModel):
     variant: Optional[str] = None
     judge: list[str] = Field(default_factory=lambda: ["local"], min_length=1)
     samples: int = Field(default=3, ge=1, le=128)
-    sampling: SamplingSpec = SamplingSpec()
-    score: Literal["auto", "parsed", "logprob"] = "auto"
-    query_mode: Literal["independent", "conversation"] = "independent"
+    sampling: Sampling = RUN_SAMPLING
+    score: Score = "auto"
+    query_mode: QueryMode = "independent"
     max_refusal_retries: int = Field(default=3, ge=0, le=20)
     top_logprobs: int = Field(default=0, ge=0, le=20)
     rater: Optional[str] = None
     out: Path = Path("judgelab-runs/rate")
-    format: Literal["csv", "jsonl", "parquet"] = "csv"
+    ratings_format: RatingsFormat = "csv"
     compare: Optional[list[str]] = None
     n_items: Optional[int] = Field(default=None, ge=1)
     id_field: str = "id"
@@ -78,22 +80,34 @@ class RunFile(BaseModel):
     group_field: str = "group"
     all_runs: bool = False
     max_failure_rate: float = Field(default=0.5, ge=0.0, le=1.0)
-    # the judges' connection (shared by every judge of the run)
-    base_url: Optional[str] = None
-    api_key: Optional[str] = None
-    style: Literal["chat", "completion"] = "chat"
-    concurrency: int = Field(default=16, ge=1, le=1024)
-    max_retries: int = Field(default=10, ge=0, le=50)
-    timeout: float = Field(default=120.0, gt=0.0, le=3600.0)
-    no_n: bool = False
-    transport: str = "auto"
-    max_tokens_param: str = "auto"
-    model_path: Optional[Path] = None
+    options: JudgeOptions = JudgeOptions()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_connection(cls, data: Any) -> Any:
+        """The connection flags, given flat as on the command line, become ``options``."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        given = {k: data.pop(k) for k in CONNECTION_KEYS if k in data}
+        if "no_n" in given:
+            given["supports_n"] = not given.pop("no_n")
+        if given:
+            options = data.get("options")
+            base = options.model_dump() if isinstance(options, JudgeOptions) else dict(options or {})
+            data["options"] = {**base, **{k: v for k, v in given.items() if v is not None or k == "api_key"}}
+        return data
 
     @field_validator("judge", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _partial_sampling(cls, value: Any) -> Any:
+        """A partial ``sampling`` block fills in the run defaults (:data:`judgelab.spec.RUN_SAMPLING`)."""
+        return {**RUN_SAMPLING.model_dump(), **value} if isinstance(value, dict) else value
 
     @field_validator("criteria", "compare", mode="before")
     @classmethod
@@ -110,31 +124,18 @@ class RunFile(BaseModel):
         return value
 
     # -- what it becomes --------------------------------------------------------
-    def judge_defaults(self) -> dict[str, Any]:
-        """The options every judge spec of the run shares (endpoint, key, retries …)."""
-        return {"base_url": self.base_url, "api_key": self.api_key, "style": self.style, "concurrency": self.concurrency,
-                "max_retries": self.max_retries, "supports_n": not self.no_n, "timeout": self.timeout, "transport": self.transport,
-                "max_tokens_param": self.max_tokens_param, "model_path": str(self.model_path) if self.model_path else None}
-
-    def run_specs(self) -> list[tuple[str, Any]]:
-        """(judge spec, :class:`judgelab.run.RunSpec`) per judge; ``score: auto`` is ``logprob`` for the
-        embedded judge and ``parsed`` for the others."""
-        from judgelab.models import Sampling
-        from judgelab.models.spec import parse_judge
-        from judgelab.run import RunSpec
-
+    def run_specs(self) -> list[RunSpec]:
+        """One :class:`judgelab.spec.RunSpec` per judge (``score: auto`` is each judge's default)."""
         if self.rater is not None and len(self.judge) > 1:
             raise JudgelabError("--rater names one run; with several judges leave it out (each judge gets its own label)")
-        runs = []
-        for spec in self.judge:
-            kind, _ = parse_judge(spec, self.judge_defaults())
-            score = ("logprob" if kind == "local" else "parsed") if self.score == "auto" else self.score
-            runs.append((spec, RunSpec(
-                template=self.template, criteria=self.criteria, variant=self.variant, samples=self.samples,
-                sampling=Sampling(**self.sampling.model_dump()), score=score, query_mode=self.query_mode,
-                max_refusal_retries=self.max_refusal_retries, top_logprobs=self.top_logprobs, rater=self.rater,
-                concurrency=self.concurrency if kind != "local" else None)))
-        return runs
+        if len(set(self.judge)) != len(self.judge):
+            twice = sorted({j for j in self.judge if self.judge.count(j) > 1})
+            raise JudgelabError(f"the same --judge is given twice: {', '.join(twice)}")
+        return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), template=self.template,
+                        criteria=self.criteria, variant=self.variant, samples=self.samples, sampling=self.sampling,
+                        score=self.score, query_mode=self.query_mode, max_refusal_retries=self.max_refusal_retries,
+                        top_logprobs=self.top_logprobs, rater=self.rater)
+                for judge in self.judge]
 
     def load_items(self) -> list:
         """The items to rate (the first ``n_items`` of the file)."""
@@ -148,7 +149,6 @@ class RunFile(BaseModel):
         """Rate the items with every judge into ``out``; returns :class:`judgelab.workflow.RateResult`.
 
         ``price_in``/``price_out`` (USD per 1M tokens) put each judge's cost into the result and run.json.
-
         Raises :class:`judgelab.errors.TooManyFailures` (after writing the outputs) when more than
         ``max_failure_rate`` of a judge's judgments failed.
 
@@ -158,22 +158,21 @@ class RunFile(BaseModel):
         """
         from judgelab.workflow import rate_items
 
-        runs = self.run_specs()
-        return rate_items(self.load_items(), runs, self.out, self.format,
+        return rate_items(self.load_items(), self.run_specs(), self.out, self.ratings_format,
                           compare=(self.compare[0], self.compare[1]) if self.compare else None, progress=progress,
-                          all_runs=self.all_runs, max_failure_rate=self.max_failure_rate,
-                          judge_defaults=self.judge_defaults(), price_in=price_in, price_out=price_out)
+                          all_runs=self.all_runs, max_failure_rate=self.max_failure_rate, price_in=price_in,
+                          price_out=price_out)
 
     def plan(self):
         """Plan the run without calling a model or writing anything: a list of
         :class:`judgelab.workflow.JudgePlan`, one per judge (for ``--dry-run``)."""
         from judgelab.workflow import plan_rate
 
-        return plan_rate(self.load_items(), self.run_specs(), self.out, judge_defaults=self.judge_defaults())
+        return plan_rate(self.load_items(), self.run_specs(), self.out)
 
 
-#: The keys a run file may have (``sampling`` holds its own four).
-RUN_FILE_KEYS = tuple(RunFile.model_fields) + ("judges",)
+#: The keys a run file may have (``sampling`` holds its own four; no ``api_key``: keys stay out of files).
+RUN_FILE_KEYS = tuple(k for k in RunFile.model_fields if k != "options") + tuple(k for k in CONNECTION_KEYS if k != "api_key") + ("judges",)
 _PATH_KEYS = ("items", "out", "model_path")
 
 
@@ -221,9 +220,9 @@ def load_run_file(path: str | Path) -> RunFile:
     if unknown:
         raise JudgelabError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(RUN_FILE_KEYS)}")
     if isinstance(doc.get("sampling"), dict):
-        bad = [k for k in doc["sampling"] if k not in SamplingSpec.model_fields]
+        bad = [k for k in doc["sampling"] if k not in Sampling.model_fields]
         if bad:
-            raise JudgelabError(f"{path}: unknown key 'sampling.{bad[0]}'; known keys: {', '.join(SamplingSpec.model_fields)}")
+            raise JudgelabError(f"{path}: unknown key 'sampling.{bad[0]}'; known keys: {', '.join(Sampling.model_fields)}")
     if "judges" in doc:
         if "judge" in doc:
             raise JudgelabError(f"{path}: give judge or judges, not both")

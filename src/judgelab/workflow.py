@@ -7,7 +7,6 @@ so there is no import cycle.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -17,33 +16,15 @@ import pandas as pd
 
 from judgelab.datasets.items import Item, load_items
 from judgelab.errors import JudgelabError, TooManyFailures
-from judgelab.manifest import write_manifest
-from judgelab.models.spec import build_judge
-from judgelab.progress import progress_display
-from judgelab.run import RunSpec, RunStats, Runner, run_to_end
-from judgelab.store import Store, write_table
+from judgelab.run import RunSpec, RunStats, Runner, run_spec
+from judgelab.output import write_html_report, write_table
+from judgelab.paths import output_folder
+from judgelab.store import Store
 from judgelab.summary import compare_systems, summarize
 from judgelab.status import Status
 
-__all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "execute", "failure_report", "check_failure_rate",
-           "html_report", "stats_line", "failure_lines"]
-
-
-def execute(items: list[Item], spec: RunSpec, backend, store: Store, progress: bool = True, label: str = "judging",
-            template=None) -> RunStats:
-    """Run one spec, advancing the installed progress display (:mod:`judgelab.progress`; the command
-    line's bar, none in library use); the backend is closed afterwards. ``stats.rater`` is the run's label."""
-    runner = Runner(backend, store, spec, template=template)
-    total = len(items) * runner.outputs_per_sample * runner.samples
-    with progress_display(total, label, enabled=progress) as advance:
-        runner._on_progress = advance
-        return run_to_end(runner, items)
-
-
-#: Output files of ``judgelab rate``: replaced together at the end of a run that produced new ones
-#: (:class:`judgelab.paths.StagedOutputs`); a refused, failed or interrupted run leaves them as they were.
-RATE_OUTPUTS = ("ratings.csv", "ratings.jsonl", "ratings.parquet", "summary.csv", "welch.csv", "run.json", "report.html",
-                "README.md")
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "check_failure_rate",
+           "stats_line", "failure_lines"]
 
 
 def failure_report(ratings: pd.DataFrame, examples: int = 3) -> tuple[dict[str, int], list[tuple[str, str]]]:
@@ -134,10 +115,9 @@ class RateResult:
                 "files": {k: str(v) for k, v in self.files.items()}}
 
 
-def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ratings_format: str = "csv",
+def rate_items(items: list[Item], runs: list[RunSpec], out: Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
-               max_failure_rate: float = 0.5, judge_defaults: dict[str, Any] | None = None,
-               price_in: float | None = None, price_out: float | None = None) -> RateResult:
+               max_failure_rate: float = 0.5, price_in: float | None = None, price_out: float | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
@@ -148,8 +128,7 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
 
     Args:
         items: the items to rate (:func:`judgelab.datasets.items.load_items`).
-        runs: (judge spec, :class:`judgelab.run.RunSpec`) per judge, e.g. from
-            :meth:`judgelab.runfile.RunFile.run_specs`; judge specs as in :mod:`judgelab.models.spec`.
+        runs: one :class:`judgelab.spec.RunSpec` per judge, e.g. from :meth:`judgelab.runfile.RunFile.run_specs`.
         out: the output folder (created; ``store.sqlite`` in it is the cache and resume point).
         ratings_format: ``csv``, ``jsonl`` or ``parquet``.
         compare: two systems for Welch's t-test on per-item means (Chiang & Lee 2023, §3.3).
@@ -157,7 +136,6 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
         all_runs: write every run of the store, not only this one.
         max_failure_rate: the share of failed judgments above which :class:`TooManyFailures` is raised
             (after the outputs are written).
-        judge_defaults: options shared by the judge specs (``base_url``, ``api_key``, ``concurrency`` …).
         price_in, price_out: USD per 1M prompt / completion tokens: the calls' cost goes into run.json.
 
     Returns:
@@ -174,7 +152,6 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
         >>> result = rate_items(spec.load_items(), spec.run_specs(), Path("out"), progress=False)      # doctest: +SKIP
         >>> result.summary[["criterion", "mean"]]                                                      # doctest: +SKIP
     """
-    started = time.time()
     if ratings_format not in {"csv", "jsonl", "parquet"}:
         raise JudgelabError(f"unknown --format {ratings_format!r}: csv, jsonl or parquet")
     if compare:
@@ -183,42 +160,35 @@ def rate_items(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path, ra
         if unknown:
             raise JudgelabError(f"--compare names unknown system(s) {', '.join(map(repr, unknown))}; the items have "
                                 f"{', '.join(map(repr, sorted(systems)))}")
-    from judgelab.paths import StagedOutputs, output_folder
+    from judgelab.output import OutputFolder
 
-    backends = [build_judge(judge, judge_defaults) for judge, _ in runs]  # a judge that cannot be built writes nothing
-    out = output_folder(out)
+    backends = [spec.judge.build() for spec in runs]  # a judge that cannot be built writes nothing
     done: list[JudgeRun] = []
-    with Store(out / "store.sqlite") as store, StagedOutputs(out, RATE_OUTPUTS) as stage:
-        for (judge, spec), backend in zip(runs, backends):
-            stats = execute(items, spec, backend, store, progress, label=f"judging ({backend.model_id})")
-            done.append(JudgeRun(judge, stats.rater, stats, tuple(getattr(backend, "notes", []))))
+    with Store(output_folder(out) / "store.sqlite") as store, OutputFolder(out, "judgelab rate", command="rate") as output:
+        for spec, backend in zip(runs, backends):
+            stats = run_spec(spec, items, store, backend=backend, progress=progress)
+            done.append(JudgeRun(spec.judge.spec, stats.rater, stats, backend.notes))
         raters = [r.rater for r in done]
         ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
         settings = store.runs()
         done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater])[0],
                          _cost(r.stats, price_in, price_out)) for r in done]
-        staged = stage.folder
-        files = {"ratings": write_table(ratings, staged / f"ratings.{ratings_format}")}
-        summary = summarize(ratings)
-        files["summary"] = write_table(summary, staged / "summary.csv")
+        write_table(ratings, output.file(f"ratings.{ratings_format}",
+                                         "the tidy ratings table: one row per item × criterion × rater × sample"))
+        summary = output.table(summarize(ratings), "summary", "mean, SD, n and failures per rater, system and criterion",
+                               show=False)
         welch = None
         if compare:
-            welch = compare_systems(ratings, *compare)
-            files["welch"] = write_table(welch, staged / "welch.csv")
-        manifest_runs = []
-        for run, backend in zip(done, backends):
-            manifest_runs.append({**run.to_dict(), "settings": settings.get(run.rater),
-                                  "transport": getattr(backend, "transport", None),
-                                  "cpu_path": getattr(getattr(backend, "cpu_path", None), "name", None),
-                                  "max_tokens_param": getattr(backend, "max_tokens_param", None)})
-        _rate_readme(staged, files, ratings_format)
-        write_manifest(staged, "rate", manifest_runs, extra={
-            "items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out},
-            "outputs": sorted([p.name for p in staged.iterdir()] + ["run.json", "report.html"])}, started=started)
-    files = {role: out / path.name for role, path in files.items()}
+            welch = output.table(compare_systems(ratings, *compare), "welch",
+                                 "Welch's t-test between the two --compare systems (per-item means)", show=False)
+        output.finish(runs=[{**r.to_dict(), "settings": settings.get(r.rater), **b.run_facts()} for r, b in zip(done, backends)],
+                      extra={"items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
+                      report=False)
+    files = {"ratings": out / f"ratings.{ratings_format}", "summary": out / "summary.csv"}
+    if welch is not None:
+        files["welch"] = out / "welch.csv"
     files.update(readme=out / "README.md", manifest=out / "run.json", store=out / "store.sqlite")
-    result = RateResult(out, tuple(done), ratings, summary, welch, compare, files)
-    return result
+    return RateResult(out, tuple(done), ratings, summary, welch, compare, files)
 
 
 def _of_items(ratings: pd.DataFrame, items: list[Item]) -> pd.DataFrame:
@@ -266,17 +236,15 @@ class JudgePlan:
                 "max_completion_tokens": self.max_completion_tokens}
 
 
-def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | None = None,
-              judge_defaults: dict[str, Any] | None = None, template=None, stage: str = "rating") -> list[JudgePlan]:
-    """Plan every (judge, spec) run over ``items`` without calling a model or writing anything.
+def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, template=None,
+              stage: str = "rating") -> list[JudgePlan]:
+    """Plan every run over ``items`` without calling a model or writing anything.
 
     Calls already in ``out/store.sqlite`` (opened read-only when it exists) count as cached.
-    A preferred label containing ``{model}`` gets the judge's model id.
 
     Args:
-        items: the items; runs: (judge spec, :class:`RunSpec`) pairs; out: the output folder of a later run;
-        judge_defaults: shared judge options; template: a loaded template (else ``spec.template``);
-        stage: a name for the stage (recipes plan several).
+        items: the items; runs: one :class:`RunSpec` per judge; out: the output folder of a later run;
+        template: a loaded template (else ``spec.template``); stage: a name for the stage (recipes plan several).
 
     Returns:
         One :class:`JudgePlan` per run.
@@ -286,30 +254,28 @@ def plan_rate(items: list[Item], runs: list[tuple[str, RunSpec]], out: Path | No
         >>> spec = RunFile(items="items.jsonl", judge="openai:gpt-4o-mini")   # doctest: +SKIP
         >>> [p.plan.n_calls for p in plan_rate(spec.load_items(), spec.run_specs())]   # doctest: +SKIP
     """
+    import asyncio
+
     existing = None if out is None else Path(out) / "store.sqlite"
     plans = []
-    for judge, spec in runs:
-        backend = build_judge(judge, judge_defaults)
-        if spec.label and "{model}" in spec.label:
-            spec = spec.model_copy(update={"label": spec.label.replace("{model}", backend.model_id)})
-        with Store(existing, read_only=True) if existing is not None and existing.is_file() else Store(":memory:") as store:
-            plan = Runner(backend, store, spec, template=template).plan(items)
-        uncached = [c for c in plan.calls if not c.cached]
-        counts = [backend.count_prompt_tokens(c.messages) for c in uncached]
-        if counts and all(n is not None for n in counts):  # the judge's own tokenizer (the embedded judge)
-            prompt_tokens = sum(n for n in counts if n is not None)
-            method = "tokenizer"
-        else:
-            prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)
-            method = "chars/4"
-        completion = 0 if spec.score == "logprob" else sum(c.n for c in uncached) * spec.sampling.max_tokens
-        plans.append(JudgePlan(judge, backend.model_id, stage, plan, prompt_tokens, method, completion))
-        close = getattr(backend, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # closing an unused client must not turn a dry run into an error
-                pass
+    for spec in runs:
+        backend = spec.judge.build()
+        try:
+            with Store(existing, read_only=True) if existing is not None and existing.is_file() else Store(":memory:") as store:
+                runner = Runner(backend, store, spec, template=template)
+                plan = runner.plan(items)
+            uncached = [c for c in plan.calls if not c.cached]
+            counts = [backend.count_prompt_tokens(c.messages) for c in uncached]
+            if counts and all(n is not None for n in counts):  # the judge's own tokenizer (the embedded judge)
+                prompt_tokens = sum(n for n in counts if n is not None)
+                method = "tokenizer"
+            else:
+                prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)
+                method = "chars/4"
+            completion = 0 if runner.spec.score_mode == "logprob" else sum(c.n for c in uncached) * spec.sampling.max_tokens
+            plans.append(JudgePlan(spec.judge.spec, backend.model_id, stage, plan, prompt_tokens, method, completion))
+        finally:
+            asyncio.run(backend.aclose())
     return plans
 
 
@@ -317,35 +283,12 @@ def finish_rate(result: RateResult, max_failure_rate: float = 0.5,
                 show: Callable[[str], None] | None = None) -> Path | None:
     """After the outputs are shown: the HTML report (its line passed to ``show``), then
     :class:`TooManyFailures` when a judge failed too often. Returns the report's path."""
-    path, line = html_report(result.out)
+    path, line = write_html_report(result.out)
     if show is not None:
         show(line)
-    for run in result.runs:
-        check_failure_rate(result.ratings[result.ratings["rater"] == run.rater], max_failure_rate, run.rater)
+    for judge_run in result.runs:
+        check_failure_rate(result.ratings[result.ratings["rater"] == judge_run.rater], max_failure_rate, judge_run.rater)
     return path
-
-
-def _rate_readme(out: Path, files: dict[str, Path], ratings_format: str) -> None:
-    from judgelab.report.output import write_index
-
-    entries = [(files["ratings"].name, "the tidy ratings table: one row per item × criterion × rater × sample"),
-               ("summary.csv", "mean, SD, n and failures per rater, system and criterion")]
-    if "welch" in files:
-        entries.append(("welch.csv", "Welch's t-test between the two --compare systems (per-item means)"))
-    write_index(out, "judgelab rate", entries, store=True)
-
-
-def html_report(out: Path) -> tuple[Path | None, str]:
-    """Write ``out/report.html`` (the self-contained HTML report); returns (its path, the line to
-    show). A folder the report cannot read gives (``None``, a warning line), never an error: the
-    command's results are already written. Prints nothing."""
-    from judgelab.report.html import write_report
-
-    try:
-        path = write_report(out)
-    except JudgelabError as exc:
-        return None, f"judgelab: warning: no HTML report: {exc}"
-    return path, f"report: {path}"
 
 
 def stats_line(stats: RunStats) -> str:

@@ -119,8 +119,8 @@ def test_two_annotators_kill_9_resume(tmp_path, browser, record_property):
     script = {"rules": [{"contains": r["text"], "replies": [str(1 + int(r["id"][-2:]) % 5), str(2 + int(r["id"][-2:]) % 4)]}
                         for r in items], "default": "3"}
     (tmp_path / "script.json").write_text(json.dumps(script), encoding="utf-8")
-    rated = judgelab("rate", "--items", str(items_path), "--template", "plain-quality", "--judge", "scripted-test-double",
-                     "--script", str(tmp_path / "script.json"), "--samples", "2", "--score", "parsed", "--quiet",
+    rated = judgelab("rate", "--items", str(items_path), "--template", "plain-quality", "--judge", "scripted-test-double:" + str(tmp_path / "script.json"),
+                     "--samples", "2", "--score", "parsed", "--quiet",
                      "--out", str(out))
     assert rated.returncode == 0, rated.stderr
     timings["judge_rate_s"] = time.perf_counter() - t0

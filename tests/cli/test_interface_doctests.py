@@ -5,8 +5,10 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["judgelab.runfile", "judgelab.report.output", "judgelab.dhp.analysis", "judgelab.workflow",
-                                  "judgelab.recipes.common", "judgelab.dhp.workflow"])
+@pytest.mark.parametrize("name", ["judgelab.runfile", "judgelab.output.index", "judgelab.output.tables",
+                                  "judgelab.output.folder", "judgelab.output.manifest", "judgelab.dhp.analysis",
+                                  "judgelab.workflow", "judgelab.recipes.common", "judgelab.dhp.workflow", "judgelab.spec",
+                                  "judgelab.digest", "judgelab.choices"])
 def test_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

@@ -115,7 +115,7 @@ def test_export_refuses_a_bad_target_before_reading_the_store_and_writes_nothing
 
 def test_write_table_failing_mid_write_keeps_the_old_file_and_leaves_no_tmp(tmp_path, monkeypatch):
     from judgelab.errors import JudgelabError
-    from judgelab.store import write_table
+    from judgelab.output import write_table
 
     target = tmp_path / "ratings.csv"
     target.write_text("old,table\n")
@@ -143,7 +143,7 @@ def test_write_table_into_a_folder_it_cannot_create_a_file_in(tmp_path, monkeypa
     import tempfile
 
     from judgelab.errors import JudgelabError
-    from judgelab.store import write_table
+    from judgelab.output import write_table
 
     def denied(*args, **kw):
         raise PermissionError(errno.EACCES, "Permission denied")

@@ -342,7 +342,7 @@ def test_journal_replay_keeps_calls_with_unicode_line_separators(tmp_path):
     store.journal_call("k1", {"messages": [["user", "a\u2028b\u2029c\x85d"]]}, {"choices": [{"text": "4"}]})
     store._journal.close()  # as if killed before the group commit
     store._journal = None
-    store._release_lock()  # a killed process's lock dies with it
+    store._unlock()  # a killed process's lock dies with it
     with Store(tmp_path / "s.sqlite") as again:
         assert again.get_call("k1") == {"choices": [{"text": "4"}]}
 

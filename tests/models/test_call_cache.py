@@ -39,7 +39,7 @@ def test_rating_keys_are_those_of_the_old_code(spec, key):
 def test_a_store_written_by_the_old_code_resumes_with_no_call(tmp_path, spec, key):
     path = tmp_path / "old.sqlite"
     answer = {"choices": [{"text": "4", "tokens": [["4", 0.0, {"4": 0.0}]], "finish_reason": "stop"}] * spec.samples
-              if spec.score == "parsed" else [{"text": "4", "tokens": [["4", 0.0, {"4": 0.0}]], "finish_reason": "score"}],
+              if spec.score != "logprob" else [{"text": "4", "tokens": [["4", 0.0, {"4": 0.0}]], "finish_reason": "score"}],
               "prompt_tokens": 7, "completion_tokens": 1}
     with Store(path) as store:  # as the old code left it after a kill: the call answered, no judgment yet
         store.put_call(key, {"written": "by judgelab before the CachedJudge"}, answer)
@@ -73,18 +73,17 @@ def test_a_second_run_of_llm_perturbations_makes_no_call(tmp_path):
     assert second.calls == [] and out2 == out1
 
 
-def test_pending_calls_are_journaled_and_written_with_the_group(tmp_path):
+def test_new_answers_are_journaled_at_once_and_written_with_the_group(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     cached = CachedJudge(ScriptedTestJudge({"default": "4"}), store)
-    pending: list = []
+    cached.writer.FLUSH_SECONDS = 3600  # only an explicit flush (or a full group) writes
     request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
-    _, key = asyncio.run(cached.complete(request, pending, slot=0))
-    assert [p[0] for p in pending] == [key] and store.n_calls() == 0  # journaled, not yet in the database
-    assert key in (tmp_path / "s.sqlite.journal").read_text()
-    _, key2 = asyncio.run(cached.complete(request, pending, slot=1))  # another call of the same job: first one written
-    assert store.n_calls() == 1 and [p[0] for p in pending] == [key2]
-    cached.writer.add(calls=pending)
-    cached.writer.flush()
+    _, key = asyncio.run(cached.complete(request, slot=0))
+    assert store.n_calls() == 0 and key in (tmp_path / "s.sqlite.journal").read_text()  # journaled, not yet written
+    again, same = asyncio.run(cached.complete(request, slot=0))  # answered from the group waiting to be written
+    assert same == key and again.choices[0].text == "4" and cached.calls_made == 1 and cached.cache_hits == 1
+    _, key2 = asyncio.run(cached.complete(request, slot=1))
+    cached.flush()
     assert store.call_keys() == {key, key2}
     store.close()
 

@@ -6,7 +6,9 @@ import pytest
 
 MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry", "judgelab.models.spec",
            "judgelab.models.cache", "judgelab.models.scripted", "judgelab.models.local", "judgelab.models.openai_backend",
-           "judgelab.run.runner", "judgelab.store", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
+           "judgelab.run.runner", "judgelab.run.plan", "judgelab.run.identity", "judgelab.run.record",
+           "judgelab.run.execute", "judgelab.models.retry", "judgelab.store", "judgelab.store.lock", "judgelab.store.runs",
+           "judgelab.store.judgments", "judgelab.store.ledger", "judgelab.store.writer", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
            "judgelab.perturb.rules", "judgelab.contamination"]
 
 

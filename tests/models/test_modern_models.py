@@ -10,13 +10,13 @@ import pytest
 from conftest import judgelab_cmd, write_items
 from judgelab.models.base import Backend, Capabilities, Choice, JudgeResponse
 from judgelab.parse import ParseResult, parse_judgment, rating_token_index, truncation_checked
-from judgelab.run import RunSpec, run_sync
+from judgelab.run import RunSpec, run_spec
 from judgelab.store import Store
 
 
 def rate_cmd(tmp_path, stub, *extra):
     items = write_items(tmp_path / "items.jsonl", 3)
-    return judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "o",
+    return judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:o",
                         "--base-url", stub.base_url, "--quiet", "--out", str(tmp_path / "out"), *extra)
 
 
@@ -85,7 +85,7 @@ def _one(choice, tmp_path, **spec):
 
     items = load_items(write_items(tmp_path / "i.jsonl", 1))
     with Store(tmp_path / "s.sqlite") as store:
-        run_sync(_FixedJudge(choice), store, RunSpec(criteria=["grammaticality"], samples=1, **spec), items)
+        run_spec(RunSpec(criteria=["grammaticality"], samples=1, **spec), items, store, backend=_FixedJudge(choice))
         return store.ratings().iloc[0]
 
 

@@ -77,7 +77,7 @@ def rate_agree_folder(factory) -> Path:
         return out
     base.mkdir(exist_ok=True)
     items, script, humans = _items(base / "items.jsonl"), _script(base / "script.json"), write_humans(base / "H.csv")
-    _run("rate", "--items", str(items), "--judge", "scripted-test-double", "--script", str(script), "--quiet",
+    _run("rate", "--items", str(items), "--judge", f"scripted-test-double:{script}", "--quiet",
          "--compare", "human,gpt2", "--out", str(out), "--max-failure-rate", "1")
     _run("agree", str(out / "ratings.csv"), "--human", str(humans), "--method", "kendall,pearson", "--out", str(out),
          "--format", "csv")

@@ -205,8 +205,8 @@ def test_log_probability_distribution_in_the_page(driver, tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.25}}))
     out = tmp_path / "run"
-    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
-                     "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
+    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", f"scripted-test-double:{script}",
+                     "--score", "logprob", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     _open(driver, write_report(out))
     table = driver.find_element("css selector", "#units article.unit table.dist")

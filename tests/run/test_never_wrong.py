@@ -10,7 +10,7 @@ import pytest
 from conftest import write_items
 from judgelab.cli import main
 from judgelab.datasets.items import load_items
-from judgelab.run import RunSpec
+from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.status import Status
 from judgelab.store import Store
 from judgelab.workflow import rate_items, stats_line
@@ -41,11 +41,11 @@ def test_an_edited_item_is_judged_again_and_only_it(tmp_path):
     judge = _script(tmp_path / "s.json", [{"contains": "second version", "reply": "Rating: 1"}])
     items_file = _items(tmp_path / "items.jsonl", {"a": "The first version of a.", "b": "A story b."})
     spec = RunSpec(samples=1, criteria=["likability", "cohesiveness"])
-    first = rate_items(load_items(items_file), [(judge, spec)], tmp_path / "out", progress=False)
+    first = rate_items(load_items(items_file), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     assert first.runs[0].stats.calls_made == 4 and set(first.ratings["score"]) == {5.0}
 
     _items(items_file, {"a": "The second version of a.", "b": "A story b."})  # a edited, same id
-    again = rate_items(load_items(items_file), [(judge, spec)], tmp_path / "out", progress=False)
+    again = rate_items(load_items(items_file), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     stats = again.runs[0].stats
     assert stats.calls_made == 2 and stats.changed == 2 and stats.already_done == 2  # b: 0 calls
     scores = again.ratings.set_index(["item_id", "criterion"])["score"]
@@ -53,7 +53,7 @@ def test_an_edited_item_is_judged_again_and_only_it(tmp_path):
     assert "2 asked again because their prompt changed" in stats_line(stats)
     assert again.runs[0].rater == first.runs[0].rater  # the same settings keep their label
 
-    fresh = rate_items(load_items(items_file), [(judge, spec)], tmp_path / "fresh", progress=False)
+    fresh = rate_items(load_items(items_file), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "fresh", progress=False)
     pd.testing.assert_frame_equal(again.ratings, fresh.ratings)  # as if the folder were new
 
 
@@ -62,18 +62,18 @@ def test_a_changed_group_is_updated_without_a_call(tmp_path):
     path = tmp_path / "items.jsonl"
     path.write_text(json.dumps({"id": "a", "text": "A story.", "context": "p", "group": "g1"}) + "\n")
     spec = RunSpec(samples=1, criteria=["likability"])
-    rate_items(load_items(path), [(judge, spec)], tmp_path / "out", progress=False)
+    rate_items(load_items(path), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     path.write_text(json.dumps({"id": "a", "text": "A story.", "context": "p", "group": "g2"}) + "\n")
-    again = rate_items(load_items(path), [(judge, spec)], tmp_path / "out", progress=False)
+    again = rate_items(load_items(path), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     assert again.runs[0].stats.calls_made == 0 and again.ratings["group"].tolist() == ["g2"]
 
 
 def test_an_item_left_out_of_the_file_is_left_out_of_the_ratings(tmp_path):
     judge = _script(tmp_path / "s.json", [])
     spec = RunSpec(samples=1, criteria=["likability"])
-    rate_items(load_items(_items(tmp_path / "i.jsonl", {"a": "A.", "b": "B."})), [(judge, spec)], tmp_path / "out",
+    rate_items(load_items(_items(tmp_path / "i.jsonl", {"a": "A.", "b": "B."})), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out",
                progress=False)
-    again = rate_items(load_items(_items(tmp_path / "i.jsonl", {"a": "A."})), [(judge, spec)], tmp_path / "out",
+    again = rate_items(load_items(_items(tmp_path / "i.jsonl", {"a": "A."})), [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out",
                        progress=False)
     assert again.ratings["item_id"].tolist() == ["a"]
 
@@ -82,13 +82,13 @@ def test_a_store_of_the_previous_version_resumes_without_a_call(tmp_path):
     judge = _script(tmp_path / "s.json", [])
     items = load_items(_items(tmp_path / "i.jsonl", {"a": "A.", "b": "B."}))
     spec = RunSpec(samples=2, criteria=["likability"])
-    rate_items(items, [(judge, spec)], tmp_path / "out", progress=False)
+    rate_items(items, [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     db = sqlite3.connect(tmp_path / "out" / "store.sqlite")  # as version 2 wrote it: no prompt_key
     db.execute("ALTER TABLE judgments DROP COLUMN prompt_key")
     db.execute("UPDATE judgelab_meta SET value = '2' WHERE name = 'version'")
     db.commit()
     db.close()
-    again = rate_items(items, [(judge, spec)], tmp_path / "out", progress=False)
+    again = rate_items(items, [spec.model_copy(update={"judge": JudgeSpec(spec=judge)})], tmp_path / "out", progress=False)
     assert again.runs[0].stats.calls_made == 0 and again.runs[0].stats.already_done == 4
 
 
@@ -124,10 +124,10 @@ def test_a_storm_of_429s_and_500s_never_aborts_a_run(tmp_path, stub_factory):
     """30% rate limits and 10% server errors on 120 items: every run completes with every judgment ok."""
     stub = stub_factory(rate_limited=0.3, server_errors=0.1, retry_after="0")
     items = load_items(write_items(tmp_path / "items.jsonl", 120))
-    defaults = {"base_url": stub.base_url, "concurrency": 16, "backoff_base": 0.02}
+    options = JudgeOptions(base_url=stub.base_url, concurrency=16, backoff_base=0.02)
     for run in range(2):
-        result = rate_items(items, [("openai:m", RunSpec(samples=3))], tmp_path / f"out{run}", progress=False,
-                            judge_defaults=defaults)
+        spec = RunSpec(judge=JudgeSpec(spec="openai:m", options=options), samples=3)
+        result = rate_items(items, [spec], tmp_path / f"out{run}", progress=False)
         stats = result.runs[0].stats
         assert len(result.ratings) == 120 * 4 * 3 and (result.ratings["status"] == Status.OK).all()
         assert stats.retries.get("rate_limited", 0) > 50 and stats.retries.get("server_error", 0) > 10
@@ -155,13 +155,15 @@ def test_error_judgments_are_asked_again_by_the_next_run(tmp_path, stub_factory)
     items = load_items(write_items(tmp_path / "items.jsonl", 2))
     spec = RunSpec(samples=1, criteria=["likability"])
     hung = stub_factory(mode="hang")
-    first = rate_items(items, [("openai:m", spec)], tmp_path / "out", progress=False,
-                       judge_defaults={"base_url": hung.base_url, "timeout": 0.3, "max_retries": 0})
+    options = JudgeOptions(base_url=hung.base_url, timeout=0.3, max_retries=0)
+    first = rate_items(items, [spec.model_copy(update={"judge": JudgeSpec(spec="openai:m", options=options)})],
+                       tmp_path / "out", progress=False)
     assert (first.ratings["status"] == "error").all()
     hung.stop()
     ok = stub_factory(port=hung.port)  # the same endpoint, now answering
-    again = rate_items(items, [("openai:m", spec)], tmp_path / "out", progress=False,
-                       judge_defaults={"base_url": ok.base_url})
+    options = JudgeOptions(base_url=ok.base_url)
+    again = rate_items(items, [spec.model_copy(update={"judge": JudgeSpec(spec="openai:m", options=options)})],
+                       tmp_path / "out", progress=False)
     assert again.runs[0].stats.retried_errors == 2 and again.runs[0].stats.calls_made == 2
     assert (again.ratings["status"] == "ok").all()
 

@@ -15,14 +15,14 @@ from conftest import judgelab_cmd, write_items
 from judgelab.errors import JudgelabError
 from judgelab.models.scripted import ScriptedTestJudge
 from judgelab.prompts import load_template
-from judgelab.run import RunSpec, run_sync
+from judgelab.run import RunSpec, run_spec
 from judgelab.store import Store
 
 
 def rate(store, items, **spec):
     judge = ScriptedTestJudge({"default": "I would rate it a 4."})
     spec.setdefault("criteria", ["grammaticality"])
-    return run_sync(judge, store, RunSpec(**spec), items)
+    return run_spec(RunSpec(**spec), items, store, backend=judge)
 
 
 @pytest.fixture()
@@ -89,8 +89,8 @@ def test_rate_writes_this_runs_ratings_and_no_stale_files(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "I would rate it a 4."}))
     out = tmp_path / "out"
-    base = ["rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
-            "--script", str(script), "--quiet", "--out", str(out)]
+    base = ["rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
+            "--quiet", "--out", str(out)]
     assert judgelab_cmd(*base, "--compare", "human,gpt2").returncode == 0
     assert (out / "welch.csv").exists()
     result = judgelab_cmd(*base, "--temperature", "0.5")
@@ -127,7 +127,7 @@ def test_the_api_key_never_reaches_the_manifest_or_store(tmp_path, stub_factory)
     spec.write_text(f"items: items.jsonl\njudge: openai:m@{stub.base_url}\napi_key: {secret}\n")
     refused = judgelab_cmd("run", str(spec))
     assert refused.returncode == 2 and "never holds an API key" in refused.stderr and secret not in refused.stderr
-    in_url = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai", "--model", "m",
+    in_url = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:m",
                           "--base-url", stub.base_url.replace("http://", "http://user:pw@"), "--quiet", "--out", str(out))
     assert in_url.returncode == 2 and "credentials in the endpoint URL" in in_url.stderr
 
@@ -137,7 +137,7 @@ def test_two_processes_on_one_store_pay_for_no_call_twice(tmp_path, stub_factory
     items = write_items(tmp_path / "items.jsonl", 30)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "judgelab.cli", "rate", "--items", str(items), "--criteria", "grammaticality",
-           "--judge", "openai", "--model", "m", "--base-url", stub.base_url, "--concurrency", "2", "--out", str(out), "--quiet"]
+           "--judge", "openai:m", "--base-url", stub.base_url, "--concurrency", "2", "--out", str(out), "--quiet"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.communicate(timeout=120)[1], p.returncode) for p in procs]
     codes = sorted(code for _, code in results)

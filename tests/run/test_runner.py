@@ -144,7 +144,7 @@ def test_journal_keeps_answers_written_before_a_kill(tmp_path):
     with open(str(path) + ".journal", "a") as f:
         f.write('{"key": "k3", "request": {"q"')  # a line torn by the kill
     # the process dies here: no close(), no database write of k1/k2; its lock dies with it
-    store._release_lock()
+    store._unlock()
     with Store(path) as reopened:
         assert reopened.call_keys() == {"k1", "k2"}
         assert reopened.get_call("k2") == {"choices": [{"text": "5"}]}
@@ -164,5 +164,5 @@ def test_a_server_that_ignores_n_is_sampled_one_by_one():
     asyncio.run(runner.run(ITEMS[:1]))
     ratings = store.ratings()
     assert len(ratings) == 4 * 3 and set(ratings["score"]) == {4.0}
-    assert runner.n_ignored and "one by one" in runner.warnings[0]
+    assert "one by one" in runner.stats.warnings[0]
     assert sum(c.n == 3 for c in judge.calls) == 1  # asked once with n, then never again

@@ -121,7 +121,6 @@ def _import_human(path, layout, item_col, rater_col, criterion_col, score_col, s
     raise JudgelabError(f"unknown --human-layout {layout!r}: auto, long or wide")
 
 
-_README_BEGIN, _README_END = "<!-- judgelab agree: begin -->", "<!-- judgelab agree: end -->"
 _DESCRIPTIONS = {
     "correlations": "judge vs mean human rating per criterion, level and method: r, p, n, ci_low, ci_high, note",
     "human_baseline": "each human rater vs the human mean (vs_mean) and between human raters (pairwise), with CIs",
@@ -131,36 +130,25 @@ _DESCRIPTIONS = {
 
 
 def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[Path], mapping: dict[str, str]) -> None:
-    """The CSV tables, a section of README.md (replaced on a rerun, kept beside a run's own index) and run.json."""
-    from judgelab.manifest import record_step
-    from judgelab.paths import output_folder
-    from judgelab.store import write_table
-    from judgelab.cli.output import report_folder
+    """The CSV tables, a section of README.md (replaced on a rerun, kept beside a run's own index),
+    run.json (a step of the run's) and report.html, through the one output-folder writer."""
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.output import OutputFolder
 
-    output_folder(out)
-    lines = [_README_BEGIN, "## Agreement (`judgelab agree`)", "", "| file | what |", "| --- | --- |"]
-    for name, table in report.tables().items():
-        write_table(table, out / f"{name}.csv")  # a table without rows is its header line, never a 0-byte file
-        what = _DESCRIPTIONS[name]
-        if name in report.skipped:
-            what += f" — **no rows: {report.skipped[name]}**"
-        lines.append(f"| `{name}.csv` | {what} |")
-    s = report.settings
-    lines += ["", f"CIs: {s['confidence_level']:.0%} percentile cluster bootstrap, {s['n_resamples']} resamples, seed {s['seed']}; "
-              "clusters: items at the overall and system levels (systems fixed), groups at the per-group level.",
-              "Every NaN has its reason in the table's `note` column."]
-    if mapping:
-        lines.append("Criteria renamed: " + ", ".join(f"`{a}` → `{b}`" for a, b in mapping.items()) + ".")
-    lines.append(_README_END)
-    readme = out / "README.md"
-    old = readme.read_text(encoding="utf-8") if readme.exists() else "# judgelab outputs\n"
-    if _README_BEGIN in old and _README_END in old:
-        head, rest = old.split(_README_BEGIN, 1)
-        old = head.rstrip("\n") + "\n" + rest.split(_README_END, 1)[1].lstrip("\n")
-    readme.write_text(old.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    record_step(out, "agree", extra={"inputs": [str(p) for p in ratings], "human": str(human) if human else None,
-                                     "map": mapping, "settings": report.settings, "skipped": report.skipped})
-    report_folder(out)
+    with OutputFolder(out, "Agreement (`judgelab agree`)", command="agree", step=True, display=NotesDisplay()) as output:
+        for name, table in report.tables().items():
+            what = _DESCRIPTIONS[name]
+            if name in report.skipped:
+                what += f" — **no rows: {report.skipped[name]}**"
+            output.table(table, name, what, show=False)  # a table without rows is its header line, never a 0-byte file
+        s = report.settings
+        notes = [f"CIs: {s['confidence_level']:.0%} percentile cluster bootstrap, {s['n_resamples']} resamples, seed "
+                 f"{s['seed']}; clusters: items at the overall and system levels (systems fixed), groups at the "
+                 "per-group level.", "Every NaN has its reason in the table's `note` column."]
+        if mapping:
+            notes.append("Criteria renamed: " + ", ".join(f"`{a}` → `{b}`" for a, b in mapping.items()) + ".")
+        output.finish(notes, extra={"inputs": [str(p) for p in ratings], "human": str(human) if human else None,
+                                    "map": mapping, "settings": report.settings, "skipped": report.skipped})
 
 
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)

@@ -104,8 +104,6 @@ def human_estimate(
 
     from judgelab.annotate.estimate import human_estimates
     from judgelab.report.terminal import console, print_table
-    from judgelab.store import write_table
-
     if not (0 < alpha < 1):
         raise JudgelabError(f"--alpha must be between 0 and 1, got {alpha}")
     if not (0 <= epsilon < 1):
@@ -114,22 +112,21 @@ def human_estimate(
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform)
-    from judgelab.paths import output_folder
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.output import OutputFolder
 
-    output_folder(out)
-    tables = result.tables()
-    for name in ("estimates", "differences", "alt_test", "plan"):
-        path = out / f"{name}.csv"
-        if name in tables:
-            write_table(tables[name], path)
-        elif path.exists():
-            path.unlink()  # no stale plan from an earlier call with a target
-    (out / "estimates.json").write_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    from judgelab.manifest import record_step
-    from judgelab.cli.output import report_folder
-
-    record_step(out, "human-estimate")
-    report_folder(out)
+    with OutputFolder(out, "Human + judge estimates (`judgelab human-estimate`)", command="human-estimate",
+                      step=True, display=NotesDisplay()) as output:
+        tables = result.tables()
+        descriptions = {"estimates": "PPI++ means per criterion and system, with the classical human-only mean",
+                        "differences": "PPI++ differences between systems", "alt_test": "the Alternative Annotator Test",
+                        "plan": "human ratings needed for the target half-width"}
+        for name in ("estimates", "differences", "alt_test", "plan"):
+            if name in tables:
+                output.table(tables[name], name, descriptions[name], show=False)
+        output.file("estimates.json", "all of it as one JSON document").write_text(
+            json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        output.finish()
 
     level = f"{1 - alpha:.0%}"
     show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "n_human", "n_judge", "lam"]

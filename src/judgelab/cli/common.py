@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+from judgelab.choices import Style, TokenParam, Transport
+
+if TYPE_CHECKING:
+    from judgelab.spec import JudgeOptions
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="judgelab: LLM judges, measured like human raters.")
@@ -32,69 +37,40 @@ JUDGE_SYNTAX = ("local | local:PATH.gguf | openai:MODEL | openai:MODEL@BASE_URL 
                 "scripted-test-double:SCRIPT.json (a test double)")
 
 
-def judge_defaults(
-    base_url: Optional[str] = None, api_key: Optional[str] = None, style: str = "chat",
+def judge_options(
+    base_url: Optional[str] = None, api_key: Optional[str] = None, style: Style = "chat",
     concurrency: int = 16, max_retries: int = 10, no_n: bool = False, timeout: float = 120.0,
-    transport: str = "auto", max_tokens_param: str = "auto", model_path: Optional[Path] = None,
-) -> dict:
-    """Options every judge spec of a command shares (the ``defaults`` of
-    :func:`judgelab.models.spec.build_judge`): ``openai:MODEL`` takes the endpoint from
-    ``--base-url`` (else ``$OPENAI_BASE_URL``), the key from ``--api-key`` (else ``$OPENAI_API_KEY``);
-    a bare ``local`` takes ``--model-path``."""
-    return {"base_url": base_url, "api_key": api_key, "style": style, "concurrency": concurrency,
-            "max_retries": max_retries, "supports_n": not no_n, "timeout": timeout, "transport": transport,
-            "max_tokens_param": max_tokens_param, "model_path": str(model_path) if model_path else None}
+    transport: Transport = "auto", max_tokens_param: TokenParam = "auto", model_path: Optional[Path] = None,
+) -> "JudgeOptions":
+    """The connection options every ``--judge`` of a command shares (:class:`judgelab.spec.JudgeOptions`):
+    ``openai:MODEL`` takes the endpoint from ``--base-url`` (else ``$OPENAI_BASE_URL``), the key from
+    ``--api-key`` (else ``$OPENAI_API_KEY``); a bare ``local`` takes ``--model-path``."""
+    from pydantic import SecretStr
+
+    from judgelab.spec import JudgeOptions
+
+    return JudgeOptions(base_url=base_url, api_key=SecretStr(api_key) if api_key else None, style=style,
+                        concurrency=concurrency, max_retries=max_retries, supports_n=not no_n, timeout=timeout, transport=transport,
+                        max_tokens_param=max_tokens_param, model_path=model_path)
 
 
-#: Notes on deprecated spellings used by this command, shown after its outputs (see :func:`judge_specs`).
-DEPRECATION_NOTES: list[str] = []
-
-
-def show_deprecations() -> None:
-    """Say the new spelling of each deprecated option used (stderr: stdout may carry data)."""
-    for note in DEPRECATION_NOTES:
-        typer.echo(f"judgelab: note: {note}", err=True)
-    DEPRECATION_NOTES.clear()
-
-
-def judge_specs(judges: list[str], model: Optional[str] = None, script: Optional[Path] = None) -> list[str]:
-    """The ``--judge`` values as specs, checked before any work.
-
-    The pre-0.9 form of ``rate`` (``--judge openai --model M``, ``--judge scripted-test-double
-    --script F``) is a deprecated alias: it still works, and the command says the new spelling on
-    stderr once its outputs are written (:data:`DEPRECATION_NOTES`), so that a user error stays
-    one line.
-    """
+def judge_specs(judges: list[str]) -> list[str]:
+    """The ``--judge`` values, checked before any work (a malformed or repeated spec is one line)."""
     from judgelab.errors import JudgelabError
     from judgelab.models.spec import parse_judge
 
-    specs = []
     for judge in judges:
-        if judge == "openai" and model:
-            DEPRECATION_NOTES.append(f"--judge openai --model {model} is deprecated; write --judge openai:{model}")
-            judge = f"openai:{model}"
-        elif judge == "openai":
-            raise JudgelabError("an openai judge needs a model: --judge openai:MODEL or --judge openai:MODEL@BASE_URL")
-        elif judge == "scripted-test-double" and script:
-            DEPRECATION_NOTES.append(f"--judge scripted-test-double --script {script} is deprecated; "
-                                     f"write --judge scripted-test-double:{script}")
-            judge = f"scripted-test-double:{script}"
-        elif model and not judge.startswith("local"):
-            raise JudgelabError(f"--model belongs to the old form --judge openai --model M; the judge {judge!r} already names its model")
-        parse_judge(judge, {})  # a malformed spec is one line before any work
-        specs.append(judge)
-    if len(set(specs)) != len(specs):
-        raise JudgelabError(f"the same --judge is given twice: {', '.join(sorted({s for s in specs if specs.count(s) > 1}))}")
-    return specs
+        parse_judge(judge, {})
+    if len(set(judges)) != len(judges):
+        raise JudgelabError(f"the same --judge is given twice: {', '.join(sorted({s for s in judges if judges.count(s) > 1}))}")
+    return list(judges)
 
 
 JudgeOpt = typer.Option(["local"], "--judge", help=f"the judge: {JUDGE_SYNTAX}; repeatable (one rater per judge)")
-ModelOpt = typer.Option(None, "--model", hidden=True, help="deprecated: --judge openai --model M is --judge openai:M")
 BaseUrlOpt = typer.Option(None, "--base-url", help="endpoint of openai:MODEL judges without @URL (default: $OPENAI_BASE_URL or OpenAI)")
 ApiKeyOpt = typer.Option(None, "--api-key", help="API key of openai judges (default: $OPENAI_API_KEY)")
 StyleOpt = typer.Option("chat", "--style", help="chat | completion requests (openai judge)")
 ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M); same as --judge local:PATH")
-ScriptOpt = typer.Option(None, "--script", hidden=True, help="deprecated: write --judge scripted-test-double:SCRIPT.json")
 ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
 MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
                                  help="exit with status 3 when more than this share of judgments failed")
@@ -188,7 +164,7 @@ def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optiona
 
 
 class TerminalDisplay:
-    """The command line's display of a recipe (:class:`judgelab.recipes.common.Display`): tables and
+    """The command line's display of an output folder (:class:`judgelab.output.Display`): tables and
     lines on stdout, notes (the report's path, warnings) on stderr."""
 
     def table(self, df, title: str) -> None:
@@ -203,3 +179,13 @@ class TerminalDisplay:
 
     def note(self, text: str) -> None:
         typer.echo(text, err=True)
+
+
+class NotesDisplay(TerminalDisplay):
+    """A display for commands whose stdout carries data (``--format csv|json``): notes on stderr only."""
+
+    def table(self, df, title: str) -> None:
+        return None
+
+    def line(self, text: str) -> None:
+        return None

@@ -20,9 +20,10 @@ from judgelab.cli.common import (
     DryRunOpt,
     PriceInOpt,
     PriceOutOpt,
-    judge_defaults,
+    judge_options,
     judge_specs,
 )
+from judgelab.choices import Style
 from judgelab.errors import JudgelabError
 
 
@@ -71,7 +72,7 @@ def dhp(
     exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of Wilson's statistic"),
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
     context_field: str = typer.Option("context", "--context-field"),
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, style: Style = StyleOpt,
     concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt, timeout: float = TimeoutOpt,
     out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out", help="output folder: tables, figures, ratings, README.md, run.json"),
     quiet: bool = typer.Option(False, "--quiet"),
@@ -88,7 +89,7 @@ def dhp(
 
     check_run_options(samples, n_items)
     specs = judge_specs(judges)
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
+    defaults = judge_options(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
                               max_retries=max_retries, timeout=timeout)
     fields = FieldMap(id=id_field, text=text_field, context=context_field)
     if dry_run:
@@ -139,19 +140,16 @@ def dhp_analyze(
     reports = dhp_analyze_file(ratings, task, expert_weights, exact, rater)
     loaded = load_task(task)
     if out is not None:
+        from judgelab.cli.common import NotesDisplay
         from judgelab.dhp.workflow import write_reports
-        from judgelab.manifest import record_step
-        from judgelab.paths import output_folder
-        from judgelab.report.output import write_index
-        from judgelab.cli.output import report_folder
+        from judgelab.output import OutputFolder
 
-        output_folder(out)
-        index = write_reports(reports, None, loaded, out)
-        notes = [f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])]
-        if not (out / "run.json").exists():  # a folder of `judgelab dhp` keeps its README; analyze is recorded as a step
-            write_index(out, f"DHP analysis of {ratings.name}: {loaded.name}", index, notes)
-        record_step(out, "dhp analyze", extra={"ratings": str(ratings), "task": loaded.name, "outputs": [n for n, _ in index]})
-        report_folder(out)
+        # into a folder of `judgelab dhp`, analyze is a step beside the run's own outputs
+        with OutputFolder(out, f"DHP analysis of {ratings.name}: {loaded.name}", command="dhp analyze",
+                          step=True, display=NotesDisplay()) as output:
+            write_reports(reports, None, loaded, output)
+            output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])],
+                          extra={"ratings": str(ratings), "task": loaded.name})
     if fmt == "json":
         typer.echo(_json.dumps(report_json(reports, loaded.name)))
     elif fmt == "csv":  # one table per stream: the judge-level scores repeated on each perturbation's row

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from judgelab.choices import Score
 from judgelab.cli.common import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -15,7 +16,7 @@ from judgelab.cli.common import (
     PriceOutOpt,
     ScoreOpt,
     TerminalDisplay,
-    judge_defaults,
+    judge_options,
     judge_specs,
     show_plans,
 )
@@ -28,7 +29,7 @@ def recipe_geval(
     dataset: Optional[str] = typer.Option(None, "--dataset", help="summeval | topical-chat: the dataset of a --data PATH (default: from the file type)"),
     judges: list[str] = typer.Option(["local"], "--judge", help="local[:GGUF] | openai:MODEL[@BASE_URL] | scripted-test-double:FILE; repeatable"),
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="the first N documents (dialogue contexts), each with all its systems"),
-    score: Optional[str] = ScoreOpt,
+    score: Optional[Score] = ScoreOpt,
     samples: int = typer.Option(1, "--samples", min=1, help="answers per item in parsed mode (averaged)"),
     n_resamples: int = typer.Option(999, "--n-resamples", min=0, help="bootstrap resamples of documents for the CIs (0: none)"),
     seed: int = typer.Option(0, "--seed", help="bootstrap and sampling seed"),
@@ -38,17 +39,14 @@ def recipe_geval(
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Summary-level and system-level Spearman/Kendall of judges against SummEval's or Topical-Chat's human means (G-Eval)."""
-    from judgelab.errors import JudgelabError
     from judgelab.recipes.geval import plan_geval, run_geval
 
-    if score not in (None, "logprob", "parsed"):
-        raise JudgelabError(f"unknown --score {score!r}: logprob or parsed")
     judges = judge_specs(judges)
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    defaults = judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
         plans, later = plan_geval(data, judges, dataset=dataset, n_items=n_items, score=score, samples=samples,
-                                  seed=seed, defaults=defaults, out=out)
+                                  seed=seed, options=defaults, out=out)
         show_plans(plans, price_in, price_out, later)
         return
     run_geval(data, out, judges, dataset=dataset, n_items=n_items, score=score, samples=samples, n_resamples=n_resamples,
-              seed=seed, defaults=defaults, progress=not quiet, display=TerminalDisplay())
+              seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay())

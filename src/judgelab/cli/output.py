@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["emit", "write_folder", "report_folder", "FORMATS"]
+__all__ = ["emit", "write_folder", "FORMATS"]
 
 FORMATS = ("table", "csv", "json")
 
@@ -43,7 +43,7 @@ def emit(df: "pd.DataFrame", fmt: str, command: str, title: str | None = None, *
     elif fmt == "csv":
         df.to_csv(sys.stdout, index=False)
     elif fmt == "json":
-        from judgelab.report.output import json_document
+        from judgelab.output import json_document
 
         parts: dict[str, Any] = {"title": title} if title else {}
         sys.stdout.write(json.dumps(json_document(command, rows=df, **parts, **extra), ensure_ascii=False) + "\n")
@@ -54,21 +54,12 @@ def emit(df: "pd.DataFrame", fmt: str, command: str, title: str | None = None, *
 def write_folder(out: "Path", command: str, title: str, tables: "list[tuple[pd.DataFrame, str, str]]",
                  notes: list[str] | None = None) -> None:
     """``--out FOLDER`` of a table command: each (table, name, description) as ``name.csv``, the
-    README.md index and run.json, through the one output-folder writer
-    (:class:`judgelab.recipes.common.RecipeOutput`)."""
-    from judgelab.recipes.common import RecipeOutput
+    README.md index, run.json and report.html, through the one output-folder writer
+    (:class:`judgelab.output.OutputFolder`); the report's path on stderr."""
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.output import OutputFolder
 
-    output = RecipeOutput(out, title, command=command)
-    for df, name, description in tables:
-        output.table(df, name, description, show=False)
-    output.finish(notes)
-
-
-def report_folder(out: "Path") -> "Path | None":
-    """Write ``out/report.html`` (:func:`judgelab.workflow.html_report`) and say where on stderr
-    (stdout may carry --format json/csv)."""
-    from judgelab.workflow import html_report
-
-    path, line = html_report(out)
-    print(line, file=sys.stderr)
-    return path
+    with OutputFolder(out, title, command=command, display=NotesDisplay()) as output:
+        for df, name, description in tables:
+            output.table(df, name, description, show=False)
+        output.finish(notes)

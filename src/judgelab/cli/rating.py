@@ -6,16 +6,16 @@ from typing import Optional
 
 import typer
 
+from judgelab.choices import QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
+
 from judgelab.cli.common import (
     app,
     judge_specs,
     JudgeOpt,
-    ModelOpt,
     BaseUrlOpt,
     ApiKeyOpt,
     StyleOpt,
     ModelPathOpt,
-    ScriptOpt,
     ConcurrencyOpt,
     RetriesOpt,
     TimeoutOpt,
@@ -27,7 +27,6 @@ from judgelab.cli.common import (
     PriceOutOpt,
     split_list,
 )
-from judgelab.errors import JudgelabError
 
 
 @app.command()
@@ -36,9 +35,9 @@ def rate(
     template: str = typer.Option("chiang-lee-story", "--template", help="shipped template name or path to a .yaml"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all of the template)"),
     variant: Optional[str] = typer.Option(None, "--variant", help="instruction variant, e.g. persona or explain"),
-    judge: list[str] = JudgeOpt, model: Optional[str] = ModelOpt, base_url: Optional[str] = BaseUrlOpt,
-    api_key: Optional[str] = ApiKeyOpt, style: str = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
-    script: Optional[Path] = ScriptOpt, concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
+    judge: list[str] = JudgeOpt, base_url: Optional[str] = BaseUrlOpt,
+    api_key: Optional[str] = ApiKeyOpt, style: Style = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
+    concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
     timeout: float = TimeoutOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
     samples: int = typer.Option(3, "--samples", help="samples per item and criterion (the paper's three annotators)"),
@@ -46,13 +45,13 @@ def rate(
     top_p: float = typer.Option(0.9, "--top-p"),
     max_tokens: int = typer.Option(128, "--max-tokens"),
     seed: Optional[int] = typer.Option(None, "--seed"),
-    score: str = typer.Option("auto", "--score", help="parsed | logprob | auto (logprob for the local judge)"),
-    query_mode: str = typer.Option("independent", "--query-mode", help="independent | conversation"),
+    score: Score = typer.Option("auto", "--score", help="parsed | logprob | auto (the judge's default: logprob for the local judge)"),
+    query_mode: QueryMode = typer.Option("independent", "--query-mode", help="independent | conversation"),
     max_refusal_retries: int = typer.Option(3, "--max-refusal-retries"),
     top_logprobs: int = typer.Option(0, "--top-logprobs", help="ask for top log-probabilities (parsed mode)"),
     rater: Optional[str] = typer.Option(None, "--rater", help="rater label (default: model@template[+variant]); one judge only"),
     out: Path = typer.Option(Path("judgelab-runs/rate"), "--out", help="output folder: store.sqlite, ratings, summary, README.md, run.json"),
-    ratings_format: str = typer.Option("csv", "--format", help="ratings file format: csv | jsonl | parquet"),
+    ratings_format: RatingsFormat = typer.Option("csv", "--ratings-format", help="ratings file format: csv | jsonl | parquet"),
     compare: Optional[str] = typer.Option(None, "--compare", help="two systems for Welch's t-test, e.g. human,gpt2"),
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="items: rate only the first N rows of --items"),
     id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
@@ -61,8 +60,8 @@ def rate(
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
-    transport: str = TransportOpt,
-    max_tokens_param: str = MaxTokensParamOpt,
+    transport: Transport = TransportOpt,
+    max_tokens_param: TokenParam = MaxTokensParamOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Rate items with one or more judges; write the ratings table and print the summary.
@@ -74,23 +73,20 @@ def rate(
     """
     from judgelab.runfile import RunFile
 
-    if ratings_format not in {"csv", "jsonl", "parquet"}:
-        raise JudgelabError(f"unknown --format {ratings_format!r}: csv, jsonl or parquet")
-    if score not in {"auto", "parsed", "logprob"}:
-        raise JudgelabError(f"unknown --score {score!r}: parsed, logprob or auto")
-    pair = split_list(compare)
-    if pair is not None and len(pair) != 2:
-        raise JudgelabError("--compare needs two systems, e.g. --compare human,gpt2")
-    # validated as a document, like `judgelab run SPEC.yaml` (the Literal options are checked there)
-    spec = RunFile.model_validate(dict(
-        items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge, model, script),
-        samples=samples, sampling={"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed},
+    from judgelab.cli.common import judge_options
+    from judgelab.models.base import Sampling
+
+    spec = RunFile(
+        items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge),
+        samples=samples, sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, rater=rater,
-        out=out, format=ratings_format, compare=pair, n_items=n_items, id_field=id_field, text_field=text_field,
-        context_field=context_field, system_field=system_field, group_field=group_field, all_runs=all_runs,
-        max_failure_rate=max_failure_rate, base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
-        max_retries=max_retries, timeout=timeout, no_n=no_n, transport=transport, max_tokens_param=max_tokens_param, model_path=model_path,
-    ))
+        out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
+        text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,
+        all_runs=all_runs, max_failure_rate=max_failure_rate,
+        options=judge_options(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
+                              max_retries=max_retries, timeout=timeout, no_n=no_n, transport=transport,
+                              max_tokens_param=max_tokens_param, model_path=model_path),
+    )
     execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
 
 
@@ -98,7 +94,6 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
                  price_out: float | None = None) -> None:
     """Run (or with ``dry_run`` only plan) a :class:`judgelab.runfile.RunFile` and show the result:
     the one path of ``judgelab rate`` and ``judgelab run``."""
-    from judgelab.cli.common import show_deprecations
     from judgelab.report.terminal import console, print_table
     from judgelab.workflow import failure_lines, finish_rate, stats_line
 
@@ -106,7 +101,6 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         from judgelab.cli.common import show_plans
 
         show_plans(spec.plan(), price_in, price_out)
-        show_deprecations()
         return
     result = spec.run(progress=progress, price_in=price_in, price_out=price_out)
     for run in result.runs:
@@ -126,7 +120,6 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
             console.print(line)
     f = result.files
     console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}")
-    show_deprecations()
     finish_rate(result, spec.max_failure_rate, show=lambda line: typer.echo(line, err=True))
 
 
@@ -141,15 +134,15 @@ def demo(
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """A small DHP benchmark of the embedded judge on shipped texts (offline, a few minutes)."""
-    from judgelab.cli.common import judge_defaults
+    from judgelab.cli.common import judge_options
     from judgelab.dhp.workflow import run_demo
 
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, model_path=model_path)
+    defaults = judge_options(base_url=base_url, api_key=api_key, model_path=model_path)
     if dry_run:
         from judgelab.cli.common import show_plans
         from judgelab.dhp.workflow import plan_dhp
 
-        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, judge_defaults=defaults, out=out)
+        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
         show_plans(plans, price_in, price_out, later)
         return
     from judgelab.report.terminal import console
@@ -157,7 +150,7 @@ def demo(
     console.print("judgelab demo: can the judge tell reference summaries from damaged copies? DHP benchmark (Wang et al.), "
                   "summarization, rule-based perturbations; the embedded judge (Gemma 3 270M via llama.cpp, offline) "
                   "scores from next-token log-probabilities.")
-    result = run_demo(n_items=n_items, out=out, judge=judge_specs([judge])[0], judge_defaults=defaults, progress=not quiet)
+    result = run_demo(n_items=n_items, out=out, judge=judge_specs([judge])[0], options=defaults, progress=not quiet)
     from judgelab.cli.dhp import show_dhp
 
     show_dhp(result)
@@ -186,7 +179,8 @@ def export(
     meta: bool = typer.Option(False, "--meta", help="include attempts, tokens, latency and metadata"),
 ) -> None:
     """Export the ratings table of a store (no model is called)."""
-    from judgelab.store import Store, write_table
+    from judgelab.output import write_table
+    from judgelab.store import Store
 
     write_table(None, to, check_only=True)  # a bad --to is refused before the store is read
     with Store(store, read_only=True) as s:  # never creates, converts or locks the file it reads

@@ -18,11 +18,12 @@ from judgelab.cli.common import (
     DryRunOpt,
     PriceInOpt,
     PriceOutOpt,
-    judge_defaults,
+    judge_options,
     show_plans,
     split_list,
     TerminalDisplay,
 )
+from judgelab.choices import Score
 from judgelab.errors import JudgelabError
 from judgelab.status import Status
 
@@ -47,7 +48,7 @@ def contamination(
     from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
     from judgelab.datasets.items import FieldMap, load_items
     from judgelab.cli.output import FORMATS, emit
-    from judgelab.report.output import json_document
+    from judgelab.output import json_document
 
     if fmt not in FORMATS:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
@@ -73,9 +74,9 @@ def contamination(
     table = pd.DataFrame(rows)
     auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
     if out is not None:
-        from judgelab.recipes.common import RecipeOutput
+        from judgelab.output import OutputFolder
 
-        output = RecipeOutput(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination",
+        output = OutputFolder(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination",
                               display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
         output.table(table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
                      + (", member label" if label_field else ""), show=False)
@@ -116,7 +117,7 @@ def recipe_chiang_lee(
     id_field: str = typer.Option("id", "--id-field", help="story id column (row number when absent)"),
     story_field: str = typer.Option("story", "--story-field"), prompt_field: str = typer.Option("prompt", "--prompt-field"),
     writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
-    score: Optional[str] = ScoreOpt,
+    score: Optional[Score] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
     quiet: bool = typer.Option(False, "--quiet"),
@@ -127,13 +128,13 @@ def recipe_chiang_lee(
     from judgelab.recipes.chiang_lee import plan_chiang_lee, run_chiang_lee
 
     fields = FieldMap(id=id_field, text=story_field, context=prompt_field, system=writer_field)
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    defaults = judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
         show_plans(*_with_prices(plan_chiang_lee(stories, judge, n_items, adversarial, variance, samples, score, fields,
                                                  defaults, out), price_in, price_out))
         return
     run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score, fields,
-                   defaults=defaults, progress=not quiet, display=TerminalDisplay())
+                   options=defaults, progress=not quiet, display=TerminalDisplay())
 
 
 @recipe_app.command("hanna")
@@ -143,7 +144,7 @@ def recipe_hanna(
     n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts: the first N, each with all its stories (the human one included)"),
     eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
     samples: int = typer.Option(3, "--samples", help="tries per story"),
-    score: Optional[str] = ScoreOpt,
+    score: Optional[Score] = ScoreOpt,
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
@@ -157,11 +158,11 @@ def recipe_hanna(
         eps = tuple(int(x) for x in (split_list(eval_prompts) or []))
     except ValueError:
         raise JudgelabError("--eval-prompts takes numbers 1-4, e.g. 1,2") from None
-    defaults = judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency)
+    defaults = judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
         show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
         return
-    run_hanna(stories, out, judge, n_items, eps, samples, score, human, defaults=defaults, progress=not quiet,
+    run_hanna(stories, out, judge, n_items, eps, samples, score, human, options=defaults, progress=not quiet,
               display=TerminalDisplay())
 
 
@@ -190,11 +191,11 @@ def recipe_nle(
 
     if dry_run:
         show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, samples, per_delta, seed, dynamic,
-                                          judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), out),
+                                          judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), out),
                                  price_in, price_out))
         return
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
-            defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
+            options=judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
             human_comparisons=human_comparisons, display=TerminalDisplay())
 
 
@@ -278,21 +279,21 @@ def pairwise(
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
-    from judgelab.recipes.common import RecipeOutput
+    from judgelab.output import OutputFolder
     from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study, plan_nle
     from judgelab.store import Store
 
     if dry_run:
         show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, per_delta=per_delta, seed=seed, dynamic=False,
-                                          defaults=judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency),
+                                          options=judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency),
                                           out=out, pairwise_only=True), price_in, price_out))
         return
 
     items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
-    output = RecipeOutput(out, f"pairwise comparison: {dataset}", command="pairwise", display=TerminalDisplay())
+    output = OutputFolder(out, f"pairwise comparison: {dataset}", command="pairwise", display=TerminalDisplay())
     with Store(out / "store.sqlite") as store:
         pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
-                       judge_defaults(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
+                       judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
     output.finish()
 
 
@@ -308,9 +309,9 @@ def recipe_user_study(
 
     table = error_annotations(annotations)
     if out is not None:
-        from judgelab.recipes.common import RecipeOutput
+        from judgelab.output import OutputFolder
 
-        output = RecipeOutput(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
+        output = OutputFolder(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
                               display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
         output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
         output.finish()

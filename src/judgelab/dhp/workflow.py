@@ -20,53 +20,35 @@ from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, repor
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
 from judgelab.errors import JudgelabError
-from judgelab.manifest import write_manifest
 from judgelab.paths import output_folder
 from judgelab.models import Sampling
-from judgelab.models.spec import build_judge, parse_judge
-from judgelab.report.output import write_index
-from judgelab.run import RunSpec
-from judgelab.store import Store, write_table
-from judgelab.workflow import check_failure_rate, execute, failure_lines, html_report
+from judgelab.run import run_spec
+from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
+from judgelab.store import Store
+from judgelab.output import OutputFolder, write_html_report
+from judgelab.workflow import check_failure_rate, failure_lines
 from judgelab.status import Status
 
-__all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options",
-           "public_report"]
+__all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
 
 DEFAULT_SAMPLES = 5  # ratings per text at temperature 0, averaged per item (DHP appendix D: "each model score 5 times")
 MAX_SAMPLES = 128  # RunSpec.samples' upper bound
 
 
-def public_report(report: dict[str, Any]) -> dict[str, Any]:
-    """One judge's report in the documented JSON shape (see :func:`judgelab.dhp.analysis.report_json`)."""
-    from judgelab.dhp.analysis import public_report as _public
-
-    return _public(report)
-
-
-#: The files a DHP folder holds, with their README descriptions.
-DHP_FILES = (
-    ("perturbations.csv", "per judge and perturbation: pairs, one-sided Wilcoxon p per metric, HMP, D and D^EW"),
-    ("discernment.csv", "per judge: D_avg, D_min (and with expert weights), failure rate"),
-    ("discernment.json", "the same as JSON: {schema, task, judges: {rater: report}} (one shape for any number of judges)"),
-    ("discernment.png", "bar chart of the discernment scores (D > 1: significant at 0.05)"),
-    ("response_style.png", "score distributions: originals vs perturbed copies, per level"),
-)
-
-
-def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | None, task, out: Path) -> list[tuple[str, str]]:
-    """Write the DHP tables, JSON and figures of ``reports`` into ``out``; returns (file, description)
-    for the README index. ``ratings`` (for the response-style figure) may be ``None``."""
+def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | None, task, output: OutputFolder) -> None:
+    """Write the DHP tables, JSON and figures of ``reports`` through ``output``. ``ratings`` (for
+    the response-style figure) may be ``None``."""
     from judgelab.report.figures import bar_chart, response_styles
 
-    table = perturbation_table(reports, task.metrics)
-    summary = summary_table(reports)
-    write_table(table, out / "perturbations.csv")
-    write_table(summary, out / "discernment.csv")
-    (out / "discernment.json").write_text(json.dumps(report_json(reports, task.name), indent=2) + "\n", encoding="utf-8")
-    bar_chart(summary.set_index("judge")[["D_avg", "D_min", "D_avg_ew", "D_min_ew"]], out / "discernment.png",
+    output.table(perturbation_table(reports, task.metrics), "perturbations",
+                 "per judge and perturbation: pairs, one-sided Wilcoxon p per metric, HMP, D and D^EW", show=False)
+    summary = output.table(summary_table(reports), "discernment",
+                           "per judge: D_avg, D_min (and with expert weights), failure rate", show=False)
+    output.file("discernment.json", "the same as JSON: {schema, task, judges: {rater: report}} (one shape for any "
+                "number of judges)").write_text(json.dumps(report_json(reports, task.name), indent=2) + "\n", encoding="utf-8")
+    bar_chart(summary.set_index("judge")[["D_avg", "D_min", "D_avg_ew", "D_min_ew"]],
+              output.file("discernment.png", "bar chart of the discernment scores (D > 1: significant at 0.05)"),
               f"DHP discernment, {task.name}", "discernment D", threshold=1.0)
-    written = [e for e in DHP_FILES[:4]]
     if ratings is not None:
         levels = {p.name: p.level for p in task.perturbations}
         per_judge: dict[str, dict[str, np.ndarray]] = {}
@@ -76,9 +58,9 @@ def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | No
             order = ["original", "character", "word", "sentence"]
             groups = {lvl: g["score"].to_numpy(float) for lvl, g in item_scores.groupby("level")}
             per_judge[rater] = {lvl: groups[lvl] for lvl in order if lvl in groups}
-        response_styles(per_judge, out / "response_style.png", f"Score distributions, {task.name}: originals vs perturbed copies")
-        written.append(DHP_FILES[4])
-    return written
+        response_styles(per_judge, output.file("response_style.png", "score distributions: originals vs perturbed "
+                                               "copies, per level"),
+                        f"Score distributions, {task.name}: originals vs perturbed copies")
 
 
 @dataclass(frozen=True)
@@ -111,7 +93,7 @@ class DhpResult:
     def finish(self, show: Callable[[str], None] | None = None) -> Path | None:
         """The HTML report of the folder (its line passed to ``show``), then :class:`TooManyFailures`
         when a judge failed too often. Returns the report's path."""
-        path, line = html_report(self.out)
+        path, line = write_html_report(self.out)
         if show is not None:
             show(line)
         check_failure_rate(self.ratings, self.max_failure_rate)
@@ -126,14 +108,15 @@ def check_run_options(samples: int | None = None, n_items: int | None = None) ->
         raise JudgelabError(f"--n-items must be at least 1, not {n_items}")
 
 
-def _judge_spec(task, kind: str, model_id: str, samples: int | None) -> RunSpec:
-    logprob = kind == "local"
-    return RunSpec(template=task.template.name, score="logprob" if logprob else "parsed",
-                   samples=1 if logprob else (DEFAULT_SAMPLES if samples is None else samples),
-                   sampling=Sampling(temperature=0.0, max_tokens=16), label=f"{model_id}@dhp-{task.name}")
+def _judge_spec(task, judge: str, samples: int | None, options: JudgeOptions | None) -> RunSpec:
+    """A DHP judge's run: the task's rubric at temperature 0, each text rated ``samples`` times and
+    averaged (appendix D); one deterministic sample with log-probability scoring."""
+    return RunSpec(judge=JudgeSpec.of(judge, options), template=task.template.name,
+                   samples=DEFAULT_SAMPLES if samples is None else samples,
+                   sampling=Sampling(temperature=0.0, max_tokens=16), label="{model}@dhp-" + task.name)
 
 
-def _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaults, store):
+def _texts(task, data, fields, n_items, seed, perturbed, generator, options, store):
     """The texts to judge and the lines that say where they came from."""
     messages = []
     if perturbed is not None:
@@ -144,7 +127,7 @@ def _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaul
         return items, None, [f"reusing the perturbed set {perturbed} ({len(items)} texts)"], None
     source = data or demo_set(task.name)
     originals = load_reference_items(source, fields, n_items)
-    gen = build_judge(generator, judge_defaults) if generator else None
+    gen = JudgeSpec.of(generator, options).build() if generator else None
     items, report = build_perturbed(originals, task, seed, gen, store)
     failed = report[~report["ok"]]
     messages.append(f"perturbed {len(originals)} texts from {source}: {int(report['ok'].sum())} copies made, "
@@ -156,7 +139,7 @@ def _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaul
 
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
-            perturbed: Path | None = None, samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
+            perturbed: Path | None = None, samples: int | None = None, options: JudgeOptions | None = None,
             exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> DhpResult:
     """Run the DHP benchmark (Wang et al. 2024, §3): perturb references, judge originals and copies
     with every judge, test and score discernment, and write everything into ``out``.
@@ -173,7 +156,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         generator: judge spec that writes the LLM-based perturbations (``None``: they are left out).
         perturbed: reuse a stored perturbed set instead of perturbing.
         samples: ratings per text at temperature 0 (default 5; 1 for log-probability scoring).
-        judge_defaults: options shared by the judge specs (``base_url``, ``api_key`` …).
+        options: options shared by the judge specs (``base_url``, ``api_key`` …).
         exact: combine with the asymptotically exact HMP instead of Wilson's statistic.
         progress: progress bars on stderr.
         max_failure_rate: checked by :meth:`DhpResult.finish`.
@@ -189,59 +172,49 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
     check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
-    for spec in judges:
-        parse_judge(spec, judge_defaults)  # fail on a malformed judge before any work
-    output_folder(out)
-    with Store(out / "store.sqlite") as store:
-        items, report, messages, _ = _texts(task, data, fields, n_items, seed, perturbed, generator, judge_defaults, store)
-        index: list[tuple[str, str]] = []
+    specs = [_judge_spec(task, judge, samples, options) for judge in judges]  # a malformed judge fails before any work
+    with Store(output_folder(out) / "store.sqlite") as store, \
+            OutputFolder(out, f"DHP discernment benchmark: {task.name}", command="dhp") as output:
+        items, report, messages, _ = _texts(task, data, fields, n_items, seed, perturbed, generator, options, store)
         if report is not None:
-            save_items(items, out / "perturbed.jsonl")
-            write_table(report, out / "perturbation_report.csv")
-            index += [("perturbed.jsonl", "the originals and their perturbed copies (reuse with --perturbed)"),
-                      ("perturbation_report.csv", "per perturbation and text: made or left out, and why")]
-        raters = []
-        for spec in judges:
-            kind, _ = parse_judge(spec, judge_defaults)
-            backend = build_judge(spec, judge_defaults)
-            stats = execute(items, _judge_spec(task, kind, backend.model_id, samples), backend, store, progress,
-                            label=f"judging ({backend.model_id})", template=task.template)
-            raters.append(stats.rater)
+            save_items(items, output.file("perturbed.jsonl", "the originals and their perturbed copies (reuse with --perturbed)"))
+            output.table(report, "perturbation_report", "per perturbation and text: made or left out, and why", show=False)
+        raters = [run_spec(spec, items, store, template=task.template, progress=progress).rater for spec in specs]
         ratings = store.ratings()
         runs = store.runs()
-    ratings = ratings[ratings["rater"].isin(raters)]
-    write_table(ratings, out / "ratings.csv")
-    index.append(("ratings.csv", "the judges' ratings (tidy table)"))
-    try:
-        reports = analyze(ratings, task, votes, exact)
-    except JudgelabError as exc:
-        # nothing could be analysed, e.g. because a judge never answered: the error carries the
-        # failure counts and examples (``details``) for the command line to show
-        details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
+        ratings = ratings[ratings["rater"].isin(raters)]
+        output.table(ratings, "ratings", "the judges' ratings (tidy table)", show=False)
         try:
-            check_failure_rate(ratings, max_failure_rate)
-        except JudgelabError as failures:
-            failures.details = details  # type: ignore[attr-defined]
+            reports = analyze(ratings, task, votes, exact)
+        except JudgelabError as exc:
+            # nothing could be analysed, e.g. because a judge never answered: the ratings are written (to
+            # look at), and the error carries the failure counts and examples (``details``) for the command line
+            output.finish([f"no discernment analysis: {exc}"], runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+                          extra={"task": task.name, "texts": len(items)}, report=False)
+            details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
+            try:
+                check_failure_rate(ratings, max_failure_rate)
+            except JudgelabError as failures:
+                failures.details = details  # type: ignore[attr-defined]
+                raise
+            exc.details = details  # type: ignore[attr-defined]
             raise
-        exc.details = details  # type: ignore[attr-defined]
-        raise
-    index += write_reports(reports, ratings, task, out)
-    notes = [f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])]
-    write_index(out, f"DHP discernment benchmark: {task.name}", index, notes)
-    write_manifest(out, "dhp", [{"rater": r, "settings": runs.get(r)} for r in raters],
-                   extra={"task": task.name, "texts": len(items)})
+        write_reports(reports, ratings, task, output)
+        output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])],
+                      runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+                      extra={"task": task.name, "texts": len(items)}, report=False)
     return DhpResult(out, task, reports, ratings, tuple(raters), tuple(messages), max_failure_rate)
 
 
 def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: str = "local",
-             judge_defaults: dict[str, Any] | None = None, progress: bool = True) -> DhpResult:
+             options: JudgeOptions | None = None, progress: bool = True) -> DhpResult:
     """``judgelab demo``: DHP on the shipped summarization demo set (rule-based perturbations).
 
     Args:
         n_items: demo summaries (1-8).
         out: output folder.
         judge: judge spec (default: the embedded judge, offline).
-        judge_defaults: options shared by judge specs.
+        options: options shared by judge specs.
         progress: progress bar on stderr.
 
     Returns:
@@ -250,12 +223,12 @@ def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: st
     Example:
         >>> result = run_demo(n_items=4, progress=False)   # doctest: +SKIP
     """
-    return run_dhp("summarization", [judge], out, n_items=n_items, judge_defaults=judge_defaults, progress=progress)
+    return run_dhp("summarization", [judge], out, n_items=n_items, options=options, progress=progress)
 
 
 def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
              n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
-             samples: int | None = None, judge_defaults: dict[str, Any] | None = None,
+             samples: int | None = None, options: JudgeOptions | None = None,
              out: Path | None = None) -> tuple[list, list[str]]:
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
@@ -285,11 +258,8 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
                          f"{generator}; judging their copies cannot be planned before the generator answers")
         elif llm:
             later.append(f"LLM-based perturbations ({', '.join(llm)}) are left out: no --generator")
-    runs = []
-    for spec in judges:
-        kind, _ = parse_judge(spec, judge_defaults)
-        runs.append((spec, _judge_spec(task, kind, "{model}", samples)))
-    return plan_rate(items, runs, out, judge_defaults=judge_defaults, template=task.template), later
+    runs = [_judge_spec(task, judge, samples, options) for judge in judges]
+    return plan_rate(items, runs, out, template=task.template), later
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,

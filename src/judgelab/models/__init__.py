@@ -19,7 +19,7 @@ from judgelab.models.base import (
 from judgelab.models.registry import backend_entry, register_backend, registered_kinds
 
 __all__ = ["Backend", "Capabilities", "Choice", "JudgeRequest", "JudgeResponse", "Sampling", "make_judge",
-           "register_backend", "registered_kinds", "JUDGE_KINDS"]
+           "register_backend", "registered_kinds"]
 
 
 def make_judge(kind: str = "local", **options: Any) -> Backend:
@@ -42,9 +42,3 @@ def make_judge(kind: str = "local", **options: Any) -> Backend:
         'scripted-test-double'
     """
     return backend_entry(kind).build(**options)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "JUDGE_KINDS":  # the registered kinds, read when asked (backends may register later)
-        return registered_kinds()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

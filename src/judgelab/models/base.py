@@ -250,6 +250,16 @@ class Backend(abc.ABC):
         """
         return {"kind": self.kind, "model": self.model_id}
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the backend learned while answering that the user should know (shown after a run)."""
+        return ()
+
+    def run_facts(self) -> dict[str, Any]:
+        """How this judge ran, for run.json, when it does not change the answers (the identity holds
+        what does): the HTTP transport, the llama.cpp CPU path, the length parameter's name …"""
+        return {}
+
     def count_prompt_tokens(self, messages: tuple[tuple[str, str], ...]) -> int | None:
         """Prompt tokens of ``messages`` as this judge would read them, without a model call, or
         None when only the judge's server knows (``--dry-run`` then estimates).

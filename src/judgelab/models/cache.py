@@ -4,9 +4,15 @@ Every model call that goes through a :class:`~judgelab.store.Store` — ratings,
 comparisons, LLM perturbations — goes through :class:`CachedJudge`. A request is described
 as JSON (the judge's identity, the messages, the sampling parameters, ``n`` and the caller's
 extra fields such as the sample slot and the refusal attempt); the SHA-256 of that canonical
-JSON is the ledger key. A key found in the store is answered from it and the backend is not
-called; a new answer is written to the store — at once, or journaled at once and written
-later together with the caller's judgments (group commit, :class:`~judgelab.store.GroupWriter`).
+JSON is the ledger key. A key found in the store is answered from it and the judge is not
+called. A new answer is appended to the store's journal at once (it survives a kill) and
+handed to the store's group writer, which writes it to the database with the run's judgments.
+
+Calls the ledger cannot answer go to the wrapper's *executor*: by default the live gate
+(:class:`~judgelab.models.retry.CallGate`: retries, adaptive concurrency) around the backend's
+``complete``. Other executors (a provider batch, an offline batch file, a fleet of replicas)
+answer the same requests behind the same ledger, so a run can move between them and keep every
+answer it already paid for.
 
 The key of a rating call is unchanged since judgelab 0.2, so stores written before keep
 resuming without paying again (tested against a fixed key).
@@ -15,26 +21,32 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Awaitable, Callable
 
+from judgelab.digest import keyed_json
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, JudgeRequest, JudgeResponse
 from judgelab.models.retry import CallFailed, CallGate
-from judgelab.store import GroupWriter, Store, keyed_json
+from judgelab.store import GroupWriter, Store
 
-__all__ = ["CachedJudge"]
+__all__ = ["CachedJudge", "Answerer"]
+
+#: What answers the calls the ledger does not hold: ``request (key set) -> response``.
+Answerer = Callable[[JudgeRequest], Awaitable[JudgeResponse]]
 
 
 class CachedJudge:
     """A backend behind the store's call ledger: a stored call is never made again.
 
     Args:
-        backend: the judge that answers calls not in the ledger.
+        backend: the judge (its identity is part of every key; its ``complete`` answers by default).
         store: the store whose ``calls`` table is the ledger.
-        writer: the group writer for calls answered inside a job (``pending`` lists); made
-            for ``store`` when not given.
-        gate: retries and adaptive concurrency of the calls made (:class:`~judgelab.models.retry.CallGate`);
-            made from the backend's retry policy and concurrency when not given.
+        writer: the store's group writer (made for ``store`` when not given); call :meth:`flush`
+            at the end when there is no run to flush it.
+        gate: retries and adaptive concurrency of the live calls (made from the backend's retry
+            policy and concurrency when not given).
+        executor: what answers a call the ledger does not hold (default: the gate around
+            ``backend.complete``).
 
     Attributes:
         calls_made, cache_hits, prompt_tokens, completion_tokens: counters of this wrapper's
@@ -54,11 +66,12 @@ class CachedJudge:
     """
 
     def __init__(self, backend: Backend, store: Store, writer: GroupWriter | None = None,
-                 gate: CallGate | None = None) -> None:
+                 gate: CallGate | None = None, executor: Answerer | None = None) -> None:
         self.backend = backend
         self.store = store
         self.writer = writer or GroupWriter(store)
         self.gate = gate or CallGate(backend.retry_policy, backend.capabilities.concurrency)
+        self.executor: Answerer = executor or self._live
         self.calls_failed = 0
         self._identity = backend.identity()
         self._known: set[str] | None = None
@@ -66,6 +79,9 @@ class CachedJudge:
         self.cache_hits = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+
+    async def _live(self, request: JudgeRequest) -> JudgeResponse:
+        return await self.gate.call(lambda: self.backend.complete(request))
 
     # -- keys ------------------------------------------------------------------
     def describe(self, request: JudgeRequest, **extra: Any) -> dict[str, Any]:
@@ -91,13 +107,6 @@ class CachedJudge:
     def key(self, request: JudgeRequest, **extra: Any) -> tuple[str, str]:
         """(ledger key, canonical request JSON) of a request.
 
-        Args:
-            request: the call.
-            **extra: the caller's key fields (see :meth:`describe`).
-
-        Returns:
-            ``(64 hex digits, JSON text)``.
-
         Example:
             >>> from judgelab.models.base import JudgeRequest, Sampling
             >>> from judgelab.models.scripted import ScriptedTestJudge
@@ -116,28 +125,23 @@ class CachedJudge:
         return self._known
 
     def is_cached(self, key: str) -> bool:
-        """Whether the ledger answers ``key`` (no call would be made).
-
-        Args:
-            key: a ledger key.
-
-        Returns:
-            ``True`` when the call is stored.
-        """
+        """Whether the ledger answers ``key`` (no call would be made)."""
         return key in self.known_keys
 
+    def _stored(self, key: str) -> dict[str, Any] | None:
+        if key not in self.known_keys:
+            return None
+        waiting = self.writer.waiting_call(key)  # answered in this run, not yet written
+        if waiting is not None:
+            return json.loads(waiting)
+        return self.store.get_call(key)
+
     # -- calls -------------------------------------------------------------------
-    async def complete(self, request: JudgeRequest, pending: list | None = None,
-                       **extra: Any) -> tuple[JudgeResponse, str]:
+    async def complete(self, request: JudgeRequest, **extra: Any) -> tuple[JudgeResponse, str]:
         """One call through the ledger.
 
         Args:
             request: the call; its ``key`` is set to the ledger key before it is sent.
-            pending: a job's list of answered calls. ``None``: a new answer is written to the
-                store at once. A list: the answer is journaled at once and appended to
-                ``pending``, to be written with the job's judgments in one transaction
-                (:meth:`GroupWriter.add`); if the list already holds calls (the job makes
-                another call), they are written first.
             **extra: fields of the key besides the request (see :meth:`describe`).
 
         Returns:
@@ -149,35 +153,42 @@ class CachedJudge:
                 records its judgments as ``error``.
         """
         key, request_json = self.key(request, **extra)
-        cached = self.store.get_call(key) if key in self.known_keys else None
-        if cached is not None:
+        stored = self._stored(key)
+        if stored is not None:
             self.cache_hits += 1
-            return JudgeResponse.from_json(cached), key
-        if pending:  # the job makes another call: its earlier answers are written first
-            self.writer.keep(pending)
-            pending.clear()
-            self.writer.flush()
-        keyed = dataclasses.replace(request, key=key)
+            return JudgeResponse.from_json(stored), key
         try:
-            response = await self.gate.call(lambda: self.backend.complete(keyed))
+            response = await self.executor(dataclasses.replace(request, key=key))
         except CallFailed as exc:
             exc.key = key
             self.calls_failed += 1
             raise
         if not response.choices or len(response.choices) > request.n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={request.n}")
+        self.remember(key, request_json, response)
+        return response, key
+
+    def remember(self, key: str, request_json: str, response: JudgeResponse) -> None:
+        """Keep a new answer: journaled at once, written with the next group commit, counted.
+
+        Args:
+            key: its ledger key.
+            request_json: the canonical request description (:meth:`key`).
+            response: the answer.
+        """
         payload = json.dumps(response.to_json(), ensure_ascii=False)
-        if pending is None:
-            self.store.put_call(key, request_json, payload)
-        else:
-            self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
-            pending.append((key, request_json, payload))
+        self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
+        self.writer.add(calls=[(key, request_json, payload)])
         self.known_keys.add(key)
         self.calls_made += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
-        return response, key
+
+    def flush(self) -> None:
+        """Write every answer still waiting for a group commit."""
+        self.writer.flush()
 
     async def aclose(self) -> None:
-        """Close the wrapped backend."""
+        """Write what waits, then close the wrapped backend."""
+        self.flush()
         await self.backend.aclose()

@@ -423,6 +423,10 @@ class LocalBackend(Backend):
         if model_path is None:
             _say_pipeline_check_once()
 
+    def run_facts(self) -> dict[str, Any]:
+        """The llama.cpp CPU path (also in the identity: the two paths round differently)."""
+        return {"cpu_path": self.cpu_path.name}
+
     def identity(self) -> dict[str, Any]:
         # The CPU path is part of the identity: repacked and plain kernels round differently
         # (logits differ by up to ~1.4 on this model), so their answers are not interchangeable.
@@ -559,4 +563,5 @@ def _build(**options: Any) -> LocalBackend:
 
 
 register_backend("local", syntax="local[:GGUF]", parse=_parse_spec, build=_build, options=_OPTIONS,
-                 description="the embedded judge (llama.cpp; Gemma 3 270M unless a GGUF file is named)")
+                 description="the embedded judge (llama.cpp; Gemma 3 270M unless a GGUF file is named)",
+                 default_score="logprob")

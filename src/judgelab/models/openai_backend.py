@@ -154,13 +154,13 @@ class OpenAIBackend(Backend):
         #: with ``max_tokens`` and switches once when the server says it is unsupported.
         self.max_tokens_param = "max_tokens" if max_tokens_param == "auto" else max_tokens_param
         self._auto_token_param = max_tokens_param == "auto"
-        self.notes: list[str] = []
+        self._notes: list[str] = []
         #: Whether scores are read after a bare space (see :func:`_space_then_digit`); None until known.
         self.space_before_label: bool | None = None
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
-            from judgelab.manifest import mask_url_secrets
+            from judgelab.output.manifest import mask_url_secrets
 
             raise BackendError(f"the judge endpoint must be an http(s) URL, not {mask_url_secrets(self.base_url)!r}")
         if "@" in self.base_url.split("//", 1)[1].split("/", 1)[0]:
@@ -202,6 +202,15 @@ class OpenAIBackend(Backend):
             change the answers.
         """
         return {"kind": self.kind, "model": self.model_id, "style": self.style, "base_url": self.base_url}
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the endpoint taught this run (a switched length parameter, a tokenizer habit)."""
+        return tuple(self._notes)
+
+    def run_facts(self) -> dict[str, Any]:
+        """The transport and the length parameter's name (they do not change the answers)."""
+        return {"transport": self.transport, "max_tokens_param": self.max_tokens_param}
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
@@ -247,7 +256,7 @@ class OpenAIBackend(Backend):
         if "max_tokens" not in text or not any(w in text.lower() for w in ("unsupported", "not supported", "max_completion_tokens")):
             return False
         self.max_tokens_param = "max_completion_tokens"
-        self.notes.append("the endpoint refused max_tokens; switched to max_completion_tokens for the rest of the run")
+        self._notes.append("the endpoint refused max_tokens; switched to max_completion_tokens for the rest of the run")
         return True
 
     async def _create(self, method: Any, kwargs: dict[str, Any], headers: dict[str, str] | None) -> Any:
@@ -304,7 +313,7 @@ class OpenAIBackend(Backend):
                 if self.space_before_label is None:
                     self.space_before_label = _space_then_digit(choices)
                     if self.space_before_label:
-                        self.notes.append("the judge's tokenizer spells ' 4' as ' ' + '4': scores are read after a space "
+                        self._notes.append("the judge's tokenizer spells ' 4' as ' ' + '4': scores are read after a space "
                                           "appended to the cue, as the embedded judge does")
                 if self.space_before_label:
                     # Tokenizers such as Gemma's have no " 4" token: the labels come one token after a

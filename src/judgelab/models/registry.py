@@ -16,14 +16,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
     from judgelab.models.base import Backend
 
-__all__ = ["BackendEntry", "register_backend", "backend_entry", "registered_kinds"]
+__all__ = ["BackendEntry", "register_backend", "backend_entry", "registered_kinds", "default_score"]
 
 #: Modules of judgelab.models that are not backends.
 _NOT_BACKENDS = frozenset({"base", "cache", "registry", "retry", "spec"})
@@ -44,6 +44,8 @@ class BackendEntry:
         build: ``(**options) -> Backend``; imports heavy dependencies itself.
         options: option names the backend takes from command-line defaults (``api_key`` …).
         description: one line for help texts.
+        default_score: the score mode of ``--score auto`` for this backend (``logprob`` where the
+            next-token distribution is the backend's natural output, as for the embedded judge).
 
     Example:
         >>> backend_entry("scripted-test-double").options
@@ -56,11 +58,12 @@ class BackendEntry:
     build: Callable[..., "Backend"]
     options: frozenset[str] = frozenset()
     description: str = ""
+    default_score: Literal["parsed", "logprob"] = "parsed"
 
 
 def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, Any]], dict[str, Any]],
                      build: Callable[..., "Backend"], options: tuple[str, ...] | frozenset[str] = (),
-                     description: str = "") -> BackendEntry:
+                     description: str = "", default_score: Literal["parsed", "logprob"] = "parsed") -> BackendEntry:
     """Register a backend kind (called at import by the backend's module).
 
     Args:
@@ -71,6 +74,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
         build: makes the backend from those options.
         options: names of the options taken from defaults (documentation and filtering).
         description: one line for help texts.
+        default_score: the score mode of ``--score auto`` (``parsed`` or ``logprob``).
 
     Returns:
         The entry registered.
@@ -87,7 +91,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
     """
     if not kind or ":" in kind:
         raise ValueError(f"a backend kind is a name without ':', got {kind!r}")
-    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description)
+    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score)
     _REGISTRY[kind] = entry
     return entry
 
@@ -149,6 +153,19 @@ def backend_entry(kind: str) -> BackendEntry:
         return _REGISTRY[kind]
     except KeyError:
         raise JudgelabError(f"unknown judge {kind!r}; choose one of {known_syntaxes()}") from None
+
+
+def default_score(kind: str) -> Literal["parsed", "logprob"]:
+    """The score mode of ``--score auto`` for a backend kind (``parsed`` for a kind not registered,
+    such as a test double built directly).
+
+    Example:
+        >>> default_score("local"), default_score("openai"), default_score("not-registered")
+        ('logprob', 'parsed', 'parsed')
+    """
+    _load_builtins()
+    entry = _REGISTRY.get(kind)
+    return entry.default_score if entry is not None else "parsed"
 
 
 def known_syntaxes() -> str:

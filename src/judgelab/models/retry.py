@@ -89,7 +89,7 @@ class AdaptiveLimit:
         >>> limit = AdaptiveLimit(16)
         >>> limit.rate_limited(); limit.current
         8
-        >>> for _ in range(8): limit.succeeded()
+        >>> for _ in range(9): limit.succeeded()
         >>> limit.current
         9
     """

@@ -166,6 +166,6 @@ def perturb_with_llm(backend: Backend, store: Store, jobs: list[tuple[str, str, 
         try:
             return await asyncio.gather(*(run(j) for j in jobs))
         finally:
-            await backend.aclose()
+            await cached.aclose()  # writes what waits for the group commit, closes the backend
 
     return asyncio.run(main())

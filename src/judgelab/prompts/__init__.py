@@ -118,11 +118,9 @@ class Template(BaseModel):
 
     def digest(self) -> str:
         """SHA-256 of the template's full content (instructions, questions, scale, variants …)."""
-        import hashlib
-        import json
+        from judgelab.digest import sha256_hex
 
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return sha256_hex(self.model_dump(mode="json"))
 
     def render_example(self, fields: Mapping[str, Any]) -> str:
         if not self.example_format:

@@ -21,10 +21,13 @@ from judgelab.datasets.readers import read_json, read_records
 from judgelab.errors import JudgelabError
 from judgelab.ratings import combine
 from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
-from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.output import OutputFolder
+from judgelab.recipes.common import finish_recipe, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
 from judgelab.status import Status
+from judgelab.choices import Score
+from judgelab.spec import JudgeOptions
 
 __all__ = ["run_chiang_lee", "plan_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
 
@@ -125,8 +128,8 @@ def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any
 
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
                    human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
-                   samples: int = 3, score: str | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                   defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+                   samples: int = 3, score: Score | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
+                   options: JudgeOptions | None = None, progress: bool = True, display=None) -> dict[str, Any]:
     """Run the Chiang & Lee (2023) study with one judge and write its tables into ``out``.
 
     Args:
@@ -140,7 +143,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         samples: samples per story (the paper's three annotators).
         score: ``parsed`` or ``logprob`` (default: logprob for the embedded judge).
         fields: column names of a JSONL/CSV stories file.
-        defaults: options shared by judge specs (``base_url``, ``api_key`` …).
+        options: options shared by judge specs (``base_url``, ``api_key`` …).
         progress: progress bars on stderr.
         display: where tables and lines are shown (the command line passes one; ``None`` prints nothing).
 
@@ -152,30 +155,29 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     """
     from judgelab.ratings import import_long
 
-    from judgelab.models.spec import parse_judge
+    from judgelab.recipes.common import recipe_spec
 
-    kind, _ = parse_judge(judge, defaults)
-    mode = score or ("logprob" if kind == "local" else "parsed")
-    output = RecipeOutput(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples", display=display)
+    mode = recipe_spec("chiang-lee-story", judge, score=score, options=options)[0].score_mode
+    output = OutputFolder(out, "Chiang & Lee (2023) recipe: story rating, variance study, adversarial samples", display=display)
     items, humans = _stories(stories, n_items, fields)
     if human is not None:
         humans = import_long(human)
     notes = []
     with Store(out / "store.sqlite") as store:
-        rater = judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, defaults=defaults, progress=progress)
+        rater = judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, options=options, progress=progress)
         labels = {rater: "original, T = 1.0"}
         if variance:
             for variant in ("persona", "explain"):
                 labels[judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, variant=variant,
-                                 defaults=defaults, progress=progress)] = f"+ {variant}, T = 1.0"
+                                 options=options, progress=progress)] = f"+ {variant}, T = 1.0"
             for t in TEMPERATURES[1:]:
                 labels[judge_run(items, "chiang-lee-story", judge, store, samples=samples, score=score, temperature=t,
-                                 rater=f"{rater}@T={t}", defaults=defaults, progress=progress)] = f"original, T = {t}"
+                                 rater=f"{rater}@T={t}", options=options, progress=progress)] = f"original, T = {t}"
         adv_fluency, adv_meaning = adversarial_items(adversarial, n_items)
         r_flu = judge_run(adv_fluency, "chiang-lee-adversarial", judge, store, samples=samples, score=score,
-                          criteria=["fluency"], defaults=defaults, progress=progress)
+                          criteria=["fluency"], options=options, progress=progress)
         r_mean = judge_run(adv_meaning, "chiang-lee-adversarial", judge, store, samples=samples, score=score,
-                           criteria=["meaning"], defaults=defaults, progress=progress)
+                           criteria=["meaning"], options=options, progress=progress)
         ratings = store.ratings()
     story = ratings[ratings["rater"] == rater]
     frames = [story] + ([humans] if humans is not None else [])
@@ -201,14 +203,14 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     output.say(check["message"])
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
-    output.finish(notes)
+    finish_recipe(output, notes)
     return {"rater": rater, "sanity": check, "table1": t1}
 
 
 def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = None, adversarial: Path | None = None,
-                    variance: bool = False, samples: int = 3, score: str | None = None,
+                    variance: bool = False, samples: int = 3, score: Score | None = None,
                     fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                    defaults: dict[str, Any] | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+                    options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
     """Plan every stage of :func:`run_chiang_lee` without calling a model (``--dry-run``); no stage
     depends on the judge's answers, so all are planned. Returns (plans, stages not planned)."""
     from judgelab.recipes.common import recipe_spec
@@ -216,7 +218,7 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
 
     items, _ = _stories(stories, n_items, fields)
     stages: list[tuple[str, list[Item], Any]] = []
-    base: dict[str, Any] = dict(samples=samples, score=score, defaults=defaults)
+    base: dict[str, Any] = dict(samples=samples, score=score, options=options)
     stages.append(("story rating", items, recipe_spec("chiang-lee-story", judge, **base)))
     if variance:
         for variant in ("persona", "explain"):
@@ -229,5 +231,5 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
     stages.append(("adversarial meaning", meaning, recipe_spec("chiang-lee-adversarial", judge, criteria=["meaning"], **base)))
     plans = []
     for stage, stage_items, (spec, tpl) in stages:
-        plans += plan_rate(stage_items, [(judge, spec)], out, defaults, template=tpl, stage=stage)
+        plans += plan_rate(stage_items, [spec], out, template=tpl, stage=stage)
     return plans, []

@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.choices import Score
+from judgelab.spec import JudgeOptions
 
 __all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
            "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
@@ -217,7 +219,7 @@ def scale_groups(template, criteria: Iterable[str]) -> list[list[str]]:
 
 
 def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
-               score: str | None = None, samples: int = 1, seed: int = 0, defaults: dict[str, Any] | None = None,
+               score: Score | None = None, samples: int = 1, seed: int = 0, options: JudgeOptions | None = None,
                out: Path | None = None) -> tuple[list, list[str]]:
     """Plan every judge run of :func:`run_geval` without calling a model or writing anything (``--dry-run``).
 
@@ -246,15 +248,15 @@ def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = Non
             lo, hi = template.scale_of(group[0])
             label = None if k == 0 else f"{{model}}@{template.name}/{lo:g}-{hi:g}"  # as run_geval labels them
             spec, tpl = recipe_spec(template, judge, samples=samples, score=score, criteria=group,
-                                    defaults=defaults, seed=seed, rater=label)
-            plans += plan_rate(list(loaded.items), [(judge, spec)], out, defaults, template=tpl,
+                                    options=options, seed=seed, rater=label)
+            plans += plan_rate(list(loaded.items), [spec], out, template=tpl,
                                stage=f"{loaded.dataset}, scale {lo:g}-{hi:g}")
     return plans, []
 
 
 def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
-              score: str | None = None, samples: int = 1, n_resamples: int = 999, seed: int = 0,
-              defaults: dict[str, Any] | None = None, progress: bool = True, display: Any = None) -> GevalReport:
+              score: Score | None = None, samples: int = 1, n_resamples: int = 999, seed: int = 0,
+              options: JudgeOptions | None = None, progress: bool = True, display: Any = None) -> GevalReport:
     """Judge SummEval or Topical-Chat with the G-Eval template and write the meta-evaluation tables.
 
     Args:
@@ -267,7 +269,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
         samples: answers per item in parsed mode (averaged).
         n_resamples: bootstrap resamples for the CIs.
         seed: bootstrap seed (and the sampling seed of the judges).
-        defaults: backend options (base_url, api_key, concurrency).
+        options: backend options (base_url, api_key, concurrency).
         progress: show progress bars.
         display: where tables and lines are shown (the CLI passes its terminal display; None shows nothing).
 
@@ -280,7 +282,8 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
     from judgelab.datasets.geval_sources import load_geval_data
     from judgelab.prompts import load_template
     from judgelab.ratings import combine
-    from judgelab.recipes.common import RecipeOutput, judge_run
+    from judgelab.output import OutputFolder
+    from judgelab.recipes.common import finish_recipe, judge_run
     from judgelab.store import Store
 
     if not judges:
@@ -289,7 +292,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
         raise JudgelabError("--n-resamples must be 0 or more")
     loaded = load_geval_data(data, dataset, n_items)
     template = load_template(TEMPLATES[loaded.dataset])
-    output = RecipeOutput(out, f"G-Eval meta-evaluation on {loaded.dataset}", display=display)
+    output = OutputFolder(out, f"G-Eval meta-evaluation on {loaded.dataset}", display=display)
     items = list(loaded.items)
     labels: dict[str, str] = {}  # rater label in the store → judge label in the tables
     with Store(out / "store.sqlite") as store:
@@ -298,7 +301,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
             for group in scale_groups(template, loaded.criteria):
                 lo, hi = template.scale_of(group[0])
                 rater = judge_run(items, template, judge, store, samples=samples, score=score, criteria=group,
-                                  rater=None if first is None else f"{first}/{lo:g}-{hi:g}", defaults=defaults,
+                                  rater=None if first is None else f"{first}/{lo:g}-{hi:g}", options=options,
                                   progress=progress, seed=seed)
                 first = first or rater
                 labels[rater] = first
@@ -323,5 +326,5 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
                  "measured beside G-EVAL-4's published correlations", show=False)
     notes = [f"published figures: {PUBLISHED_SOURCE}",
              f"data: {loaded.path} ({len(items)} items, {where}); human scores are means of three raters"]
-    output.finish(notes)
+    finish_recipe(output, notes)
     return report

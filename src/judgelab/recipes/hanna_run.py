@@ -21,12 +21,15 @@ import pandas as pd
 
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
-from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.output import OutputFolder
+from judgelab.recipes.common import finish_recipe, judge_run
 from judgelab.recipes.explanations import explanation_map, explanation_share, keywords, strip_rating
 from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
 from judgelab.store import Store
 from judgelab.status import Status
+from judgelab.choices import Score
+from judgelab.spec import JudgeOptions
 
 __all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
 
@@ -124,8 +127,8 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
-              samples: int = 3, score: str | None = None, human: Path | None = None,
-              defaults: dict[str, Any] | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+              samples: int = 3, score: Score | None = None, human: Path | None = None,
+              options: JudgeOptions | None = None, progress: bool = True, display=None) -> dict[str, Any]:
     """Run the HANNA study (six criteria × Eval-Prompts) with one judge and write its tables into ``out``.
 
     Args:
@@ -137,7 +140,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
         samples: tries per story.
         score: ``parsed`` or ``logprob`` (default: logprob for the embedded judge).
         human: tidy human ratings of the same items (for correlations and Williams tests).
-        defaults: options shared by judge specs; progress: progress bars on stderr.
+        options: options shared by judge specs; progress: progress bars on stderr.
         display: where tables and lines are shown (``None``: nothing is printed).
 
     Returns:
@@ -149,7 +152,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     from judgelab.agree import judge_vs_human, williams_matrix
     from judgelab.ratings import combine, read_ratings
 
-    output = RecipeOutput(out, "HANNA recipe: six criteria × four Eval-Prompts", display=display)
+    output = OutputFolder(out, "HANNA recipe: six criteria × four Eval-Prompts", display=display)
     items = hanna_items(stories, n_items)
     raters = {}
     with Store(out / "store.sqlite") as store:
@@ -157,7 +160,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
             if ep not in (1, 2, 3, 4):
                 raise JudgelabError(f"unknown Eval-Prompt {ep}: 1, 2, 3 or 4")
             raters[ep] = judge_run(items, f"hanna-ep{ep}", judge, store, samples=samples, score=score,
-                                   max_tokens=256 if ep > 1 else 32, defaults=defaults, progress=progress)
+                                   max_tokens=256 if ep > 1 else 32, options=options, progress=progress)
         ratings = store.ratings()
     ratings = ratings[ratings["rater"].isin(raters.values())]
     output.table(ratings, "ratings", "judge ratings (tidy table)", show=False)
@@ -190,9 +193,9 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     if expl_rows:
         output.table(pd.DataFrame(expl_rows), "explanations", "share of ratings without an explanation (Eval-Prompts 2-4)")
         with_text = ratings[ratings["rater"].isin([r for ep, r in raters.items() if ep > 1])]
-        note = explanation_map([strip_rating(t) for t in with_text["raw"].fillna("")], list(with_text["criterion"]),
-                               out / "explanation_map.png")
-        if (out / "explanation_map.png").exists():
+        figure = output.path("explanation_map.png")
+        note = explanation_map([strip_rating(t) for t in with_text["raw"].fillna("")], list(with_text["criterion"]), figure)
+        if figure.exists():
             output.file("explanation_map.png", "2-D map of explanation embeddings coloured by criterion")
         if note:
             notes.append(note)
@@ -204,12 +207,12 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
             output.table(williams_matrix(both), "williams", "Williams tests between Eval-Prompts (BH-adjusted)")
     else:
         notes.append("no human ratings given (--human): correlations and Williams tests were not computed")
-    output.finish(notes)
+    finish_recipe(output, notes)
     return {"raters": raters}
 
 
 def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4), samples: int = 3,
-               score: str | None = None, defaults: dict[str, Any] | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+               score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
     """Plan every Eval-Prompt run of :func:`run_hanna` without calling a model (``--dry-run``)."""
     from judgelab.recipes.common import recipe_spec
     from judgelab.workflow import plan_rate
@@ -220,6 +223,6 @@ def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eva
         if ep not in (1, 2, 3, 4):
             raise JudgelabError(f"unknown Eval-Prompt {ep}: 1, 2, 3 or 4")
         spec, tpl = recipe_spec(f"hanna-ep{ep}", judge, samples=samples, score=score, max_tokens=256 if ep > 1 else 32,
-                                defaults=defaults)
-        plans += plan_rate(items, [(judge, spec)], out, defaults, template=tpl, stage=f"Eval-Prompt {ep}")
+                                options=options)
+        plans += plan_rate(items, [spec], out, template=tpl, stage=f"Eval-Prompt {ep}")
     return plans, []

@@ -25,14 +25,15 @@ from judgelab.datasets.items import Item
 from judgelab.datasets.readers import parse_score, read_records, record_columns
 from judgelab.errors import JudgelabError
 from judgelab.pairwise import bradley_terry, f1_by_delta, position_consistency, sample_pairs
-from judgelab.paths import safe_filename
 from judgelab.prompts import load_template
-from judgelab.recipes.common import RecipeOutput, judge_run
+from judgelab.output import OutputFolder
+from judgelab.recipes.common import finish_recipe, judge_run
 from judgelab.retrieve import Retriever
 from judgelab.stats import correlate
 from judgelab.stats.scales import scale_table
 from judgelab.store import Store
 from judgelab.status import Status
+from judgelab.spec import JudgeOptions
 
 __all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "load_human_scores"]
 
@@ -132,7 +133,7 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            defaults: dict[str, Any] | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> dict[str, Any]:
+            options: JudgeOptions | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> dict[str, Any]:
     """Run the NLE explanation-quality study with one judge and write its tables into ``out``.
 
     Args:
@@ -143,7 +144,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         n_items: explanations: the first N rows of ``data``.
         samples: ratings per explanation; per_delta: pairs per human score gap; seed: pair sampling and split.
         dynamic: also compare dynamic prompting (§6); price_in, price_out: USD per 1M tokens for the cost table.
-        retrieval: ``auto``, ``sentence-transformers`` or ``tfidf``; defaults: shared judge options;
+        retrieval: ``auto``, ``sentence-transformers`` or ``tfidf``; options: shared judge options;
         progress: progress bars on stderr; human_comparisons: a second set of human comparisons.
         display: where tables and lines are shown (``None``: nothing is printed).
 
@@ -155,7 +156,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
     """
     from judgelab.report.figures import scatter_identity
 
-    output = RecipeOutput(out, f"NLE quality study recipe: {dataset}", display=display)
+    output = OutputFolder(out, f"NLE quality study recipe: {dataset}", display=display)
     items = load_nle_items(data, dataset, n_items)
     by_id = {i.item_id: i for i in items}
     humans = load_human_scores(human)
@@ -165,7 +166,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         start = time.perf_counter()
         calls_before = store.n_calls()
         rater = judge_run(items, template, judge, store, samples=samples, score="parsed", max_tokens=160,
-                          defaults=defaults, progress=progress)
+                          options=options, progress=progress)
         wall = time.perf_counter() - start
         ratings = store.ratings(with_meta=True)
         mine = ratings[ratings["rater"] == rater]
@@ -184,7 +185,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         output.table(judge_scores.reset_index(), "judge_scores", "judge scores per item (mean of samples)", show=False)
         if humans is None:
             notes.append("no human scores (--human): scales, pairwise comparison and dynamic prompting need them and were skipped")
-            output.finish(notes)
+            finish_recipe(output, notes)
             return {"rater": rater}
         output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
         for metric in METRICS:
@@ -193,14 +194,13 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
                 continue
             joined = pd.concat([humans[metric], judge_scores[metric]], axis=1, join="inner").dropna()
             if len(joined):
-                name = f"scatter_{safe_filename(metric)}.png"
-                scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], out / name, f"{metric}: judge vs human", "judge", "human")
-                output.file(name, f"judge vs human {metric} with the y = x line (figure 1)")
-        pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, defaults, progress, human_comparisons)
+                figure = output.file(f"scatter_{metric}.png", f"judge vs human {metric} with the y = x line (figure 1)")
+                scatter_identity(joined.iloc[:, 1], joined.iloc[:, 0], figure, f"{metric}: judge vs human", "judge", "human")
+        pairwise_study(by_id, humans, dataset, judge, store, rater, per_delta, seed, output, options, progress, human_comparisons)
         if dynamic:
             _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
-                     output, notes, defaults, progress)
-    output.finish(notes)
+                     output, notes, options, progress)
+    finish_recipe(output, notes)
     return {"rater": rater}
 
 
@@ -227,7 +227,7 @@ def load_human_comparisons(path: Path) -> dict[str, dict[tuple[str, str], float]
 
 
 def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, judge: str, store: Store, rater: str,
-                   per_delta: int, seed: int, output: RecipeOutput, defaults=None, progress: bool = True,
+                   per_delta: int, seed: int, output: OutputFolder, options=None, progress: bool = True,
                    human_comparisons: Path | None = None) -> None:
     """Pairs by Δ, asked in both orders: F1 per Δ (judge, and humans when a second set of human
     comparisons is given), position consistency, Bradley–Terry vs humans."""
@@ -238,7 +238,7 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
         pitems = _pair_items(by_id, pairs)
         prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
-                           max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", defaults=defaults, progress=progress)
+                           max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", options=options, progress=progress)
         verdicts = _verdicts(store.ratings(rater=prater), prater, metric)
         pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
         if second is not None:
@@ -254,7 +254,7 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
 
 def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None = None, n_items: int | None = None,
              samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
-             defaults: dict[str, Any] | None = None, out: Path | None = None, pairwise_only: bool = False) -> tuple[list, list[str]]:
+             options: JudgeOptions | None = None, out: Path | None = None, pairwise_only: bool = False) -> tuple[list, list[str]]:
     """Plan :func:`run_nle` (or, with ``pairwise_only``, :func:`pairwise_study`) without calling a model.
 
     The rating stage and the pairwise stage (pairs come from the human scores) are planned; the
@@ -268,8 +268,8 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
     plans, later = [], []
     if not pairwise_only:
         spec, tpl = recipe_spec(load_template(f"nle-{dataset}"), judge, samples=samples, score="parsed", max_tokens=160,
-                                defaults=defaults)
-        plans += plan_rate(items, [(judge, spec)], out, defaults, template=tpl, stage="rating")
+                                options=options)
+        plans += plan_rate(items, [spec], out, template=tpl, stage="rating")
     if humans is None:
         later.append("pairwise comparison and dynamic prompting need human scores (--human)")
         return plans, later
@@ -277,8 +277,8 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
     for metric in METRICS:
         pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
         spec, tpl = recipe_spec(pair_template, judge, samples=1, score="parsed", criteria=[metric], max_tokens=96,
-                                temperature=0.0, rater=f"{{model}}@nle-{dataset}|pairwise", defaults=defaults)
-        plans += plan_rate(_pair_items(by_id, pairs), [(judge, spec)], out, defaults, template=tpl, stage=f"pairwise {metric}")
+                                temperature=0.0, rater=f"{{model}}@nle-{dataset}|pairwise", options=options)
+        plans += plan_rate(_pair_items(by_id, pairs), [spec], out, template=tpl, stage=f"pairwise {metric}")
     if dynamic and not pairwise_only:
         later.append("dynamic prompting: its examples come from a retrieval model fitted on the human-scored half at run "
                      "time, so its calls are not planned here")
@@ -286,7 +286,7 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
 
 
 def _dynamic(by_id, humans, template, pair_template, judge, store, rater, samples, per_delta, seed, retrieval,
-             output, notes, defaults, progress) -> None:
+             output, notes, options, progress) -> None:
     ids = sorted(i for i in humans.index if i in by_id)
     rng = random.Random(seed)
     shuffled = ids[:]
@@ -309,7 +309,7 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
     output.table(neighbours, "dynamic_examples", "dynamic prompting: the example chosen for each test item", show=False)
     test_items = [Item(i, by_id[i].text, "explanation", None, by_id[i].context, {**by_id[i].extra, "examples": examples[i]}) for i in test]
     drater = judge_run(test_items, template, judge, store, samples=samples, score="parsed", max_tokens=160,
-                       rater=f"{rater}+dynamic", defaults=defaults, progress=progress)
+                       rater=f"{rater}+dynamic", options=options, progress=progress)
     ratings = store.ratings()
     vanilla = _item_means(ratings, rater).loc[lambda d: d.index.isin(test)]
     dyn = _item_means(ratings, drater)
@@ -322,7 +322,7 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
         for label, exs in (("vanilla", None), ("dynamic", examples)):
             pitems = _pair_items(by_id, pairs, both_orders=False, examples=exs)
             prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric], max_tokens=96,
-                               temperature=0.0, rater=f"{rater}|pairwise-test-{label}", defaults=defaults, progress=progress)
+                               temperature=0.0, rater=f"{rater}|pairwise-test-{label}", options=options, progress=progress)
             rows.append(f1_by_delta(pairs, _verdicts(store.ratings(rater=prater), prater, metric)).assign(metric=metric, prompting=label))
     output.table(pd.concat(rows), "dynamic_pairwise_f1", "vanilla vs dynamic prompting: pairwise F1 per Δ (figure 3), test half")
 

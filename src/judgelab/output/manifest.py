@@ -109,17 +109,30 @@ def _write_json(path: Path, doc: dict[str, Any]) -> Path:
     return path
 
 
-def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None) -> Path:
+def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None, into: Path | None = None) -> Path:
     """Record a command that wrote into a folder another command made (``agree --out RUN``): its
-    argv and outputs are appended to ``steps`` of the existing ``run.json`` instead of replacing
-    the manifest of the run; a folder without ``run.json`` gets one of its own."""
+    argv and outputs are appended to ``steps`` of the folder's ``run.json`` instead of replacing
+    the manifest of the run (a rerun of the same step replaces its entry); a folder without
+    ``run.json`` gets one of its own.
+
+    Args:
+        folder: the folder whose run.json is read.
+        command: the step's command.
+        extra: further fields of the step.
+        into: where to write the new run.json (a staging folder; default ``folder``).
+
+    Returns:
+        The path written.
+    """
+    target = (into or folder) / "run.json"
     path = folder / "run.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     except (OSError, ValueError):
         doc = None
     if not isinstance(doc, dict) or doc.get("command") == command:
-        return write_manifest(folder, command, [], extra=extra)
-    doc.setdefault("steps", []).append({"command": command, "argv": masked_argv(),
-                                        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra or {})})
-    return _write_json(path, doc)
+        return write_manifest(into or folder, command, [], extra=extra)
+    steps = [s for s in doc.get("steps") or [] if not (isinstance(s, dict) and s.get("command") == command)]
+    doc["steps"] = steps + [{"command": command, "argv": masked_argv(),
+                             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra or {})}]
+    return _write_json(target, doc)

@@ -1,23 +1,11 @@
-"""The output layer's shared pieces: the README.md index of an output folder and the JSON document
-shape of every command (the command line prints them: :mod:`judgelab.cli.output`)."""
+"""The README.md index of an output folder: one row per file, then notes."""
 from __future__ import annotations
 
-import math
-
-import pandas as pd
+from pathlib import Path
 
 from judgelab.errors import JudgelabError
 
-from pathlib import Path
-from typing import Any
-
-__all__ = ["write_index", "json_document"]
-
-
-def _clean(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+__all__ = ["write_index"]
 
 
 def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes: list[str] | None = None,
@@ -46,17 +34,3 @@ def write_index(folder: Path, title: str, entries: list[tuple[str, str]], notes:
     except OSError as exc:
         raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
-
-
-def json_document(command: str, schema: int = 1, **parts: Any) -> dict[str, Any]:
-    """A command's JSON output: ``{"schema": N, "command": ..., **parts}``, NaN as null, tables as row lists."""
-    def clean(value: Any) -> Any:
-        if isinstance(value, pd.DataFrame):
-            return [{k: _clean(v) for k, v in row.items()} for row in value.to_dict(orient="records")]
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return _clean(value)
-
-    return {"schema": schema, "command": command, **{k: clean(v) for k, v in parts.items()}}

@@ -1,0 +1,44 @@
+"""Canonical JSON and its SHA-256: the one way judgelab names a request, a run's settings or a template.
+
+Sorted keys, compact separators, UTF-8 kept (``ensure_ascii=False``): equal values give equal
+text whatever their key order, so equal requests get equal ledger keys and equal settings the
+same rater label.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["canonical_json", "sha256_hex", "keyed_json"]
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text of ``value``.
+
+    Example:
+        >>> canonical_json({"b": 1, "a": [1, "é"]})
+        '{"a":[1,"é"],"b":1}'
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_hex(value: Any) -> str:
+    """64 hex digits: the SHA-256 of :func:`canonical_json` of ``value``.
+
+    Example:
+        >>> sha256_hex({"b": 1, "a": 2}) == sha256_hex({"a": 2, "b": 1})
+        True
+    """
+    return keyed_json(value)[0]
+
+
+def keyed_json(value: Any) -> tuple[str, str]:
+    """``(sha256_hex, canonical_json)`` of ``value``, computing the text once.
+
+    Example:
+        >>> keyed_json({"n": 1})[1]
+        '{"n":1}'
+    """
+    text = canonical_json(value)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest(), text

@@ -1,0 +1,248 @@
+"""The run specification: what one judge is asked, and how — the one place a run is decided.
+
+Every command that calls a model builds :class:`RunSpec` objects (``rate`` flags and run files
+through :class:`judgelab.runfile.RunFile`, the recipes, DHP), and everything downstream reads
+them: the dry run, the run identity (and so the rater label), the run core and ``run.json``.
+Each option is validated here, once.
+
+Defaults that depend on the judge come from its backend's registry entry, never from a test of
+its kind: the score mode ``auto`` is the backend's ``default_score`` (log-probabilities for the
+embedded judge, parsed text elsewhere), and the label's ``{model}`` is the backend's model id.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from judgelab.choices import QueryMode, Score, ScoreMode, Style, TokenParam, Transport
+from judgelab.models.base import Sampling
+
+if TYPE_CHECKING:
+    from judgelab.models.base import Backend
+
+__all__ = ["RunSpec", "JudgeSpec", "JudgeOptions", "RUN_SAMPLING"]
+
+#: Sampling of rating runs unless told otherwise: Chiang & Lee (2023), §3.2 (T = 1.0, top-p 0.9).
+RUN_SAMPLING = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
+
+
+
+class JudgeOptions(BaseModel):
+    """How to reach a judge: the connection options shared by every ``--judge`` of a command.
+
+    The API key is held for building the client only: it is excluded from every dump, repr and
+    recorded setting (keys never reach a store, log or report).
+
+    Args:
+        base_url: the endpoint of ``openai:MODEL`` without ``@URL``.
+        api_key: the endpoint's key (else the backend reads ``$OPENAI_API_KEY``); never recorded.
+        style: ``chat`` or ``completion`` requests.
+        concurrency: calls in flight at most (the backend's connection pool).
+        max_retries: retries of server errors, timeouts and broken connections.
+        backoff_base: the first retry's wait in seconds (doubled at each retry).
+        timeout: seconds one attempt may take.
+        supports_n: the server answers several samples in one request.
+        transport: the HTTP transport (``auto`` is aiohttp).
+        max_tokens_param: ``auto``, ``max_tokens`` or ``max_completion_tokens``.
+        model_path: the GGUF of a bare ``local``.
+
+    Example:
+        >>> options = JudgeOptions(api_key="sk-secret", concurrency=4)
+        >>> "sk-secret" in repr(options) or "sk-secret" in options.model_dump_json()
+        False
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    style: Style = "chat"
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    max_retries: int = Field(default=10, ge=0, le=50)
+    backoff_base: float = Field(default=0.5, gt=0.0, le=60.0)
+    timeout: float = Field(default=120.0, gt=0.0, le=3600.0)
+    supports_n: bool = True
+    transport: Transport = "auto"
+    max_tokens_param: TokenParam = "auto"
+    model_path: Path | None = None
+
+    def for_backend(self) -> dict[str, Any]:
+        """The options as the registry's parsers take them (each backend takes those it declares)."""
+        return {"base_url": self.base_url, "api_key": self.api_key.get_secret_value() if self.api_key else None,
+                "style": self.style, "concurrency": self.concurrency, "max_retries": self.max_retries,
+                "backoff_base": self.backoff_base,
+                "supports_n": self.supports_n, "timeout": self.timeout, "transport": self.transport,
+                "max_tokens_param": self.max_tokens_param, "model_path": str(self.model_path) if self.model_path else None}
+
+
+class JudgeSpec(BaseModel):
+    """One judge: its ``--judge`` string and how to reach it.
+
+    Args:
+        spec: ``local``, ``local:PATH.gguf``, ``openai:MODEL``, ``openai:MODEL@URL``,
+            ``scripted-test-double:SCRIPT.json`` or a registered backend's form.
+        options: the connection options (:class:`JudgeOptions`).
+
+    Example:
+        >>> JudgeSpec(spec="openai:gpt-4o-mini").kind
+        'openai'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str = "local"
+    options: JudgeOptions = JudgeOptions()
+
+    @field_validator("spec")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        from judgelab.models.spec import parse_judge
+
+        parse_judge(value, {})  # an unknown kind or a malformed spec is one line, before any work
+        return value
+
+    @classmethod
+    def of(cls, judge: "str | JudgeSpec", options: JudgeOptions | None = None) -> "JudgeSpec":
+        """A judge spec from a spec string (with ``options``) or as given."""
+        if isinstance(judge, JudgeSpec):
+            return judge
+        return cls(spec=judge, options=options or JudgeOptions())
+
+    @property
+    def kind(self) -> str:
+        """The backend kind (the part before ``:``)."""
+        return self.spec.partition(":")[0]
+
+    def default_score(self) -> ScoreMode:
+        """The score mode of ``score="auto"``: the backend's declared default."""
+        from judgelab.models.registry import default_score
+
+        return default_score(self.kind)
+
+    def build(self) -> "Backend":
+        """Build the backend (loads a model or opens a client)."""
+        from judgelab.models.spec import build_judge
+
+        return build_judge(self.spec, self.options.for_backend())
+
+
+class RunSpec(BaseModel):
+    """What one judge is asked and how: template, criteria, variant, samples, sampling, scoring.
+
+    Validated by pydantic (a bad value is one line) and frozen. ``score="auto"`` takes the
+    judge's default (:meth:`JudgeSpec.default_score`); log-probability scoring (G-Eval style,
+    the probability-weighted mean over the scale's labels) asks one deterministic sample per item
+    and criterion, in independent conversations.
+
+    Args:
+        judge: the judge (:class:`JudgeSpec`, or its spec string).
+        template: a shipped template's name or a YAML file (Chiang & Lee 2023's story prompt by default).
+        criteria: the criteria to ask (all of the template's when ``None``).
+        variant: an instruction variant of the template (e.g. ``explain``; section 3.3).
+        samples: answers per item and criterion, the "annotators" of section 3.2.
+        sampling: temperature, top-p, max tokens and seed of generated answers.
+        score: ``auto``, ``parsed`` (read the rating from the text) or ``logprob``.
+        query_mode: ``independent`` or ``conversation`` (appendix D.2.2).
+        max_refusal_retries: regenerations of a refusal (appendix D.2.1).
+        top_logprobs: alternatives per token to store beside a parsed rating.
+        rater: a label the user insists on (reusing it with other settings is an error).
+        label: a preferred label (recipes, DHP; ``{model}`` is the judge's model id), suffixed
+            ``#<digest>`` when another run holds it.
+        concurrency: calls in flight at most (the backend's own limit when ``None``).
+
+    Example:
+        >>> spec = RunSpec(judge="openai:m", samples=2, criteria=["likability"])
+        >>> spec.score_mode, spec.effective_samples, spec.preferred_label("m", "chiang-lee-story")
+        ('parsed', 2, 'm@chiang-lee-story')
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judge: JudgeSpec = JudgeSpec()
+    template: str = "chiang-lee-story"
+    criteria: list[str] | None = None
+    variant: str | None = None
+    samples: int = Field(default=3, ge=1, le=128)
+    sampling: Sampling = RUN_SAMPLING
+    score: Score = "auto"
+    query_mode: QueryMode = "independent"
+    max_refusal_retries: int = Field(default=3, ge=0, le=20)
+    top_logprobs: int = Field(default=0, ge=0, le=20)
+    rater: str | None = None
+    label: str | None = None
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _judge_string(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _partial_sampling(cls, value: Any) -> Any:
+        """A partial mapping fills in the run defaults (:data:`RUN_SAMPLING`), not Sampling's own."""
+        if isinstance(value, dict):
+            return {**RUN_SAMPLING.model_dump(), **value}
+        return value
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()] or None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RunSpec":
+        if self.score == "logprob" and self.query_mode == "conversation":
+            raise ValueError("log-probability scoring asks each criterion on its own; use --query-mode independent")
+        return self
+
+    @property
+    def score_mode(self) -> ScoreMode:
+        """``parsed`` or ``logprob``: ``score``, or the judge's default for ``auto``."""
+        return self.judge.default_score() if self.score == "auto" else self.score
+
+    def resolved(self, kind: str | None = None) -> "RunSpec":
+        """This spec with ``score="auto"`` decided (the default of the backend ``kind``, else of its judge).
+
+        Args:
+            kind: the kind of the backend that will answer (a backend given directly to the run core).
+
+        Returns:
+            A copy whose ``score`` is ``parsed`` or ``logprob``.
+        """
+        if self.score != "auto":
+            return self
+        from judgelab.models.registry import default_score
+
+        mode = default_score(kind) if kind else self.judge.default_score()
+        if mode == "logprob" and self.query_mode == "conversation":
+            from judgelab.errors import JudgelabError
+
+            raise JudgelabError("this judge scores by log-probabilities, which asks each criterion on its own: "
+                                "use --score parsed with --query-mode conversation")
+        return self.model_copy(update={"score": mode})
+
+    @property
+    def effective_samples(self) -> int:
+        """Samples asked: 1 with log-probability scoring (deterministic), else ``samples``."""
+        return 1 if self.score_mode == "logprob" else self.samples
+
+    def preferred_label(self, model_id: str, template_name: str) -> str:
+        """The label asked for: ``rater``, ``label`` with ``{model}`` filled in, or ``model@template[+variant]``.
+
+        Args:
+            model_id: the judge's model id.
+            template_name: the loaded template's name.
+
+        Returns:
+            The label (the store may suffix ``#<digest>`` when another run holds it).
+        """
+        if self.rater:
+            return self.rater
+        if self.label:
+            return self.label.replace("{model}", model_id)
+        return f"{model_id}@{template_name}" + (f"+{self.variant}" if self.variant else "")

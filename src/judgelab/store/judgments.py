@@ -1,0 +1,213 @@
+"""Judgments: one row per rating, what each answered (its prompt key), and the tidy ratings table."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+from judgelab.digest import keyed_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Judgment", "JudgmentTable", "prompt_key", "RATING_COLUMNS"]
+
+#: Columns of the tidy ratings table (ARCHITECTURE.md), in export order.
+RATING_COLUMNS = [
+    "item_id", "system", "group", "criterion", "rater", "sample", "score",
+    "score_parsed", "score_logprob", "logprob_outside", "status", "raw",
+]
+
+
+def prompt_key(messages: Iterable[tuple[str, str]] | Iterable[list[str]]) -> str:
+    """The SHA-256 of what a judgment was asked: the non-assistant turns of its call, in order.
+
+    Every judgment records the key of the prompt it answers (``judgments.prompt_key``); a run
+    whose rendered prompt for the same item, criterion and sample differs (an edited text or
+    context, other few-shot or dynamic examples) asks again instead of returning the old
+    answer. Assistant turns are left out: in conversation mode they are the judge's own earlier
+    answers, unknown when the run is planned.
+
+    Args:
+        messages: ``(role, text)`` turns as sent (or as stored in the ledger: ``[role, text]``).
+
+    Returns:
+        64 hex digits.
+
+    Example:
+        >>> prompt_key([("user", "Rate it.")]) == prompt_key([("user", "Rate it."), ("assistant", "4")])
+        True
+    """
+    asked = [[str(role), str(text)] for role, text in messages if role != "assistant"]
+    return keyed_json({"asked": asked})[0]
+
+
+def _count(value: Any) -> int:
+    """A token count from SQLite or pandas: None and NaN are 0."""
+    return 0 if value is None or value != value else int(value)
+
+
+@dataclass
+class Judgment:
+    """One rating as the runner records it (a row of the ``judgments`` table).
+
+    Attributes:
+        item_id, system, group: the item rated.
+        criterion: the criterion (or metric of a multi-metric criterion).
+        rater: the run's label.
+        sample: the sample number (0 … samples − 1).
+        score: the rating used (parsed, or the expectation in log-probability mode).
+        score_parsed, score_logprob: the parsed rating and the log-probability expectation.
+        logprob_outside: probability mass outside the scale's labels.
+        status: a :class:`~judgelab.status.Status` value.
+        raw: the answer's text.
+        attempts: every answer asked for (refusals included), each with its call key.
+        prompt_tokens, completion_tokens, latency_s: of the final call.
+        meta: the run's settings.
+        prompt_key: :func:`prompt_key` of the messages it answers (``None`` for human ratings).
+
+    Example:
+        >>> Judgment("a", "human", None, "likability", "r", 0, 4.0, 4.0, None, None, "ok", "4").identity
+        ('r', 'likability', 'human', 'a', 0)
+    """
+    item_id: str
+    system: str
+    group: str | None
+    criterion: str
+    rater: str
+    sample: int
+    score: float | None
+    score_parsed: float | None
+    score_logprob: float | None
+    logprob_outside: float | None
+    status: str
+    raw: str | None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+    prompt_key: str | None = None
+
+    @property
+    def identity(self) -> tuple[str, str, str, str, int]:
+        """The primary key: (rater, criterion, system, item_id, sample)."""
+        return (self.rater, self.criterion, self.system, self.item_id, self.sample)
+
+
+
+class JudgmentTable:
+    """The store's ``judgments`` table (a part of :class:`judgelab.store.Store`)."""
+
+    _db: sqlite3.Connection
+    _seq: int
+
+    def _write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...  # defined by Store
+
+    def done(self) -> set[tuple[str, str, str, str, int]]:
+        """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
+        rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
+        return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+    def bindings(self, rater: str) -> dict[tuple[str, str, str, int], tuple[str | None, str, str | None]]:
+        """What each of a rater's judgments answered: ``(criterion, system, item_id, sample) →
+        (prompt_key, status, group)``. The runner re-asks a judgment whose prompt key differs from
+        the planned prompt's, or whose status is ``error``.
+
+        Args:
+            rater: the rater label.
+
+        Returns:
+            One entry per stored judgment of ``rater``.
+        """
+        rows = self._db.execute("SELECT criterion, system, item_id, sample, prompt_key, status, grp FROM judgments "
+                                "WHERE rater = ?", (rater,))
+        return {(r[0], r[1], r[2], int(r[3])): (r[4], r[5], r[6]) for r in rows}
+
+    def regroup(self, rater: str, groups: Iterable[tuple[str, str, str | None]]) -> None:
+        """Set the group of a rater's judgments of items whose group changed (the answers stay valid:
+        the group is not part of the prompt).
+
+        Args:
+            rater: the rater label.
+            groups: ``(system, item_id, group)`` per item.
+        """
+        rows = [(g, rater, system, item_id) for system, item_id, g in groups]
+        if rows:
+            self._write_many("UPDATE judgments SET grp = ? WHERE rater = ? AND system = ? AND item_id = ?", rows)
+
+    def _row(self, j: Judgment) -> tuple[Any, ...]:
+        self._seq += 1
+        return (
+            j.item_id, j.system, j.group, j.criterion, j.rater, j.sample, j.score, j.score_parsed, j.score_logprob,
+            j.logprob_outside, j.status, j.raw, json.dumps(j.attempts, ensure_ascii=False), j.prompt_tokens,
+            j.completion_tokens, j.latency_s, json.dumps(j.meta, ensure_ascii=False, sort_keys=True), self._seq,
+            j.prompt_key,
+        )
+
+    def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
+        """The tidy ratings table, sorted deterministically (independent of finishing order).
+
+        Args:
+            with_meta: add ``attempts`` (every answer with its call key, JSON), ``call_key``
+                (the call of the final answer), ``prompt_tokens``, ``completion_tokens``,
+                ``latency_s`` and ``meta`` (the run's settings, JSON).
+            rater: only this rater's rows.
+
+        Returns:
+            One row per judgment, columns :data:`RATING_COLUMNS` (then the meta columns).
+
+        Token accounting (``with_meta``): a call answers several judgments — all samples
+        of an ``n`` request, every metric of a multi-metric criterion — and a refusal costs
+        calls besides the final one. So that summing the columns gives the true total, each
+        call's tokens (from the ledger) are counted once, on the first row of this table
+        whose ``attempts`` name it, and 0 on the others: the column sums equal the sums over
+        the calls the rows used. ``latency_s`` stays the final call's latency on every row.
+
+        Example:
+            >>> from judgelab.store import Store
+            >>> store = Store(":memory:")
+            >>> list(store.ratings().columns[:7])
+            ['item_id', 'system', 'group', 'criterion', 'rater', 'sample', 'score']
+        """
+        import pandas as pd
+
+        if rater is None:
+            df = pd.read_sql_query("SELECT * FROM judgments", self._db)
+        else:
+            df = pd.read_sql_query("SELECT * FROM judgments WHERE rater = ?", self._db, params=(rater,))
+        df = df.rename(columns={"grp": "group"})
+        df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
+        if not with_meta:
+            return df[RATING_COLUMNS]
+        df = self._tokens_once_per_call(df)
+        return df[RATING_COLUMNS + ["attempts", "call_key", "prompt_tokens", "completion_tokens", "latency_s", "meta"]]
+
+    def _tokens_once_per_call(self, df: "pd.DataFrame") -> "pd.DataFrame":
+        """Each call's tokens on the first row that used it, 0 on the others (see :meth:`ratings`)."""
+        call_tokens = {key: (_count(p), _count(c)) for key, p, c in self._db.execute(
+            "SELECT key, json_extract(response, '$.prompt_tokens'), json_extract(response, '$.completion_tokens') FROM calls")}
+        seen: set[str] = set()
+        keys, prompt, completion = [], [], []
+        for attempts, p_row, c_row in zip(df["attempts"], df["prompt_tokens"], df["completion_tokens"]):
+            try:
+                used = [a["key"] for a in json.loads(attempts) if isinstance(a, dict) and a.get("key")]
+            except (TypeError, ValueError):
+                used = []
+            keys.append(used[-1] if used else None)
+            if not used:  # no call recorded (a human rating, an old row): its own numbers
+                prompt.append(_count(p_row))
+                completion.append(_count(c_row))
+                continue
+            p_sum = c_sum = 0
+            for i, key in enumerate(used):
+                if key in seen:
+                    continue
+                seen.add(key)
+                # a call missing from the ledger: the row's stored numbers are its final call's
+                p, c = call_tokens.get(key, (_count(p_row), _count(c_row)) if i == len(used) - 1 else (0, 0))
+                p_sum, c_sum = p_sum + p, c_sum + c
+            prompt.append(p_sum)
+            completion.append(c_sum)
+        return df.assign(call_key=keys, prompt_tokens=prompt, completion_tokens=completion)

@@ -1,0 +1,153 @@
+"""The call ledger: one row per answered call, journaled first so a kill loses none."""
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["Ledger"]
+
+logger = logging.getLogger("judgelab.store")
+
+def _as_json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+
+class Ledger:
+    """The store's ``calls`` table and journal (a part of :class:`judgelab.store.Store`)."""
+
+    _db: sqlite3.Connection
+    path: str
+    read_only: bool
+    dropped_calls: int
+    _journal: IO[str] | None
+    _journal_path: Path | None
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None: ...  # defined by Store
+
+    def put(self, calls: Any = (), judgments: Any = (), replace: bool = False) -> None: ...  # defined by Store
+
+    def _replay_journal(self) -> None:
+        """Write the journal's answered calls into the ledger, then remove it.
+
+        Each line is checked first: a torn last line (the kill) is ignored, and a line whose key or
+        answer is not what the ledger holds (damage, an edit by hand) is left out with one warning,
+        so a bad answer never reaches the ledger. A journal that is not a file (a folder of that
+        name) is moved aside with a warning.
+        """
+        path = self._journal_path
+        if path is None or not (path.exists() or path.is_symlink()):
+            return
+        if not path.is_file():
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            try:
+                path.rename(aside)
+            except OSError as exc:
+                raise JudgelabError(f"{path} is not a journal file and cannot be moved aside ({exc.strerror or exc}); "
+                                    "move it away and run again") from None
+            logger.warning("%s was not a journal file; moved aside to %s", path, aside.name)
+            return
+        from judgelab.models.base import JudgeResponse
+
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
+        rows, damaged = [], 0
+        lines = text.split("\n")  # JSON lines: "\n" only
+        for number, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key, request, response = entry["key"], entry["request"], entry["response"]
+                if not (isinstance(key, str) and key and isinstance(request, dict)):
+                    raise ValueError("not a ledger entry")
+                JudgeResponse.from_json(response)  # raises on anything that is not a stored answer
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                if number < len(lines) - 1:  # the last line may be torn by a kill; others are damage
+                    damaged += 1
+                continue
+            rows.append((key, request, response))
+        if damaged:
+            logger.warning("%s: %d damaged line(s) left out; their calls are asked again", path, damaged)
+        if rows:
+            self.put(calls=rows)
+        path.unlink()
+
+    def journal_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
+        """Append an answered call to the journal at once (cheap; the database write may follow later).
+
+        Args:
+            key: the ledger key.
+            request, response: dicts, or JSON text already (nothing is serialised twice).
+
+        Raises:
+            JudgelabError: the journal cannot be written (finished judgments are kept).
+        """
+        if self._journal_path is None:
+            return
+        try:
+            if self._journal is None:
+                self._journal = open(self._journal_path, "a", encoding="utf-8")
+            self._journal.write(f'{{"key":"{key}","request":{_as_json(request)},"response":{_as_json(response)}}}\n')
+            self._journal.flush()
+        except OSError as exc:
+            raise JudgelabError(f"cannot write {self._journal_path}: {exc.strerror or exc}; "
+                                "finished judgments are kept in the store") from None
+
+    def get_call(self, key: str) -> dict[str, Any] | None:
+        """The stored response of a call, or ``None`` (also for a damaged entry, which is dropped so
+        the call is asked again; a warning says so).
+
+        Args:
+            key: the ledger key.
+
+        Returns:
+            The response as a dict (:meth:`JudgeResponse.from_json` reads it).
+        """
+        row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        if not row:
+            return None
+        from judgelab.models.base import JudgeResponse
+
+        try:
+            data = json.loads(row[0])
+            JudgeResponse.from_json(data)
+        except (TypeError, ValueError, KeyError):
+            self.dropped_calls += 1
+            logger.warning("%s: a damaged answer in the call ledger (key %s…) was dropped and is asked again",
+                           self.path, key[:12])
+            if not self.read_only:
+                self._write("DELETE FROM calls WHERE key = ?", (key,))
+            return None
+        return data
+
+    def call_keys(self) -> set[str]:
+        """The keys of every call in the ledger."""
+        return {r[0] for r in self._db.execute("SELECT key FROM calls")}
+
+    def put_call(self, key: str, request: dict[str, Any] | str, response: dict[str, Any] | str) -> None:
+        """Write one answered call at once (outside a group commit).
+
+        Args:
+            key: the ledger key.
+            request, response: dicts or JSON text.
+
+        Example:
+            >>> from judgelab.store import Store
+            >>> store = Store(":memory:"); store.put_call("k", {"q": 1}, {"choices": [{"text": "4"}]})
+            >>> store.get_call("k")
+            {'choices': [{'text': '4'}]}
+        """
+        self.put(calls=[(key, request, response)])
+
+    def n_calls(self) -> int:
+        """The number of calls in the ledger."""
+        return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]

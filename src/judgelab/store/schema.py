@@ -1,0 +1,109 @@
+"""The store's tables, its format marker and the migration from earlier versions."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from judgelab.errors import JudgelabError
+from judgelab.store.judgments import prompt_key
+
+__all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate"]
+
+STORE_FORMAT = "judgelab-store"
+STORE_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgelab_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    rater TEXT PRIMARY KEY,
+    digest TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgments (
+    item_id TEXT NOT NULL,
+    system TEXT NOT NULL,
+    grp TEXT,
+    criterion TEXT NOT NULL,
+    rater TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    score REAL,
+    score_parsed REAL,
+    score_logprob REAL,
+    logprob_outside REAL,
+    status TEXT NOT NULL,
+    raw TEXT,
+    attempts TEXT NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    latency_s REAL,
+    meta TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    prompt_key TEXT,
+    PRIMARY KEY (rater, criterion, system, item_id, sample)
+);
+"""
+
+#: Columns of the ``judgments`` table in the order :meth:`Store._row` fills them.
+JUDGMENT_COLUMNS = ("item_id, system, grp, criterion, rater, sample, score, score_parsed, score_logprob, "
+                     "logprob_outside, status, raw, attempts, prompt_tokens, completion_tokens, latency_s, meta, seq, "
+                     "prompt_key")
+
+
+def check_format(db: sqlite3.Connection, path: str, require_tables: bool) -> None:
+    """Refuse SQLite files that are not judgelab stores (a foreign ``judgments`` table, another app's database)."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        if require_tables:
+            raise JudgelabError(f"{path}: an empty database, not a judgelab store")
+        return
+    if "judgelab_meta" in tables:
+        meta = dict(db.execute("SELECT name, value FROM judgelab_meta").fetchall())
+        if meta.get("format") != STORE_FORMAT:
+            raise JudgelabError(f"{path}: not a judgelab store (format {meta.get('format')!r})")
+        if int(meta.get("version", "0")) > STORE_VERSION:
+            raise JudgelabError(f"{path}: written by a newer judgelab (store version {meta['version']}); upgrade judgelab")
+        return
+    expected = {"calls": {"key", "request", "response", "created"},
+                "judgments": {"item_id", "system", "criterion", "rater", "sample", "status", "meta", "seq"}}
+    for table, columns in expected.items():
+        have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+        if not columns <= have:
+            raise JudgelabError(f"{path}: not a judgelab store (table {table!r} missing or of another shape)")
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring a store of an earlier version up to this one (version 2 → 3: ``judgments.prompt_key``,
+    filled in from the ledger, so a store written before resumes without asking again)."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(judgments)")}
+    if "prompt_key" not in columns:
+        db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")
+    rows = db.execute("SELECT rowid, attempts FROM judgments WHERE prompt_key IS NULL AND attempts != '[]'").fetchall()
+    if rows:
+        updates = []
+        for rowid, attempts in rows:
+            try:
+                keys = [a["key"] for a in json.loads(attempts) if isinstance(a, dict) and a.get("key")]
+            except (TypeError, ValueError):
+                keys = []
+            found = db.execute("SELECT request FROM calls WHERE key = ?", (keys[-1],)).fetchone() if keys else None
+            try:
+                messages = json.loads(found[0])["messages"] if found else None
+            except (TypeError, ValueError, KeyError):
+                messages = None
+            if messages is not None:
+                updates.append((prompt_key(messages), rowid))
+        with db:
+            db.execute("BEGIN")
+            db.executemany("UPDATE judgments SET prompt_key = ? WHERE rowid = ?", updates)
+    db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
+                     (str(STORE_VERSION), STORE_VERSION))
