@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import SHARED_DATA, judgelab_cmd
+from conftest import SHARED_DATA, run_cli
 
 
 @pytest.fixture()
@@ -16,7 +16,7 @@ def mute_judge(tmp_path):
 
 
 def test_dhp_with_a_judge_that_never_rates(tmp_path, mute_judge):
-    result = judgelab_cmd("dhp", "--task", "summarization", "--judge", mute_judge, "--n-items", "5", "--quiet",
+    result = run_cli("dhp", "--task", "summarization", "--judge", mute_judge, "--n-items", "5", "--quiet",
                           "--out", str(tmp_path / "d"))
     assert result.returncode == 3, (result.stdout[-500:], result.stderr)
     assert "failed (100% > --max-failure-rate 50%)" in result.stderr and "example no_rating" in result.stdout
@@ -27,7 +27,7 @@ def test_nle_recipe_with_a_judge_that_never_writes_the_metric_format(tmp_path, m
     data = SHARED_DATA / "nle" / "e-snli.csv"
     if not data.exists():
         pytest.skip(f"shared data not found: {data}")
-    result = judgelab_cmd("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--n-items", "2", "--samples", "1",
+    result = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--n-items", "2", "--samples", "1",
                           "--judge", mute_judge, "--out", str(tmp_path / "n"))
     assert result.returncode == 3, (result.stdout[-800:], result.stderr)
     assert "failed (100% > --max-failure-rate 50%)" in result.stderr

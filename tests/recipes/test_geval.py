@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (conftest helpers)
-from conftest import SHARED_DATA, judgelab_cmd, one_line_error  # noqa: E402
+from conftest import SHARED_DATA, run_cli, one_line_error  # noqa: E402
 
 from judgelab.datasets.geval_sources import load_geval_data, load_summeval, load_topical_chat  # noqa: E402
 from judgelab.dhp.task import load_task  # noqa: E402
@@ -75,11 +75,11 @@ def test_rate_uses_the_new_templates_and_refuses_mixed_scales(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "2", "default_probs": {"1": 0.5, "5": 0.5}}))
     base = ["rate", "--items", str(items), "--judge", "scripted-test-double", "--script", str(script), "--score", "logprob"]
-    one_line_error(judgelab_cmd(*base, "--template", "geval-summeval", "--out", str(tmp_path / "mixed")), "different scales")
-    r = judgelab_cmd(*base, "--template", "geval-summeval", "--criteria", "fluency", "--out", str(tmp_path / "fluency"))
+    one_line_error(run_cli(*base, "--template", "geval-summeval", "--out", str(tmp_path / "mixed")), "different scales")
+    r = run_cli(*base, "--template", "geval-summeval", "--criteria", "fluency", "--out", str(tmp_path / "fluency"))
     assert r.returncode == 0, r.stderr
     assert pd.read_csv(tmp_path / "fluency" / "ratings.csv")["score"].tolist() == [pytest.approx(1.0)]  # "5" is off the 1-3 scale
-    r = judgelab_cmd(*base, "--template", "dhp-summarization", "--criteria", "coherence", "--out", str(tmp_path / "dhp"))
+    r = run_cli(*base, "--template", "dhp-summarization", "--criteria", "coherence", "--out", str(tmp_path / "dhp"))
     assert r.returncode == 0, r.stderr
 
 
@@ -105,7 +105,7 @@ def test_dhp_tasks_name_their_rubric_templates(tmp_path):
 
 
 def test_templates_command_lists_the_new_templates():
-    r = judgelab_cmd("templates")
+    r = run_cli("templates")
     assert r.returncode == 0, r.stderr
     for name in ("geval-summeval", "geval-topical-chat", "dhp-summarization", "dhp-translation"):
         assert name in r.stdout
@@ -264,7 +264,7 @@ def test_recipe_in_process_with_the_scripted_test_double(tmp_path):
 def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=3, systems=4)
-    r = judgelab_cmd("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--n-resamples", "50", "--out", str(tmp_path / "out"), "--quiet")
     assert r.returncode == 0, r.stderr
     assert len(stub.answered()) == 3 * 4 * 4
@@ -282,7 +282,7 @@ def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
 def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=2, systems=3)
-    r = judgelab_cmd("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--dry-run", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     assert stub.answered() == [] and not (tmp_path / "out").exists()
@@ -303,7 +303,7 @@ def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory
 def test_bad_inputs_exit_2_with_one_line(tmp_path, args, needle):
     write_summeval(tmp_path / "x.jsonl", docs=1, systems=3)
     env_cwd = {"cwd": tmp_path}
-    r = judgelab_cmd("recipe", "geval", *args, "--out", str(tmp_path / "out"), "--quiet", **env_cwd)
+    r = run_cli("recipe", "geval", *args, "--out", str(tmp_path / "out"), "--quiet", **env_cwd)
     one_line_error(r, needle)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import SHARED_DATA, judgelab_cmd
+from conftest import SHARED_DATA, run_cli
 from judgelab.stats import gwet_ac1
 
 NAN = float("nan")
@@ -78,7 +78,7 @@ def test_chiang_lee_recipe_flags_a_judge_that_fails_the_sanity_check(tmp_path):
     script.write_text(json.dumps({"rules": [{"contains": "preserved in news title 2", "reply": "I would rate it a 3."}],
                                   "default": "I would rate it a 4."}))
     out = tmp_path / "cl"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "SANITY CHECK FAILED" in r.stdout and "SANITY CHECK FAILED" in (out / "README.md").read_text()
@@ -90,7 +90,7 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 5."}))
     out = tmp_path / "cl"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out), "--variance")
     assert r.returncode == 0, r.stderr
     assert "sanity check passed" in r.stdout
@@ -104,13 +104,13 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
 def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
     stub = stub_factory(fail_rate=0.1)
     judge = f"openai:stub@{stub.base_url}"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
                      "--quiet", "--out", str(tmp_path / "cl"))
     assert r.returncode == 0, r.stderr
     stories = tmp_path / "hanna.csv"
     pd.DataFrame({"Prompt": ["P one", "P one", "P two"], "Human": ["H one.", "H one.", "H two."],
                   "Story": ["A story.", "Another story.", "Third story."], "Model": ["m1", "m2", "m1"]}).to_csv(stories)
-    r = judgelab_cmd("recipe", "hanna", "--stories", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
+    r = run_cli("recipe", "hanna", "--stories", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
                      "--quiet", "--out", str(tmp_path / "hn"))
     assert r.returncode == 0, r.stderr
     icc = pd.read_csv(tmp_path / "hn" / "icc2k.csv")
@@ -134,7 +134,7 @@ def test_user_study_rates_and_ac1():
     assert table.loc["syntax", "rate"] == pytest.approx(raw["Answer.a-2-syntax.1"].mean())
     assert (table["explanations"] == 100).all() and (table["annotations"] == 300).all()
     assert table["gwet_ac1"].between(-1, 1).all()
-    r = judgelab_cmd("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
+    r = run_cli("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["schema"] == 1 and doc["rows"][0]["category"] == "guidelines"
 
@@ -170,7 +170,7 @@ def test_contamination_command(tmp_path):
     path = tmp_path / "texts.jsonl"
     path.write_text("\n".join(json.dumps({"id": i, "text": t, "member": m}) for i, (t, m) in enumerate(
         [("The cat sat on the mat.", 1), ("Zebras juggle quartz under violet moons.", 0)])))
-    r = judgelab_cmd("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
+    r = run_cli("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
     assert r.returncode == 0, r.stderr and "ROC AUC" in r.stdout
-    bad = judgelab_cmd("contamination", "--texts", str(path), "--label-field", "nope")
+    bad = run_cli("contamination", "--texts", str(path), "--label-field", "nope")
     assert bad.returncode == 2 and "0/1" in bad.stderr
