@@ -61,10 +61,15 @@ def test_typos_make_k_errors():
 
 def test_word_deletion_and_shuffle():
     out = rules.delete_words(TEXT, 5, random.Random(1))
-    assert len(TEXT.split()) - len(out.text.split()) == 5
-    assert " ".join(out.text.split()) in " ".join(TEXT.split()) or True
+    assert out.changed and out.hits == 5 and len(TEXT.split()) - len(out.text.split()) == 5
+    assert rules.delete_words(TEXT, 5, random.Random(1)).text == out.text  # reproducible
     words, kept = TEXT.split(), out.text.split()
-    assert any(words[:i] + words[i + 5:] == kept for i in range(len(words) - 4))  # 5 consecutive words
+    gaps = [i for i in range(len(words) - 4) if words[:i] + words[i + 5:] == kept]
+    assert gaps  # 5 consecutive words removed, the others unchanged and in order
+    # the text around the gap is the original's own text (its start and its end), not rewritten
+    i = gaps[0]
+    assert TEXT.startswith(" ".join(kept[:i])) and TEXT.endswith(" ".join(kept[i:]))
+    assert out.text == " ".join(kept)  # words joined by single spaces, as in the original
     shuffled = rules.shuffle_sentences(TEXT, 2, random.Random(2))
     before, after = rules.split_sentences(TEXT), rules.split_sentences(shuffled.text)
     assert sorted(before) == sorted(after) and sum(a != b for a, b in zip(before, after)) == 2
