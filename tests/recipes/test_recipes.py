@@ -139,6 +139,7 @@ def test_user_study_rates_and_ac1():
     assert r.returncode == 0 and doc["schema"] == 1 and doc["rows"][0]["category"] == "guidelines"
 
 
+@pytest.mark.slow
 def test_min_k_prob_orders_repeated_before_fresh_text():
     pytest.importorskip("llama_cpp")
     from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
@@ -165,12 +166,23 @@ def test_roc_auc_matches_sklearn():
     assert roc_auc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
 
 
-def test_contamination_command(tmp_path):
-    pytest.importorskip("llama_cpp")
+def _contamination_texts(tmp_path):
     path = tmp_path / "texts.jsonl"
     path.write_text("\n".join(json.dumps({"id": i, "text": t, "member": m}) for i, (t, m) in enumerate(
         [("The cat sat on the mat.", 1), ("Zebras juggle quartz under violet moons.", 0)])))
+    return path
+
+
+@pytest.mark.slow
+def test_contamination_command(tmp_path):
+    pytest.importorskip("llama_cpp")
+    path = _contamination_texts(tmp_path)
     r = run_cli("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
-    assert r.returncode == 0, r.stderr and "ROC AUC" in r.stdout
-    bad = run_cli("contamination", "--texts", str(path), "--label-field", "nope")
+    assert r.returncode == 0, r.stderr
+    assert "ROC AUC (members vs non-members): " in r.stdout
+
+
+def test_contamination_command_refuses_labels_that_are_not_0_1(tmp_path):
+    """Checked before the model is loaded: no llama.cpp needed."""
+    bad = run_cli("contamination", "--texts", str(_contamination_texts(tmp_path)), "--label-field", "nope")
     assert bad.returncode == 2 and "0/1" in bad.stderr
