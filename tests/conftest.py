@@ -13,6 +13,19 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``@pytest.mark.needs_shared_data("hanna/user_study.csv", ...)``: the test reads these files
+    under :data:`SHARED_DATA` (real data, never copied into the repository); when one is absent the
+    test is skipped with a reason naming it (listed by ``-rs``, on in pyproject.toml)."""
+    for item in items:
+        for mark in item.iter_markers("needs_shared_data"):
+            if not mark.args:
+                raise pytest.UsageError(f"{item.nodeid}: needs_shared_data names the files it needs")
+            missing = [str(SHARED_DATA / name) for name in mark.args if not (SHARED_DATA / name).exists()]
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs shared data: {', '.join(missing)} not found"))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -303,29 +303,43 @@ def test_user_study_values_outside_zero_one(tmp_path):
     assert by_cat["guidelines"]["explanations"] == 1 and by_cat["guidelines"]["rate"] == 1.0
 
 
-# -- real data -------------------------------------------------------------------------
+# -- real data, and small files of the same layout ----------------------------------------
 HANNA_STORIES = SHARED_DATA / "hanna" / "hanna_llm_stories.csv"
 
 
-@pytest.mark.skipif(not HANNA_STORIES.exists(), reason=f"shared data not found: {HANNA_STORIES}")
-def test_hanna_llm_stories_keep_their_line_breaks():
-    with HANNA_STORIES.open(newline="", encoding="utf-8") as f:
+def check_stories_keep_their_line_breaks(path, at_least):
+    with path.open(newline="", encoding="utf-8") as f:
         truth = list(csv.DictReader(f))
     with_breaks = [r["Story"] for r in truth if "\n" in r["Story"]]
-    assert len(with_breaks) > 500  # 573 of 576 stories have paragraphs
-    items = load_items(HANNA_STORIES, FieldMap(id="", text="Story", context="Prompt", system="Model"))
+    assert len(with_breaks) >= at_least
+    items = load_items(path, FieldMap(id="", text="Story", context="Prompt", system="Model"))
     assert [i.text for i in items] == [r["Story"] for r in truth]
     assert [i.item_id for i in items] == [r[""] for r in truth]
     from judgelab.recipes.hanna_run import hanna_items
 
-    generated = [i.text for i in hanna_items(HANNA_STORIES, None) if i.system != "Human"]
+    generated = [i.text for i in hanna_items(path, None) if i.system != "Human"]
     assert generated == [r["Story"] for r in truth]
+
+
+@pytest.mark.needs_shared_data("hanna/hanna_llm_stories.csv")
+def test_hanna_llm_stories_keep_their_line_breaks():
+    check_stories_keep_their_line_breaks(HANNA_STORIES, at_least=501)  # 573 of 576 stories have paragraphs
+
+
+def test_stories_in_the_hanna_layout_keep_their_line_breaks(tmp_path):
+    """The reader on a small file written here in the layout of hanna_llm_stories.csv (index, Prompt,
+    Human, Story, Model), so it is covered without ../shared/data."""
+    rows = [[str(k), f"Prompt {k // 2}, with a comma", f"The human story {k // 2}.\n\nIts second paragraph.",
+             f"Model story {k}.\n\nIt said \"hello\",\r\nthen left.\n" if k != 3 else "One paragraph only.", f"LLM-{k % 2}"]
+            for k in range(4)]
+    path = write_csv(tmp_path / "stories.csv", ["", "Prompt", "Human", "Story", "Model"], rows)
+    check_stories_keep_their_line_breaks(path, at_least=3)
 
 
 USER_STUDY = SHARED_DATA / "hanna" / "user_study.csv"
 
 
-@pytest.mark.skipif(not USER_STUDY.exists(), reason=f"shared data not found: {USER_STUDY}")
+@pytest.mark.needs_shared_data("hanna/user_study.csv")
 def test_user_study_real_file_reads_every_annotation():
     from judgelab.recipes.explanations import error_annotations
 

@@ -23,8 +23,8 @@ from judgelab.recipes.geval import meta_evaluate, run_geval, scale_groups  # noq
 
 SUMMEVAL = SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"
 TOPICAL = SHARED_DATA / "topical-chat" / "topical_chat.json"
-needs_summeval = pytest.mark.skipif(not SUMMEVAL.exists(), reason="../shared/data/summeval is not available")
-needs_topical = pytest.mark.skipif(not TOPICAL.exists(), reason="../shared/data/topical-chat is not available")
+needs_summeval = pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+needs_topical = pytest.mark.needs_shared_data("topical-chat/topical_chat.json")
 SCORES = ("coherence", "consistency", "fluency", "relevance")
 
 
@@ -138,6 +138,44 @@ def test_topical_chat_loader_reads_the_real_file():
     assert g.between(0, 1).all()
     one = load_topical_chat(TOPICAL, n_items=1)
     assert len(one.items) == 6 and {i.system for i in one.items} == {i.system for i in data.items}
+
+
+def test_summeval_loader_on_a_small_file(tmp_path):
+    """The loader on a file written here in SummEval's layout, so it is covered without ../shared/data."""
+    path = write_summeval(tmp_path / "summeval.jsonl", docs=3, systems=4)
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    data = load_summeval(path)
+    assert len(data.items) == 12 and data.n_groups == 3
+    assert [(i.group, i.system, i.text, i.context) for i in data.items] == [
+        (r["doc_id"], r["system"], r["summary"], r["source"]) for r in written]
+    assert all(i.item_id == i.group for i in data.items)
+    assert len(data.human) == 12 * 4 and set(data.human["rater"]) == {"human:mean"}
+    human = data.human.set_index(["group", "system", "criterion"])["score"]
+    assert all(human[(r["doc_id"], r["system"], c)] == r[c] for r in written for c in SCORES)
+    two = load_summeval(path, n_items=2)
+    assert len(two.items) == 8 and {i.group for i in two.items} == {"doc0", "doc1"}
+
+
+def test_topical_chat_loader_on_a_small_file(tmp_path):
+    """The loader on a file written here in topical_chat.json's layout (a JSON list of source,
+    context, system_id, system_output and scores), so it is covered without ../shared/data."""
+    rows = [{"source": f"hello , how are you ? \n fine , and you ? {c}", "context": f"fact number {c}",
+             "system_id": system, "system_output": f"reply {c} of {system}",
+             "scores": {"understandability": 1, "naturalness": 1 + (c + k) % 3, "coherence": 2, "engagingness": 3,
+                        "groundedness": (c + k) % 2, "overall": 4.5}}
+            for c in range(3) for k, system in enumerate(["Original Ground Truth", "Nucleus Decoding (p = 0.3)"])]
+    path = tmp_path / "tc.json"
+    path.write_text(json.dumps(rows, indent=4))
+    data = load_topical_chat(path)
+    assert len(data.items) == 6 and data.n_groups == 3
+    assert [i.item_id for i in data.items] == ["tc-000", "tc-000", "tc-001", "tc-001", "tc-002", "tc-002"]
+    assert [(i.text, i.system, i.context, i.extra["history"]) for i in data.items] == [
+        (r["system_output"], r["system_id"], r["context"], r["source"]) for r in rows]
+    assert len(data.human) == 6 * 4 and set(data.human["criterion"]) == {"naturalness", "coherence", "engagingness", "groundedness"}
+    grounded = data.human[data.human["criterion"] == "groundedness"]["score"].tolist()
+    assert grounded == [float(r["scores"]["groundedness"]) for r in rows]
+    one = load_topical_chat(path, n_items=1)
+    assert len(one.items) == 2 and {i.item_id for i in one.items} == {"tc-000"}
 
 
 def test_loaders_fail_with_one_clear_error(tmp_path):

@@ -170,7 +170,7 @@ def test_nle_recipe_with_human_scores_runs_every_part(tmp_path):
 NLE = SHARED_DATA / "nle" / "e-snli.csv"
 
 
-@pytest.mark.skipif(not NLE.exists(), reason="../shared/data/nle is not available")
+@pytest.mark.needs_shared_data("nle/e-snli.csv")
 def test_nle_recipe_on_shared_inputs_without_human_scores(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "[Informativeness] 5 [Clarity] 6. Clear enough."}))

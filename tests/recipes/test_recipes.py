@@ -43,17 +43,16 @@ def test_gwet_ac1_by_hand_and_degenerate():
 WP = SHARED_DATA / "chiang-lee" / "wp_a.json"
 
 
-@pytest.mark.skipif(not WP.exists(), reason="../shared/data/chiang-lee is not available")
-def test_wp_human_tables():
+def check_wp_human_tables(path, per_writer):
     from judgelab.recipes.chiang_lee_data import load_wp, wp_human_ratings
     from judgelab.recipes.tables import pairwise_kendall, table1
     import krippendorff
     from scipy import stats as st
 
-    data = load_wp(WP)
+    data = load_wp(path)
     humans = wp_human_ratings(data)
     t1 = table1(humans).set_index(["writer", "criterion"])
-    assert t1["items"].eq(200).all() and t1["annotators"].eq(3).all()
+    assert t1["items"].eq(per_writer).all() and t1["annotators"].eq(3).all()
     rows = [r for r in data.values() if r["human_written"] == 0]
     grammar = np.array([r["grammar"] for r in rows], float)
     assert t1.loc[("gpt2", "grammaticality"), "mean"] == pytest.approx(grammar.mean())
@@ -63,6 +62,24 @@ def test_wp_human_tables():
     t6 = pairwise_kendall(humans).set_index(["writer", "criterion"])
     taus = [st.kendalltau(grammar[:, a], grammar[:, b]).statistic for a, b in ((0, 1), (0, 2), (1, 2))]
     assert t6.loc[("gpt2", "grammaticality"), "mean_pairwise_kendall"] == pytest.approx(np.mean(taus), abs=1e-12)
+
+
+@pytest.mark.needs_shared_data("chiang-lee/wp_a.json")
+def test_wp_human_tables():
+    check_wp_human_tables(WP, per_writer=200)
+
+
+def test_wp_human_tables_on_a_small_file(tmp_path):
+    """The same checks on a small file written here in wp_a.json's layout (stories keyed "0", "1", …
+    with prompt, story, human_written and three raters' 1-5 ratings per criterion)."""
+    rng = np.random.default_rng(5)
+    stories = {str(k): {"prompt": f"Prompt {k}", "story": f"Story {k}.", "human_written": k % 2,
+                        **{c: [int(v) for v in rng.integers(1, 6, 3)] for c in ("grammar", "cohesive", "enjoy", "relevant")}}
+               for k in range(16)}
+    stories["2"]["grammar"] = [4, 4, 4]  # one full agreement
+    path = tmp_path / "wp.json"
+    path.write_text(json.dumps(stories))
+    check_wp_human_tables(path, per_writer=8)
 
 
 def _stories(tmp_path):
@@ -125,7 +142,7 @@ def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
 USER_STUDY = SHARED_DATA / "hanna" / "user_study.csv"
 
 
-@pytest.mark.skipif(not USER_STUDY.exists(), reason="../shared/data/hanna is not available")
+@pytest.mark.needs_shared_data("hanna/user_study.csv")
 def test_user_study_rates_and_ac1():
     from judgelab.recipes.explanations import error_annotations
 
