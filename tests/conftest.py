@@ -1,13 +1,29 @@
+import contextlib
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``@pytest.mark.needs_shared_data("hanna/user_study.csv", ...)``: the test reads these files
+    under :data:`SHARED_DATA` (real data, never copied into the repository); when one is absent the
+    test is skipped with a reason naming it (listed by ``-rs``, on in pyproject.toml)."""
+    for item in items:
+        for mark in item.iter_markers("needs_shared_data"):
+            if not mark.args:
+                raise pytest.UsageError(f"{item.nodeid}: needs_shared_data names the files it needs")
+            missing = [str(SHARED_DATA / name) for name in mark.args if not (SHARED_DATA / name).exists()]
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"needs shared data: {', '.join(missing)} not found"))
 
 
 def free_port() -> int:
@@ -61,8 +77,60 @@ def stub_factory(tmp_path):
 
 
 def judgelab_cmd(*args: str, **kw) -> subprocess.CompletedProcess:
+    """The command in a subprocess: for the command-line contract itself (exit statuses seen by a
+    shell, signals, a second process). Everything else uses :func:`run_cli`."""
     env = dict(os.environ, COLUMNS="200")
     return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True, env=env, **kw)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What :func:`run_cli` saw: the exit status and the printed text (named as subprocess names them)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _captured() -> io.TextIOWrapper:
+    """A text stream with a binary buffer underneath, as a real standard stream has."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None) -> CliResult:
+    """``judgelab ARGS`` in this process: :func:`judgelab.cli.main` with stdout and stderr captured.
+
+    The exit status is what the process would exit with: 0 when ``main`` returns, else the status of
+    its :class:`SystemExit`. Any other exception is a bug of the command and propagates (the test
+    fails with its traceback). ``cwd`` and ``env`` (added to the environment) hold for the call only.
+    """
+    from judgelab.cli import main
+
+    out, err = _captured(), _captured()
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    code = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:  # sys.exit("message"): Python prints it and exits 1
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    for stream in (out, err):
+        stream.flush()
+    text = [s.buffer.getvalue().decode("utf-8") for s in (out, err)]  # type: ignore[attr-defined]
+    return CliResult(code, text[0], text[1])
 
 
 def write_items(path: Path, n: int, with_context: bool = True) -> Path:
@@ -75,7 +143,7 @@ def write_items(path: Path, n: int, with_context: bool = True) -> Path:
     return path
 
 
-def one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:
+def one_line_error(result: "subprocess.CompletedProcess | CliResult", *needles: str) -> str:
     """Assert the command-line contract for a user error: exit 2, one line on stderr, no traceback."""
     assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr + result.stdout

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import judgelab_cmd, write_items
+from conftest import run_cli, write_items
 
 
 def check(result, *needles):
@@ -22,35 +22,35 @@ def scripted(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    check(judgelab_cmd("rate", "--items", str(tmp_path / "nope.jsonl"), *scripted(tmp_path)), "file not found", "nope.jsonl")
+    check(run_cli("rate", "--items", str(tmp_path / "nope.jsonl"), *scripted(tmp_path)), "file not found", "nope.jsonl")
 
 
 def test_unreadable_file(tmp_path):
     bad = tmp_path / "binary.jsonl"
     bad.write_bytes(b"\xff\xfe\x00garbage")
-    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "not UTF-8")
-    check(judgelab_cmd("rate", "--items", str(tmp_path), *scripted(tmp_path)), "is a folder")
+    check(run_cli("rate", "--items", str(bad), *scripted(tmp_path)), "not UTF-8")
+    check(run_cli("rate", "--items", str(tmp_path), *scripted(tmp_path)), "is a folder")
 
 
 def test_malformed_jsonl_names_the_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "text": "ok"}\n{"id": 2, "text": "broken"\n')
-    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "line 2")
+    check(run_cli("rate", "--items", str(bad), *scripted(tmp_path)), "line 2")
 
 
 def test_missing_required_field(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "story": "wrong column"}\n')
-    check(judgelab_cmd("rate", "--items", str(bad), *scripted(tmp_path)), "no field 'text'")
+    check(run_cli("rate", "--items", str(bad), *scripted(tmp_path)), "no field 'text'")
     items = write_items(tmp_path / "items.jsonl", 2, with_context=False)
-    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "relevance", *scripted(tmp_path)), "needs the field 'context'")
+    check(run_cli("rate", "--items", str(items), "--criteria", "relevance", *scripted(tmp_path)), "needs the field 'context'")
 
 
 def test_unknown_template_and_criterion(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 2)
-    check(judgelab_cmd("rate", "--items", str(items), "--template", "nope", *scripted(tmp_path)), "unknown template 'nope'")
-    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "beauty", *scripted(tmp_path)), "unknown criterion 'beauty'")
-    check(judgelab_cmd("rate", "--items", str(items), "--variant", "pirate", *scripted(tmp_path)), "unknown instruction variant")
+    check(run_cli("rate", "--items", str(items), "--template", "nope", *scripted(tmp_path)), "unknown template 'nope'")
+    check(run_cli("rate", "--items", str(items), "--criteria", "beauty", *scripted(tmp_path)), "unknown criterion 'beauty'")
+    check(run_cli("rate", "--items", str(items), "--variant", "pirate", *scripted(tmp_path)), "unknown instruction variant")
 
 
 @pytest.mark.parametrize("option,value,needle", [
@@ -59,7 +59,7 @@ def test_unknown_template_and_criterion(tmp_path):
 ])
 def test_invalid_sampling_parameters(tmp_path, option, value, needle):
     items = write_items(tmp_path / "items.jsonl", 2)
-    check(judgelab_cmd("rate", "--items", str(items), option, value, *scripted(tmp_path)), needle)
+    check(run_cli("rate", "--items", str(items), option, value, *scripted(tmp_path)), needle)
 
 
 def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
@@ -67,15 +67,15 @@ def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
     out = tmp_path / "out"
     items = write_items(tmp_path / "items.jsonl", 2)
     args = ["--judge", "openai:m", "--out", str(out), "--quiet", "--max-retries", "1", "--samples", "1"]
-    ok = judgelab_cmd("rate", "--items", str(items), "--base-url", stub.base_url, *args)
+    ok = run_cli("rate", "--items", str(items), "--base-url", stub.base_url, *args)
     assert ok.returncode == 0, ok.stderr
     more = write_items(tmp_path / "more.jsonl", 5)
     stub.stop()
-    result = judgelab_cmd("rate", "--items", str(more), "--base-url", stub.base_url, *args)
+    result = run_cli("rate", "--items", str(more), "--base-url", stub.base_url, *args)
     check(result, "is unreachable (connection refused")
     # a failed run replaces no output: the earlier ratings table stays as it was, for the items it covered
     assert (out / "ratings.csv").read_text().count("\n") == 1 + 2 * 4
-    exported = judgelab_cmd("export", str(out / "store.sqlite"), "--to", str(tmp_path / "kept.csv"))
+    exported = run_cli("export", str(out / "store.sqlite"), "--to", str(tmp_path / "kept.csv"))
     assert exported.returncode == 0, exported.stderr
     ratings = (tmp_path / "kept.csv").read_text().splitlines()
     assert len(ratings) == 1 + 2 * 4  # the finished judgments are still in the store
@@ -84,14 +84,14 @@ def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
 def test_refused_request_is_one_line(tmp_path, stub_factory):
     stub = stub_factory()
     items = write_items(tmp_path / "items.jsonl", 1)
-    result = judgelab_cmd("rate", "--items", str(items), "--judge", "openai:m", "--quiet",
+    result = run_cli("rate", "--items", str(items), "--judge", "openai:m", "--quiet",
                           "--base-url", stub.base_url.replace("/v1", "/nope"), "--out", str(tmp_path / "o"))
     check(result, "HTTP 404")
 
 
 def test_openai_judge_needs_model(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 1)
-    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")),
+    check(run_cli("rate", "--items", str(items), "--judge", "openai", "--quiet", "--out", str(tmp_path / "o")),
           "needs a model", "--judge openai:MODEL")
 
 
@@ -99,11 +99,11 @@ def test_old_judge_form_is_a_deprecated_alias(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 4."}))
     items = write_items(tmp_path / "items.jsonl", 2)
-    old = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
+    old = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
                        "--script", str(script), "--quiet", "--samples", "1", "--out", str(tmp_path / "old"))
     assert old.returncode == 0, old.stderr
     assert f"deprecated; write --judge scripted-test-double:{script}" in old.stderr
-    new = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
+    new = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
                        "--quiet", "--samples", "1", "--out", str(tmp_path / "new"))
     assert new.returncode == 0 and "deprecated" not in new.stderr
     assert (tmp_path / "old" / "ratings.csv").read_text() == (tmp_path / "new" / "ratings.csv").read_text()
@@ -111,9 +111,9 @@ def test_old_judge_form_is_a_deprecated_alias(tmp_path):
 
 def test_malformed_judge_specs_are_one_line(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 1)
-    check(judgelab_cmd("rate", "--items", str(items), "--judge", "gpt4", "--out", str(tmp_path / "o")), "unknown judge 'gpt4'")
-    check(judgelab_cmd("rate", "--items", str(items), "--judge", "openai:", "--out", str(tmp_path / "o")), "needs a model")
-    check(judgelab_cmd("dhp", "--task", "summarization", "--judge", "ratings.csv", "--out", str(tmp_path / "o")), "unknown judge")
+    check(run_cli("rate", "--items", str(items), "--judge", "gpt4", "--out", str(tmp_path / "o")), "unknown judge 'gpt4'")
+    check(run_cli("rate", "--items", str(items), "--judge", "openai:", "--out", str(tmp_path / "o")), "needs a model")
+    check(run_cli("dhp", "--task", "summarization", "--judge", "ratings.csv", "--out", str(tmp_path / "o")), "unknown judge")
 
 
 def test_an_output_folder_that_is_a_file(tmp_path):
@@ -122,7 +122,7 @@ def test_an_output_folder_that_is_a_file(tmp_path):
     a_file.write_text("not a folder")
     args = scripted(tmp_path)
     args[args.index("--out") + 1] = str(a_file)
-    check(judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", *args), "is a file, not a folder")
+    check(run_cli("rate", "--items", str(items), "--criteria", "grammaticality", *args), "is a file, not a folder")
     assert a_file.read_text() == "not a folder"
 
 
@@ -132,11 +132,11 @@ def test_agree_out_pointing_at_a_file(tmp_path):
                        + "".join(f"i{i},s,c,judge,0,{i % 5 + 1}\ni{i},s,c,human:a,0,{(i * 2) % 5 + 1}\n" for i in range(6)))
     a_file = tmp_path / "taken.csv"
     a_file.write_text("x")
-    check(judgelab_cmd("agree", str(ratings), "--out", str(a_file)), "is a file, not a folder")
+    check(run_cli("agree", str(ratings), "--out", str(a_file)), "is a file, not a folder")
 
 
 def test_negative_pairs_per_gap(tmp_path):
-    result = judgelab_cmd("recipe", "nle", "--dataset", "esnli", "--data", str(tmp_path / "x.csv"), "--per-delta", "-5")
+    result = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(tmp_path / "x.csv"), "--per-delta", "-5")
     check(result, "--per-delta")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import judgelab_cmd, write_items
+from conftest import run_cli, write_items
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgelab"
 
@@ -86,7 +86,7 @@ COMMANDS = ["rate", "dhp", "pairwise", "chiang-lee", "hanna", "nle"]
 def test_the_same_judge_spec_works_in_every_command(name, tmp_path, stub_factory):
     stub = stub_factory()
     out = tmp_path / "out"
-    r = judgelab_cmd(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out))
+    r = run_cli(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out))
     if name in {"pairwise", "nle"}:
         # the stub answers every prompt with one 1-5 rating, not the comparisons (Yes/No) and the two
         # 1-7 scores these commands ask for: they run to the end and report the failures (exit 3)
@@ -105,7 +105,7 @@ def test_the_same_judge_spec_works_in_every_command(name, tmp_path, stub_factory
 def test_dry_run_calls_nothing_writes_nothing_and_shows_the_prompt(name, tmp_path, stub_factory):
     stub = stub_factory()
     out = tmp_path / "out"
-    r = judgelab_cmd(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out), "--dry-run",
+    r = run_cli(*command(name, tmp_path, f"openai:stub-model@{stub.base_url}", out), "--dry-run",
                      "--price-in", "2.5", "--price-out", "10")
     assert r.returncode == 0, r.stderr
     assert stub.answered() == [] and _requests(stub) == 0
@@ -123,13 +123,13 @@ def test_dry_run_of_rate_counts_and_prompt_match_the_run(tmp_path, stub_factory)
     items = write_items(tmp_path / "items.jsonl", 4)
     args = ["rate", "--items", str(items), "--criteria", "grammaticality,cohesiveness", "--samples", "2", "--no-n",
             "--judge", f"openai:m@{stub.base_url}", "--out", str(tmp_path / "o"), "--quiet"]
-    dry = judgelab_cmd(*args, "--dry-run")
+    dry = run_cli(*args, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     line = next(l for l in dry.stdout.splitlines() if l.startswith("rating: "))
     assert ": 16 calls (0 answered by the store), 16 judgments" in line  # 4 items × 2 criteria × 2 samples, one by one
     chars = sum(len(p) for p in dry.stdout.split("--- user ---\n")[1:])
     assert chars > 0 and "(characters / 4, an estimate)" in line
-    run = judgelab_cmd(*args)
+    run = run_cli(*args)
     assert run.returncode == 0, run.stderr
     assert len(stub.answered()) == 16
     first = dry.stdout.split("===== first prompt of 'grammaticality'")[1].split("--- user ---\n")[1].split("\n\n=====")[0]
@@ -139,7 +139,7 @@ def test_dry_run_of_rate_counts_and_prompt_match_the_run(tmp_path, stub_factory)
         requests = [json.loads(r[0]) for r in db.execute("SELECT request FROM calls")]
     sent = {m["content"] if isinstance(m, dict) else m[1] for req in requests for m in req["messages"]}
     assert first.rstrip("\n") in sent  # the dry run showed exactly a prompt that the run sent
-    again = judgelab_cmd(*args, "--dry-run")
+    again = run_cli(*args, "--dry-run")
     line = next(l for l in again.stdout.splitlines() if l.startswith("rating: "))
     assert ": 0 calls (" in line and "0 judgments (16 already in the store)" in line, line
 
@@ -148,7 +148,7 @@ def test_dry_run_of_rate_counts_and_prompt_match_the_run(tmp_path, stub_factory)
 def test_run_file_and_flags_give_identical_ratings(tmp_path, stub_factory):
     stub = stub_factory()
     items = write_items(tmp_path / "items.jsonl", 5)
-    flags = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality,likability", "--samples", "2",
+    flags = run_cli("rate", "--items", str(items), "--criteria", "grammaticality,likability", "--samples", "2",
                          "--judge", f"openai:m@{stub.base_url}", "--temperature", "0.7", "--max-tokens", "64", "--seed", "3",
                          "--compare", "human,gpt2", "--out", str(tmp_path / "flags"), "--quiet")
     assert flags.returncode == 0, flags.stderr
@@ -162,7 +162,7 @@ def test_run_file_and_flags_give_identical_ratings(tmp_path, stub_factory):
         "sampling: {temperature: 0.7, max_tokens: 64, seed: 3}\n"
         "compare: human,gpt2\n"
         "out: ../spec-out\n")
-    spec = judgelab_cmd("run", str(folder / "spec.yaml"), "--quiet")
+    spec = run_cli("run", str(folder / "spec.yaml"), "--quiet")
     assert spec.returncode == 0, spec.stderr
     a = pd.read_csv(tmp_path / "flags" / "ratings.csv")
     b = pd.read_csv(tmp_path / "spec-out" / "ratings.csv")
@@ -181,15 +181,15 @@ def test_run_file_errors_are_one_line(tmp_path):
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("items: x.jsonl\njudge: local\ntemprature: 0.3\n")
-    line = one_line_error(judgelab_cmd("run", str(bad)), "unknown key 'temprature'", "known keys: items, template")
+    line = one_line_error(run_cli("run", str(bad)), "unknown key 'temprature'", "known keys: items, template")
     assert "sampling" in line
     bad.write_text("items: x.jsonl\nsampling: {temp: 1}\n")
-    one_line_error(judgelab_cmd("run", str(bad)), "unknown key 'sampling.temp'", "temperature")
+    one_line_error(run_cli("run", str(bad)), "unknown key 'sampling.temp'", "temperature")
     bad.write_text("items: x.jsonl\nsamples: many\n")
-    one_line_error(judgelab_cmd("run", str(bad)), "invalid value for samples")
+    one_line_error(run_cli("run", str(bad)), "invalid value for samples")
     bad.write_text("- just\n- a list\n")
-    one_line_error(judgelab_cmd("run", str(bad)), "a run file is a mapping")
-    one_line_error(judgelab_cmd("run", str(tmp_path / "missing.yaml")), "missing.yaml")
+    one_line_error(run_cli("run", str(bad)), "a run file is a mapping")
+    one_line_error(run_cli("run", str(tmp_path / "missing.yaml")), "missing.yaml")
 
 
 def test_rate_with_two_judges_writes_one_rater_each(tmp_path, stub_factory):
@@ -197,7 +197,7 @@ def test_rate_with_two_judges_writes_one_rater_each(tmp_path, stub_factory):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 4."}))
     items = write_items(tmp_path / "items.jsonl", 2)
-    r = judgelab_cmd("rate", "--items", str(items), "--criteria", "grammaticality", "--samples", "1",
+    r = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--samples", "1",
                      "--judge", f"openai:m@{stub.base_url}", "--judge", f"scripted-test-double:{script}",
                      "--out", str(tmp_path / "o"), "--quiet")
     assert r.returncode == 0, r.stderr
@@ -218,9 +218,9 @@ def test_dhp_analyze_out_and_one_json_shape(tmp_path):
                                  "score": 4 + shift + float(rng.normal(0, 0.1))})
     path = tmp_path / "ratings.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
-    both = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--out", str(tmp_path / "o"))
+    both = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--out", str(tmp_path / "o"))
     assert both.returncode == 0, both.stderr
-    one = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--rater", "judge-a")
+    one = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--format", "json", "--rater", "judge-a")
     docs = [json.loads(both.stdout), json.loads(one.stdout)]
     for doc in docs:
         assert set(doc) == {"schema", "task", "judges"} and doc["schema"] == 1
@@ -229,7 +229,7 @@ def test_dhp_analyze_out_and_one_json_shape(tmp_path):
     for name in ("README.md", "run.json", "perturbations.csv", "discernment.csv"):
         assert (tmp_path / "o" / name).exists(), name
     assert json.loads((tmp_path / "o" / "run.json").read_text())["command"] == "dhp analyze"
-    csv = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "csv")
+    csv = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--format", "csv")
     assert csv.returncode == 0, csv.stderr
     table = pd.read_csv(__import__("io").StringIO(csv.stdout))  # one table, not several in one stream
     assert list(table["judge"]) == ["judge-a", "judge-b"] and {"D", "D_avg", "D_min"} <= set(table.columns)
@@ -241,7 +241,7 @@ def test_user_study_writes_a_folder(tmp_path):
     rows = [["1", "Expl one", 1, 0], ["1", "Expl one", 1, 1], ["2", "Expl two", 0, 0], ["2", "Expl two", 0, 0]]
     path = tmp_path / "us.csv"
     pd.DataFrame(rows, columns=header).to_csv(path, index=False)
-    r = judgelab_cmd("recipe", "user-study", "--annotations", str(path), "--out", str(tmp_path / "o"), "--format", "csv")
+    r = run_cli("recipe", "user-study", "--annotations", str(path), "--out", str(tmp_path / "o"), "--format", "csv")
     assert r.returncode == 0, r.stderr
     for name in ("README.md", "run.json", "error_rates.csv"):
         assert (tmp_path / "o" / name).exists(), name

@@ -8,7 +8,7 @@ import sys
 import time
 from collections import Counter
 
-from conftest import judgelab_cmd, write_items
+from conftest import run_cli, write_items
 
 
 def rate_args(items, base_url, out, *extra):
@@ -19,7 +19,7 @@ def rate_args(items, base_url, out, *extra):
 def test_flaky_server_completes_every_judgment(tmp_path, stub_factory):
     stub = stub_factory(fail_rate=0.3, seed=1)
     items = write_items(tmp_path / "items.jsonl", 12)
-    result = judgelab_cmd(*rate_args(items, stub.base_url, tmp_path / "out", "--compare", "human,gpt2"))
+    result = run_cli(*rate_args(items, stub.base_url, tmp_path / "out", "--compare", "human,gpt2"))
     assert result.returncode == 0, result.stderr
     ratings = (tmp_path / "out" / "ratings.csv").read_text().splitlines()
     assert len(ratings) == 1 + 12 * 4 * 3
@@ -32,7 +32,7 @@ def test_flaky_server_completes_every_judgment(tmp_path, stub_factory):
 def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
     items = write_items(tmp_path / "items.jsonl", 40)
     reference = stub_factory(fail_rate=0.2, seed=2)
-    done = judgelab_cmd(*rate_args(items, reference.base_url, tmp_path / "ref"))
+    done = run_cli(*rate_args(items, reference.base_url, tmp_path / "ref"))
     assert done.returncode == 0, done.stderr
 
     stub = stub_factory(fail_rate=0.2, seed=3, latency=0.03)
@@ -60,7 +60,7 @@ def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
     with Store(db) as store:  # opening replays the journal of answers not yet in the database
         stored_at_kill = store.call_keys()
 
-    resumed = judgelab_cmd(*rate_args(items, stub.base_url, out))
+    resumed = run_cli(*rate_args(items, stub.base_url, out))
     assert resumed.returncode == 0, resumed.stderr
     assert "already in the store" in resumed.stdout
 

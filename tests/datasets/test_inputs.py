@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from conftest import SHARED_DATA, judgelab_cmd
+from conftest import SHARED_DATA, run_cli
 from judgelab.datasets.items import FieldMap, load_items
 from judgelab.datasets.readers import read_csv, read_json, read_jsonl, read_records
 from judgelab.errors import JudgelabError
@@ -60,7 +60,7 @@ def stored_prompts(store_path):
 def test_csv_with_bom_and_multiline_text_reaches_the_judge_byte_for_byte(tmp_path):
     items = write_csv(tmp_path / "items.csv", ["id", "text", "self"], [["007", STORY, "me"], ["8", "Short.", "x"]], bom=True)
     assert items.read_bytes().startswith(b"\xef\xbb\xbf")
-    result = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--samples", "1", *scripted(tmp_path))
+    result = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--samples", "1", *scripted(tmp_path))
     assert result.returncode == 0, result.stderr
     prompts = stored_prompts(tmp_path / "out" / "store.sqlite")
     assert sum(STORY in p for p in prompts) == 2  # fluency and coherence, text exactly as in the file
@@ -82,7 +82,7 @@ def test_csv_rows_with_more_fields_than_the_header(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text('id,text\n1,"one\ntwo"\n2,fine,extra\n')
     one_line_error(lambda: read_csv(path), "bad.csv", "line 4", "3 fields", "header has 2")
-    check(judgelab_cmd("rate", "--items", str(path), *scripted(tmp_path)), "bad.csv", "line 4")
+    check(run_cli("rate", "--items", str(path), *scripted(tmp_path)), "bad.csv", "line 4")
 
 
 @pytest.mark.parametrize("content,needle", [
@@ -102,7 +102,7 @@ def test_invalid_utf8_names_the_line(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_bytes(b"id,text\n1,fine\n2,caf\xe9\n")
     one_line_error(lambda: read_csv(path), "not UTF-8", "line 3")
-    check(judgelab_cmd("rate", "--items", str(path), *scripted(tmp_path)), "not UTF-8", "line 3")
+    check(run_cli("rate", "--items", str(path), *scripted(tmp_path)), "not UTF-8", "line 3")
 
 
 # -- JSON lines ------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_bad_jsonl_lines_are_one_line(tmp_path, line, needles):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"id": "0", "text": "fine"}\n' + line + "\n")
     one_line_error(lambda: read_records(path), "bad.jsonl", *needles)
-    check(judgelab_cmd("rate", "--items", str(path), *scripted(tmp_path)), "bad.jsonl", *needles)
+    check(run_cli("rate", "--items", str(path), *scripted(tmp_path)), "bad.jsonl", *needles)
 
 
 def test_json_file_errors(tmp_path):
@@ -165,7 +165,7 @@ def test_non_finite_human_scores_are_refused(tmp_path, value):
     wide = write_csv(tmp_path / "wide.csv", ["item_id", "rater", "c"], [["1", "a", "3"], ["2", "a", value]])
     one_line_error(lambda: import_wide(wide, ["c"]), "wide.csv", "line 3", "column 'c'")
     one_line_error(lambda: read_ratings(long), "long.csv", "line 3")
-    check(judgelab_cmd("agree", "--human", str(long)), "long.csv", "line 3")
+    check(run_cli("agree", "--human", str(long)), "long.csv", "line 3")
 
 
 def test_json_nan_score_is_refused_but_null_is_missing(tmp_path):
@@ -225,7 +225,7 @@ def test_bad_expert_votes_are_one_line(tmp_path, votes, needle):
     path = tmp_path / "votes.json"
     path.write_text(json.dumps(votes))
     ratings = write_csv(tmp_path / "r.csv", ["item_id", "system", "criterion", "rater", "score"], [["1", "original", "fluency", "j", "4"]])
-    check(judgelab_cmd("dhp", "analyze", str(ratings), "--task", "summarization", "--expert-weights", str(path)), "votes.json", needle)
+    check(run_cli("dhp", "analyze", str(ratings), "--task", "summarization", "--expert-weights", str(path)), "votes.json", needle)
 
 
 @pytest.mark.parametrize("content,needle", [
@@ -260,29 +260,29 @@ def hanna_scores(path, cell=None):
 def test_hanna_correlations_bad_files(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    check(judgelab_cmd("hanna", "correlations", "--scores", str(empty)), "empty.csv", "empty file")
+    check(run_cli("hanna", "correlations", "--scores", str(empty)), "empty.csv", "empty file")
     header_only = tmp_path / "header.csv"
     header_only.write_text("Model," + ",".join(CRITERIA) + "\n")
-    check(judgelab_cmd("hanna", "correlations", "--scores", str(header_only)), "header.csv", "no rows")
+    check(run_cli("hanna", "correlations", "--scores", str(header_only)), "header.csv", "no rows")
     for cell, needle in (("[1.0, Infinity]", "not a finite number"), ("[1.0, nan]", "not a finite number"),
                          ("1e999", "not a finite number"), ("[1.0, inf]", "not a list of numbers"),
                          ("[[1.0], 2.0]", "is not a number"), ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
                          ("words", "not a list of numbers")):
         path = hanna_scores(tmp_path / "scores.csv", cell)
-        check(judgelab_cmd("hanna", "correlations", "--scores", str(path)), "scores.csv", "line 4", "'Coherence'", needle)
+        check(run_cli("hanna", "correlations", "--scores", str(path)), "scores.csv", "line 4", "'Coherence'", needle)
     ok = hanna_scores(tmp_path / "ok.csv")
-    assert judgelab_cmd("hanna", "correlations", "--scores", str(ok), "--format", "csv").returncode == 0
+    assert run_cli("hanna", "correlations", "--scores", str(ok), "--format", "csv").returncode == 0
 
 
 def test_recipe_hanna_and_user_study_refuse_empty_files(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    check(judgelab_cmd("recipe", "hanna", "--stories", str(empty), *scripted(tmp_path)[:2], "--quiet",
+    check(run_cli("recipe", "hanna", "--stories", str(empty), *scripted(tmp_path)[:2], "--quiet",
                        "--out", str(tmp_path / "h")), "empty.csv", "empty file")
-    check(judgelab_cmd("recipe", "user-study", "--annotations", str(empty)), "empty.csv", "empty file")
+    check(run_cli("recipe", "user-study", "--annotations", str(empty)), "empty.csv", "empty file")
     header = tmp_path / "header.csv"
     header.write_text(",Prompt,Human,Story,Model\n")
-    check(judgelab_cmd("recipe", "hanna", "--stories", str(header), "--quiet", "--out", str(tmp_path / "h")), "no stories")
+    check(run_cli("recipe", "hanna", "--stories", str(header), "--quiet", "--out", str(tmp_path / "h")), "no stories")
 
 
 USER_STUDY_HEADER = ["Input.story_id", "Input.explanation", "Answer.a-1-guidelines.1", "Answer.a-2-syntax.1"]
@@ -291,41 +291,55 @@ USER_STUDY_HEADER = ["Input.story_id", "Input.explanation", "Answer.a-1-guidelin
 def test_user_study_values_outside_zero_one(tmp_path):
     rows = [["007", "Expl.\nTwo lines", "1", "0"], ["007", "Expl.\nTwo lines", "7", "0"]]
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    check(judgelab_cmd("recipe", "user-study", "--annotations", str(path)), "us.csv", "line 4", "'7'", "Answer.a-1-guidelines.1")
+    check(run_cli("recipe", "user-study", "--annotations", str(path)), "us.csv", "line 4", "'7'", "Answer.a-1-guidelines.1")
     rows[1][2] = "yes"
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    check(judgelab_cmd("recipe", "user-study", "--annotations", str(path)), "line 4", "'yes'")
+    check(run_cli("recipe", "user-study", "--annotations", str(path)), "line 4", "'yes'")
     rows[1][2] = "1"
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    result = judgelab_cmd("recipe", "user-study", "--annotations", str(path), "--format", "json")
+    result = run_cli("recipe", "user-study", "--annotations", str(path), "--format", "json")
     assert result.returncode == 0, result.stderr
     by_cat = {r["category"]: r for r in json.loads(result.stdout)["rows"]}
     assert by_cat["guidelines"]["explanations"] == 1 and by_cat["guidelines"]["rate"] == 1.0
 
 
-# -- real data -------------------------------------------------------------------------
+# -- real data, and small files of the same layout ----------------------------------------
 HANNA_STORIES = SHARED_DATA / "hanna" / "hanna_llm_stories.csv"
 
 
-@pytest.mark.skipif(not HANNA_STORIES.exists(), reason=f"shared data not found: {HANNA_STORIES}")
-def test_hanna_llm_stories_keep_their_line_breaks():
-    with HANNA_STORIES.open(newline="", encoding="utf-8") as f:
+def check_stories_keep_their_line_breaks(path, at_least):
+    with path.open(newline="", encoding="utf-8") as f:
         truth = list(csv.DictReader(f))
     with_breaks = [r["Story"] for r in truth if "\n" in r["Story"]]
-    assert len(with_breaks) > 500  # 573 of 576 stories have paragraphs
-    items = load_items(HANNA_STORIES, FieldMap(id="", text="Story", context="Prompt", system="Model"))
+    assert len(with_breaks) >= at_least
+    items = load_items(path, FieldMap(id="", text="Story", context="Prompt", system="Model"))
     assert [i.text for i in items] == [r["Story"] for r in truth]
     assert [i.item_id for i in items] == [r[""] for r in truth]
     from judgelab.recipes.hanna_run import hanna_items
 
-    generated = [i.text for i in hanna_items(HANNA_STORIES, None) if i.system != "Human"]
+    generated = [i.text for i in hanna_items(path, None) if i.system != "Human"]
     assert generated == [r["Story"] for r in truth]
+
+
+@pytest.mark.needs_shared_data("hanna/hanna_llm_stories.csv")
+def test_hanna_llm_stories_keep_their_line_breaks():
+    check_stories_keep_their_line_breaks(HANNA_STORIES, at_least=501)  # 573 of 576 stories have paragraphs
+
+
+def test_stories_in_the_hanna_layout_keep_their_line_breaks(tmp_path):
+    """The reader on a small file written here in the layout of hanna_llm_stories.csv (index, Prompt,
+    Human, Story, Model), so it is covered without ../shared/data."""
+    rows = [[str(k), f"Prompt {k // 2}, with a comma", f"The human story {k // 2}.\n\nIts second paragraph.",
+             f"Model story {k}.\n\nIt said \"hello\",\r\nthen left.\n" if k != 3 else "One paragraph only.", f"LLM-{k % 2}"]
+            for k in range(4)]
+    path = write_csv(tmp_path / "stories.csv", ["", "Prompt", "Human", "Story", "Model"], rows)
+    check_stories_keep_their_line_breaks(path, at_least=3)
 
 
 USER_STUDY = SHARED_DATA / "hanna" / "user_study.csv"
 
 
-@pytest.mark.skipif(not USER_STUDY.exists(), reason=f"shared data not found: {USER_STUDY}")
+@pytest.mark.needs_shared_data("hanna/user_study.csv")
 def test_user_study_real_file_reads_every_annotation():
     from judgelab.recipes.explanations import error_annotations
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from conftest import judgelab_cmd
+from conftest import run_cli
 from judgelab.datasets.items import Item
 from judgelab.dhp.build import build_perturbed
 from judgelab.dhp.task import available_tasks, load_task
@@ -61,10 +61,15 @@ def test_typos_make_k_errors():
 
 def test_word_deletion_and_shuffle():
     out = rules.delete_words(TEXT, 5, random.Random(1))
-    assert len(TEXT.split()) - len(out.text.split()) == 5
-    assert " ".join(out.text.split()) in " ".join(TEXT.split()) or True
+    assert out.changed and out.hits == 5 and len(TEXT.split()) - len(out.text.split()) == 5
+    assert rules.delete_words(TEXT, 5, random.Random(1)).text == out.text  # reproducible
     words, kept = TEXT.split(), out.text.split()
-    assert any(words[:i] + words[i + 5:] == kept for i in range(len(words) - 4))  # 5 consecutive words
+    gaps = [i for i in range(len(words) - 4) if words[:i] + words[i + 5:] == kept]
+    assert gaps  # 5 consecutive words removed, the others unchanged and in order
+    # the text around the gap is the original's own text (its start and its end), not rewritten
+    i = gaps[0]
+    assert TEXT.startswith(" ".join(kept[:i])) and TEXT.endswith(" ".join(kept[i:]))
+    assert out.text == " ".join(kept)  # words joined by single spaces, as in the original
     shuffled = rules.shuffle_sentences(TEXT, 2, random.Random(2))
     before, after = rules.split_sentences(TEXT), rules.split_sentences(shuffled.text)
     assert sorted(before) == sorted(after) and sum(a != b for a, b in zip(before, after)) == 2
@@ -146,7 +151,7 @@ def test_analyze_command_matches_independent_scipy(tmp_path):
     df, path = known_ratings(tmp_path)
     votes = tmp_path / "votes.json"
     votes.write_text(json.dumps({"typos": {"fluency": 7, "coherence": 3}, "reordering/minor": {"coherence": 10}}))
-    result = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes), "--format", "json")
+    result = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes), "--format", "json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["schema"] == 1 and doc["task"] == "summarization" and len(doc["judges"]) == 1
@@ -171,11 +176,11 @@ def test_analyze_command_matches_independent_scipy(tmp_path):
 def test_analyze_bad_input(tmp_path):
     df, path = known_ratings(tmp_path)
     df.assign(system=df.system.replace("typos/minor", "glitter")).to_csv(tmp_path / "bad.csv", index=False)
-    r = judgelab_cmd("dhp", "analyze", str(tmp_path / "bad.csv"), "--task", "summarization", "--format", "json")
+    r = run_cli("dhp", "analyze", str(tmp_path / "bad.csv"), "--task", "summarization", "--format", "json")
     assert r.returncode == 2 and "unknown perturbation 'glitter'" in r.stderr
     votes = tmp_path / "v.json"
     votes.write_text(json.dumps({"typos": {"beauty": 1}}))
-    r = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes))
+    r = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--expert-weights", str(votes))
     assert r.returncode == 2 and "unknown metric 'beauty'" in r.stderr
 
 
@@ -184,7 +189,7 @@ def test_dhp_with_two_judges_against_an_openai_compatible_endpoint(tmp_path, stu
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "4"}))
     out = tmp_path / "dhp"
-    result = judgelab_cmd("dhp", "--task", "question-answering", "--judge", f"openai:stub-judge@{stub.base_url}",
+    result = run_cli("dhp", "--task", "question-answering", "--judge", f"openai:stub-judge@{stub.base_url}",
                           "--judge", f"scripted-test-double:{script}", "--samples", "2", "--quiet", "--out", str(out))
     assert result.returncode == 0, result.stderr
     doc = json.loads((out / "discernment.json").read_text())
@@ -194,7 +199,7 @@ def test_dhp_with_two_judges_against_an_openai_compatible_endpoint(tmp_path, stu
     constant = reports["scripted-test-double@dhp-question-answering"]
     assert constant["D_avg"] == 0.0  # a judge that always says 4 cannot discern anything
     assert (out / "discernment.png").exists() and (out / "response_style.png").exists()
-    again = judgelab_cmd("dhp", "--task", "question-answering", "--judge", f"scripted-test-double:{script}",
+    again = run_cli("dhp", "--task", "question-answering", "--judge", f"scripted-test-double:{script}",
                          "--perturbed", str(out / "perturbed.jsonl"), "--quiet", "--out", str(tmp_path / "again"))
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again" / "ratings.csv").exists()
@@ -244,7 +249,7 @@ def test_too_few_pairs_for_d_above_one_is_noted(exact):
 def test_analyze_command_shows_the_few_pairs_note(tmp_path):
     path = tmp_path / "ratings.csv"
     separated_ratings(4).to_csv(path, index=False)
-    r = judgelab_cmd("dhp", "analyze", str(path), "--task", "summarization", "--format", "json")
+    r = run_cli("dhp", "analyze", str(path), "--task", "summarization", "--format", "json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["judges"]["judge"]["notes"][0].startswith("too few pairs for D to exceed 1")  # stdout stays JSON
     assert "judgelab: note: judge: too few pairs for D to exceed 1 in 1 of 1 perturbations" in r.stderr
@@ -269,9 +274,9 @@ def test_out_of_range_dhp_options_are_user_errors(tmp_path):
         votes.write_text(json.dumps(bad))
         with pytest.raises(JudgelabError, match="expected a JSON object|must be an object"):
             load_votes(votes, load_task("summarization"))
-    r = judgelab_cmd("dhp", "--task", "summarization", "--samples", "0", "--out", str(tmp_path / "cli"))
+    r = run_cli("dhp", "--task", "summarization", "--samples", "0", "--out", str(tmp_path / "cli"))
     assert r.returncode == 2 and r.stderr.strip() == "judgelab: error: --samples must be between 1 and 128 ratings per text, not 0"
-    r = judgelab_cmd("dhp", "--task", "summarization", "--n-items", "0", "--out", str(tmp_path / "cli"))
+    r = run_cli("dhp", "--task", "summarization", "--n-items", "0", "--out", str(tmp_path / "cli"))
     assert r.returncode == 2 and r.stderr.startswith("judgelab: error: Invalid value for '--n-items'")  # not an internal error
     assert len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "cli").exists()

@@ -26,6 +26,7 @@ def score(backend, question):
     return asyncio.run(backend.complete(req))
 
 
+@pytest.mark.slow
 def test_score_mode_gives_a_label_distribution(local):
     response = score(local, "Question: How fluent is the paragraph?")
     alternatives = response.choices[0].tokens[0][2]
@@ -34,6 +35,7 @@ def test_score_mode_gives_a_label_distribution(local):
     assert response.prompt_tokens > 50 and response.completion_tokens == 0
 
 
+@pytest.mark.slow
 def test_prefix_reuse_is_exact_and_saves_work(local):
     questions = ["Question: How fluent is the paragraph?", "Question: How coherent is the paragraph?"] * 2
     local.reuse_prefix = False
@@ -46,12 +48,14 @@ def test_prefix_reuse_is_exact_and_saves_work(local):
     assert local.tokens_reused > local.tokens_evaluated
 
 
+@pytest.mark.slow
 def test_generation(local):
     req = JudgeRequest(messages=(("user", PARA + "Question: How fluent is it?\nAnswer:"),), sampling=Sampling(max_tokens=8, seed=1))
     response = asyncio.run(local.complete(req))
     assert isinstance(response.choices[0].text, str) and response.completion_tokens >= 1
 
 
+@pytest.mark.slow
 def test_demo_runs_offline(tmp_path):
     result = judgelab_cmd("demo", "--n-items", "2", "--quiet", "--out", str(tmp_path / "demo"), timeout=600)
     assert result.returncode == 0, result.stderr
@@ -74,6 +78,7 @@ def test_model_is_assembled_into_an_empty_cache(tmp_path):
     assert default_model_path(tmp_path / "cache") == path  # second call reuses it
 
 
+@pytest.mark.slow
 def test_dry_run_counts_prompt_tokens_with_the_judges_own_tokenizer(local, tmp_path):
     from judgelab.models.base import flatten_messages
 

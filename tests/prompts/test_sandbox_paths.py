@@ -6,7 +6,7 @@ import jinja2
 import pytest
 import yaml
 
-from conftest import judgelab_cmd
+from conftest import run_cli
 from judgelab.errors import JudgelabError
 from judgelab.paths import safe_filename
 
@@ -54,7 +54,7 @@ def test_template_payload_cannot_run_code(tmp_path, index):
     path.write_text(yaml.safe_dump(template))
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "text": "A story."}\n')
-    result = judgelab_cmd("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
+    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
                           "--script", str(scripted(tmp_path)), "--quiet", "--out", str(tmp_path / "out"))
     check(result, "evil.yaml", "sandbox")
     assert not target.exists()
@@ -71,7 +71,7 @@ def test_task_file_payload_cannot_run_code(tmp_path):
     crit["question"] = payloads(target)[0] + crit["question"]
     path = tmp_path / "evil-task.yaml"
     path.write_text(yaml.safe_dump(task))
-    result = judgelab_cmd("dhp", "--task", str(path), "--judge", f"scripted-test-double:{scripted(tmp_path)}",
+    result = run_cli("dhp", "--task", str(path), "--judge", f"scripted-test-double:{scripted(tmp_path)}",
                           "--n-items", "3", "--quiet", "--out", str(tmp_path / "out"))
     check(result, "evil-task.yaml", "sandbox")
     assert not target.exists()
@@ -82,13 +82,13 @@ def test_jinja_syntax_errors_name_the_file_and_line(tmp_path):
     path.write_text("name: broken\ninstruction: |-\n  Read this.\n  {{ text \ncriteria:\n  q:\n    question: How good?\n")
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "text": "A story."}\n')
-    result = judgelab_cmd("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
+    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
                           "--script", str(scripted(tmp_path)), "--quiet", "--out", str(tmp_path / "out"))
     check(result, "broken.yaml", "Jinja syntax error", "instruction", "line 4")
     task = tmp_path / "broken-task.yaml"
     task.write_text("name: t\ntemplate:\n  name: t\n  criteria:\n    q:\n      question: 'Rate {% if %}'\n"
                     "perturbations:\n- {name: typos/minor, level: character, method: rule, kind: typos, k: 1}\n")
-    check(judgelab_cmd("dhp", "--task", str(task), "--quiet", "--out", str(tmp_path / "o2")),
+    check(run_cli("dhp", "--task", str(task), "--quiet", "--out", str(tmp_path / "o2")),
           "broken-task.yaml", "Jinja syntax error", "template.criteria.q.question", "line 6")
 
 
@@ -146,7 +146,7 @@ def test_criterion_named_like_a_path_stays_in_the_output_folder(tmp_path):
     human.write_text('id,"../../evil/x"\n' + "\n".join(f"{i},{1 + (i * 3) % 5}" for i in range(8)) + "\n")
     figures = work / "out" / "figs"
     before = set(tmp_path.rglob("*"))
-    result = judgelab_cmd("scales", "--ratings", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
+    result = run_cli("scales", "--ratings", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
     assert result.returncode == 0, result.stderr
     new = set(tmp_path.rglob("*")) - before
     written = [p for p in new if p.is_file()]
@@ -161,12 +161,12 @@ def test_figure_paths_are_checked(tmp_path):
                    for k, s in enumerate(["Human", "A", "B", "C", "D"]))
     scores = tmp_path / "scores.csv"
     scores.write_text(header + body)
-    check(judgelab_cmd("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "x.xyz")),
+    check(run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "x.xyz")),
           "x.xyz", "unknown image format '.xyz'", ".png")
-    check(judgelab_cmd("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "nope" / "x.png")),
+    check(run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "nope" / "x.png")),
           "does not exist")
     assert not (tmp_path / "nope").exists()
-    ok = judgelab_cmd("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "h.svg"), "--format", "csv")
+    ok = run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "h.svg"), "--format", "csv")
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "h.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     assert os.path.getsize(tmp_path / "h.svg") > 0

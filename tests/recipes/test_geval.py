@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (conftest helpers)
-from conftest import SHARED_DATA, judgelab_cmd, one_line_error  # noqa: E402
+from conftest import SHARED_DATA, run_cli, one_line_error  # noqa: E402
 
 from judgelab.datasets.geval_sources import load_geval_data, load_summeval, load_topical_chat  # noqa: E402
 from judgelab.dhp.task import load_task  # noqa: E402
@@ -23,8 +23,8 @@ from judgelab.recipes.geval import meta_evaluate, run_geval, scale_groups  # noq
 
 SUMMEVAL = SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"
 TOPICAL = SHARED_DATA / "topical-chat" / "topical_chat.json"
-needs_summeval = pytest.mark.skipif(not SUMMEVAL.exists(), reason="../shared/data/summeval is not available")
-needs_topical = pytest.mark.skipif(not TOPICAL.exists(), reason="../shared/data/topical-chat is not available")
+needs_summeval = pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+needs_topical = pytest.mark.needs_shared_data("topical-chat/topical_chat.json")
 SCORES = ("coherence", "consistency", "fluency", "relevance")
 
 
@@ -75,11 +75,11 @@ def test_rate_uses_the_new_templates_and_refuses_mixed_scales(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "2", "default_probs": {"1": 0.5, "5": 0.5}}))
     base = ["rate", "--items", str(items), "--judge", "scripted-test-double", "--script", str(script), "--score", "logprob"]
-    one_line_error(judgelab_cmd(*base, "--template", "geval-summeval", "--out", str(tmp_path / "mixed")), "different scales")
-    r = judgelab_cmd(*base, "--template", "geval-summeval", "--criteria", "fluency", "--out", str(tmp_path / "fluency"))
+    one_line_error(run_cli(*base, "--template", "geval-summeval", "--out", str(tmp_path / "mixed")), "different scales")
+    r = run_cli(*base, "--template", "geval-summeval", "--criteria", "fluency", "--out", str(tmp_path / "fluency"))
     assert r.returncode == 0, r.stderr
     assert pd.read_csv(tmp_path / "fluency" / "ratings.csv")["score"].tolist() == [pytest.approx(1.0)]  # "5" is off the 1-3 scale
-    r = judgelab_cmd(*base, "--template", "dhp-summarization", "--criteria", "coherence", "--out", str(tmp_path / "dhp"))
+    r = run_cli(*base, "--template", "dhp-summarization", "--criteria", "coherence", "--out", str(tmp_path / "dhp"))
     assert r.returncode == 0, r.stderr
 
 
@@ -105,7 +105,7 @@ def test_dhp_tasks_name_their_rubric_templates(tmp_path):
 
 
 def test_templates_command_lists_the_new_templates():
-    r = judgelab_cmd("templates")
+    r = run_cli("templates")
     assert r.returncode == 0, r.stderr
     for name in ("geval-summeval", "geval-topical-chat", "dhp-summarization", "dhp-translation"):
         assert name in r.stdout
@@ -138,6 +138,44 @@ def test_topical_chat_loader_reads_the_real_file():
     assert g.between(0, 1).all()
     one = load_topical_chat(TOPICAL, n_items=1)
     assert len(one.items) == 6 and {i.system for i in one.items} == {i.system for i in data.items}
+
+
+def test_summeval_loader_on_a_small_file(tmp_path):
+    """The loader on a file written here in SummEval's layout, so it is covered without ../shared/data."""
+    path = write_summeval(tmp_path / "summeval.jsonl", docs=3, systems=4)
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    data = load_summeval(path)
+    assert len(data.items) == 12 and data.n_groups == 3
+    assert [(i.group, i.system, i.text, i.context) for i in data.items] == [
+        (r["doc_id"], r["system"], r["summary"], r["source"]) for r in written]
+    assert all(i.item_id == i.group for i in data.items)
+    assert len(data.human) == 12 * 4 and set(data.human["rater"]) == {"human:mean"}
+    human = data.human.set_index(["group", "system", "criterion"])["score"]
+    assert all(human[(r["doc_id"], r["system"], c)] == r[c] for r in written for c in SCORES)
+    two = load_summeval(path, n_items=2)
+    assert len(two.items) == 8 and {i.group for i in two.items} == {"doc0", "doc1"}
+
+
+def test_topical_chat_loader_on_a_small_file(tmp_path):
+    """The loader on a file written here in topical_chat.json's layout (a JSON list of source,
+    context, system_id, system_output and scores), so it is covered without ../shared/data."""
+    rows = [{"source": f"hello , how are you ? \n fine , and you ? {c}", "context": f"fact number {c}",
+             "system_id": system, "system_output": f"reply {c} of {system}",
+             "scores": {"understandability": 1, "naturalness": 1 + (c + k) % 3, "coherence": 2, "engagingness": 3,
+                        "groundedness": (c + k) % 2, "overall": 4.5}}
+            for c in range(3) for k, system in enumerate(["Original Ground Truth", "Nucleus Decoding (p = 0.3)"])]
+    path = tmp_path / "tc.json"
+    path.write_text(json.dumps(rows, indent=4))
+    data = load_topical_chat(path)
+    assert len(data.items) == 6 and data.n_groups == 3
+    assert [i.item_id for i in data.items] == ["tc-000", "tc-000", "tc-001", "tc-001", "tc-002", "tc-002"]
+    assert [(i.text, i.system, i.context, i.extra["history"]) for i in data.items] == [
+        (r["system_output"], r["system_id"], r["context"], r["source"]) for r in rows]
+    assert len(data.human) == 6 * 4 and set(data.human["criterion"]) == {"naturalness", "coherence", "engagingness", "groundedness"}
+    grounded = data.human[data.human["criterion"] == "groundedness"]["score"].tolist()
+    assert grounded == [float(r["scores"]["groundedness"]) for r in rows]
+    one = load_topical_chat(path, n_items=1)
+    assert len(one.items) == 2 and {i.item_id for i in one.items} == {"tc-000"}
 
 
 def test_loaders_fail_with_one_clear_error(tmp_path):
@@ -264,7 +302,7 @@ def test_recipe_in_process_with_the_scripted_test_double(tmp_path):
 def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=3, systems=4)
-    r = judgelab_cmd("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--n-resamples", "50", "--out", str(tmp_path / "out"), "--quiet")
     assert r.returncode == 0, r.stderr
     assert len(stub.answered()) == 3 * 4 * 4
@@ -282,7 +320,7 @@ def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
 def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=2, systems=3)
-    r = judgelab_cmd("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--dry-run", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     assert stub.answered() == [] and not (tmp_path / "out").exists()
@@ -303,7 +341,7 @@ def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory
 def test_bad_inputs_exit_2_with_one_line(tmp_path, args, needle):
     write_summeval(tmp_path / "x.jsonl", docs=1, systems=3)
     env_cwd = {"cwd": tmp_path}
-    r = judgelab_cmd("recipe", "geval", *args, "--out", str(tmp_path / "out"), "--quiet", **env_cwd)
+    r = run_cli("recipe", "geval", *args, "--out", str(tmp_path / "out"), "--quiet", **env_cwd)
     one_line_error(r, needle)
 
 

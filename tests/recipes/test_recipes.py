@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import SHARED_DATA, judgelab_cmd
+from conftest import SHARED_DATA, run_cli
 from judgelab.stats import gwet_ac1
 
 NAN = float("nan")
@@ -43,17 +43,16 @@ def test_gwet_ac1_by_hand_and_degenerate():
 WP = SHARED_DATA / "chiang-lee" / "wp_a.json"
 
 
-@pytest.mark.skipif(not WP.exists(), reason="../shared/data/chiang-lee is not available")
-def test_wp_human_tables():
+def check_wp_human_tables(path, per_writer):
     from judgelab.recipes.chiang_lee_data import load_wp, wp_human_ratings
     from judgelab.recipes.tables import pairwise_kendall, table1
     import krippendorff
     from scipy import stats as st
 
-    data = load_wp(WP)
+    data = load_wp(path)
     humans = wp_human_ratings(data)
     t1 = table1(humans).set_index(["writer", "criterion"])
-    assert t1["items"].eq(200).all() and t1["annotators"].eq(3).all()
+    assert t1["items"].eq(per_writer).all() and t1["annotators"].eq(3).all()
     rows = [r for r in data.values() if r["human_written"] == 0]
     grammar = np.array([r["grammar"] for r in rows], float)
     assert t1.loc[("gpt2", "grammaticality"), "mean"] == pytest.approx(grammar.mean())
@@ -63,6 +62,24 @@ def test_wp_human_tables():
     t6 = pairwise_kendall(humans).set_index(["writer", "criterion"])
     taus = [st.kendalltau(grammar[:, a], grammar[:, b]).statistic for a, b in ((0, 1), (0, 2), (1, 2))]
     assert t6.loc[("gpt2", "grammaticality"), "mean_pairwise_kendall"] == pytest.approx(np.mean(taus), abs=1e-12)
+
+
+@pytest.mark.needs_shared_data("chiang-lee/wp_a.json")
+def test_wp_human_tables():
+    check_wp_human_tables(WP, per_writer=200)
+
+
+def test_wp_human_tables_on_a_small_file(tmp_path):
+    """The same checks on a small file written here in wp_a.json's layout (stories keyed "0", "1", …
+    with prompt, story, human_written and three raters' 1-5 ratings per criterion)."""
+    rng = np.random.default_rng(5)
+    stories = {str(k): {"prompt": f"Prompt {k}", "story": f"Story {k}.", "human_written": k % 2,
+                        **{c: [int(v) for v in rng.integers(1, 6, 3)] for c in ("grammar", "cohesive", "enjoy", "relevant")}}
+               for k in range(16)}
+    stories["2"]["grammar"] = [4, 4, 4]  # one full agreement
+    path = tmp_path / "wp.json"
+    path.write_text(json.dumps(stories))
+    check_wp_human_tables(path, per_writer=8)
 
 
 def _stories(tmp_path):
@@ -78,7 +95,7 @@ def test_chiang_lee_recipe_flags_a_judge_that_fails_the_sanity_check(tmp_path):
     script.write_text(json.dumps({"rules": [{"contains": "preserved in news title 2", "reply": "I would rate it a 3."}],
                                   "default": "I would rate it a 4."}))
     out = tmp_path / "cl"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "SANITY CHECK FAILED" in r.stdout and "SANITY CHECK FAILED" in (out / "README.md").read_text()
@@ -90,7 +107,7 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 5."}))
     out = tmp_path / "cl"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out), "--variance")
     assert r.returncode == 0, r.stderr
     assert "sanity check passed" in r.stdout
@@ -104,13 +121,13 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
 def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
     stub = stub_factory(fail_rate=0.1)
     judge = f"openai:stub@{stub.base_url}"
-    r = judgelab_cmd("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
+    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
                      "--quiet", "--out", str(tmp_path / "cl"))
     assert r.returncode == 0, r.stderr
     stories = tmp_path / "hanna.csv"
     pd.DataFrame({"Prompt": ["P one", "P one", "P two"], "Human": ["H one.", "H one.", "H two."],
                   "Story": ["A story.", "Another story.", "Third story."], "Model": ["m1", "m2", "m1"]}).to_csv(stories)
-    r = judgelab_cmd("recipe", "hanna", "--stories", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
+    r = run_cli("recipe", "hanna", "--stories", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
                      "--quiet", "--out", str(tmp_path / "hn"))
     assert r.returncode == 0, r.stderr
     icc = pd.read_csv(tmp_path / "hn" / "icc2k.csv")
@@ -125,7 +142,7 @@ def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
 USER_STUDY = SHARED_DATA / "hanna" / "user_study.csv"
 
 
-@pytest.mark.skipif(not USER_STUDY.exists(), reason="../shared/data/hanna is not available")
+@pytest.mark.needs_shared_data("hanna/user_study.csv")
 def test_user_study_rates_and_ac1():
     from judgelab.recipes.explanations import error_annotations
 
@@ -134,11 +151,12 @@ def test_user_study_rates_and_ac1():
     assert table.loc["syntax", "rate"] == pytest.approx(raw["Answer.a-2-syntax.1"].mean())
     assert (table["explanations"] == 100).all() and (table["annotations"] == 300).all()
     assert table["gwet_ac1"].between(-1, 1).all()
-    r = judgelab_cmd("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
+    r = run_cli("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["schema"] == 1 and doc["rows"][0]["category"] == "guidelines"
 
 
+@pytest.mark.slow
 def test_min_k_prob_orders_repeated_before_fresh_text():
     pytest.importorskip("llama_cpp")
     from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
@@ -165,12 +183,23 @@ def test_roc_auc_matches_sklearn():
     assert roc_auc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
 
 
-def test_contamination_command(tmp_path):
-    pytest.importorskip("llama_cpp")
+def _contamination_texts(tmp_path):
     path = tmp_path / "texts.jsonl"
     path.write_text("\n".join(json.dumps({"id": i, "text": t, "member": m}) for i, (t, m) in enumerate(
         [("The cat sat on the mat.", 1), ("Zebras juggle quartz under violet moons.", 0)])))
-    r = judgelab_cmd("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
-    assert r.returncode == 0, r.stderr and "ROC AUC" in r.stdout
-    bad = judgelab_cmd("contamination", "--texts", str(path), "--label-field", "nope")
+    return path
+
+
+@pytest.mark.slow
+def test_contamination_command(tmp_path):
+    pytest.importorskip("llama_cpp")
+    path = _contamination_texts(tmp_path)
+    r = run_cli("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert "ROC AUC (members vs non-members): " in r.stdout
+
+
+def test_contamination_command_refuses_labels_that_are_not_0_1(tmp_path):
+    """Checked before the model is loaded: no llama.cpp needed."""
+    bad = run_cli("contamination", "--texts", str(_contamination_texts(tmp_path)), "--label-field", "nope")
     assert bad.returncode == 2 and "0/1" in bad.stderr

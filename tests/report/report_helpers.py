@@ -10,7 +10,7 @@ import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
-from conftest import judgelab_cmd
+from conftest import run_cli
 
 XSS = "<script>alert(1)</script>"
 CRITERIA = ["grammaticality", "cohesiveness", "likability", "relevance"]
@@ -65,7 +65,7 @@ def write_humans(path: Path) -> Path:
 
 
 def _run(*args: str) -> None:
-    r = judgelab_cmd(*args)
+    r = run_cli(*args)
     assert r.returncode == 0, r.stderr + r.stdout
 
 

@@ -11,7 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from conftest import judgelab_cmd
+from conftest import run_cli
 from judgelab.errors import JudgelabError
 from judgelab.report.html import build_report, render_report, write_report
 from judgelab.report.html_build import correlation_ci
@@ -42,7 +42,7 @@ def rate_report(rate_run, tmp_path_factory):
     shutil.copytree(rate_run, folder)
     before = set(os.listdir(folder))
     humans = write_humans(folder.parent / "H.csv")
-    r = judgelab_cmd("report", str(folder), "--human", str(humans))
+    r = run_cli("report", str(folder), "--human", str(humans))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"report: {folder / 'report.html'} (") and r.stdout.count("\n") == 1
     return folder, before, (folder / "report.html").read_text(encoding="utf-8")
@@ -220,7 +220,7 @@ def test_dhp_report(dhp_report):
 # -- other folders, bad input ----------------------------------------------------------------------------
 def test_agree_only_folder(rate_run, tmp_path):
     out = tmp_path / "agree"
-    r = judgelab_cmd("agree", str(rate_run / "ratings.csv"), "--human", str(write_humans(tmp_path / "H.csv")),
+    r = run_cli("agree", str(rate_run / "ratings.csv"), "--human", str(write_humans(tmp_path / "H.csv")),
                      "--out", str(out), "--format", "csv")
     assert r.returncode == 0, r.stderr
     data = build_report(out)
@@ -262,7 +262,7 @@ def test_logprob_distribution_shown(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.2, "x": 0.05}}))
     out = tmp_path / "run"
-    r = judgelab_cmd("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
+    r = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
                      "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     units = decode_units(parse(write_report(out).read_text()))
@@ -306,7 +306,7 @@ def test_bad_input_is_one_line_exit_2(rate_run, tmp_path):
         (["report", str(rate_run), "--out", str(tmp_path)], "is a folder"),
     ]
     for args, message in cases:
-        r = judgelab_cmd(*args)
+        r = run_cli(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and message in r.stderr and r.stderr.startswith("judgelab: error: "), r.stderr
     with pytest.raises(JudgelabError):

@@ -133,27 +133,55 @@ class _WarningLines(logging.StreamHandler):
         super().emit(record)
 
 
-def _show_library_warnings() -> None:
+def _show_library_warnings() -> Callable[[], None]:
     """Library modules log on ``judgelab.*`` loggers and print nothing; the command line shows
     their warnings on stderr as ``judgelab: warning: …`` lines. Only :func:`main` installs this
-    handler (once), so library use stays silent except through Python's last-resort handler."""
+    handler, for the length of one command, so library use stays silent except through Python's
+    last-resort handler. Returns the function that puts the logger back as it was."""
     logger = logging.getLogger("judgelab")
+    level, propagate = logger.level, logger.propagate
+    added = None
     if not any(isinstance(h, _WarningLines) for h in logger.handlers):
-        logger.addHandler(_WarningLines())
+        added = _WarningLines()
+        logger.addHandler(added)
     logger.setLevel(logging.WARNING)
     logger.propagate = False  # shown once, not again by a root handler
 
+    def restore() -> None:
+        if added is not None:
+            logger.removeHandler(added)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
-def _show_progress_bars() -> None:
-    """The terminal's progress bar for model runs (library code draws none by itself)."""
-    from judgelab.progress import set_progress_display
+    return restore
+
+
+def _show_progress_bars() -> Callable[[], None]:
+    """The terminal's progress bar for model runs (library code draws none by itself), for the
+    length of one command. Returns the function that puts back the display installed before."""
+    from judgelab import progress
+
+    before = getattr(progress, "_factory", None)  # a library caller's own display, if any
 
     def terminal_bar(total: int, label: str):
         from judgelab.report.terminal import progress_bar  # rich, imported when a run starts
 
         return progress_bar(total, label)
 
-    set_progress_display(terminal_bar)
+    progress.set_progress_display(terminal_bar)
+    return lambda: progress.set_progress_display(before)
+
+
+def _forget_earlier_commands() -> None:
+    """Module-level state one command leaves behind that must not reach the next one run in the
+    same process (a library caller, the tests): deprecation notes not yet shown, and the store the
+    interrupted-run message names."""
+    from judgelab.cli.common import DEPRECATION_NOTES
+
+    DEPRECATION_NOTES.clear()
+    store = sys.modules.get("judgelab.store")  # not imported: nothing to forget (start-up stays light)
+    if store is not None:
+        store._last_opened = None  # type: ignore[attr-defined]
 
 
 class _PipeSafeStdout:
@@ -198,15 +226,27 @@ class _PipeSafeStdout:
 
 
 def main(args: list[str] | None = None) -> None:
-    """Entry point of the ``judgelab`` command."""
-    _show_library_warnings()
-    _show_progress_bars()
-    stdout = _PipeSafeStdout(sys.stdout)
+    """Entry point of the ``judgelab`` command.
+
+    Ends by returning (exit status 0) or by raising :class:`SystemExit` with the status. Whatever it
+    changed for the command (``sys.stdout``, the ``judgelab`` logger, the progress display) is put
+    back when it ends, so that it can be called again in the same process.
+    """
+    _forget_earlier_commands()
+    restore_logger = _show_library_warnings()
+    restore_progress = _show_progress_bars()
+    real_stdout = sys.stdout
+    stdout = _PipeSafeStdout(real_stdout)
     sys.stdout = stdout  # a file-like wrapper, see _PipeSafeStdout
     try:
         _run_cli(typer.main.get_command(app), args)
     finally:
         stdout.flush()
+        if sys.stdout is stdout:
+            sys.stdout = real_stdout
+        restore_progress()
+        restore_logger()
+        _forget_earlier_commands()
         if stdout.broken:
             _say("note: standard output was closed before everything was printed (broken pipe); "
                  "the output files were written")
