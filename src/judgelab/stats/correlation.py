@@ -36,11 +36,12 @@ bootstrap resamples group labels, drawing the same groups for every pair. Rows w
 many rows were left out. Every estimate reports its ``n`` and ``n_clusters`` (the groups or
 items it used and the bootstrap resampled).
 
-**Ties** (``ties=``): ``"exact"`` (default) ranks values that are equal on paper as ties, even
-when floating-point summation left two means a few bits apart (see :func:`_tie_safe`).
-``"paper"`` ranks the plain floats, and takes system means as numpy's ``np.mean`` of each
-system's values in row order, as the HANNA authors' code did; it reproduces their published
-tables (README, "HANNA"), where GPT and TD-VAE, both 239.33/96 on Complexity, are ranked apart.
+System means are numpy's ``np.mean`` of each system's values in row order (pairwise summation),
+as the HANNA authors' code computed them. **Ties** (``ties=``): ``"exact"`` (default) ranks values
+that are equal on paper as ties, even when floating-point summation left two means a few bits
+apart (see :func:`_tie_safe`); ``"paper"`` ranks the plain floats, as the authors' code (then
+scipy) did, and reproduces their published tables (README, "HANNA"), where GPT and TD-VAE, both
+718/288 on Complexity, are ranked apart by their last bits.
 """
 from __future__ import annotations
 
@@ -220,19 +221,21 @@ def matrix_frame(x, y):
                          "score_x": x.ravel(), "score_y": y.ravel()})
 
 
-def _plain_mean(values) -> float:
-    """numpy's mean of the values in row order (pairwise summation), as the HANNA authors' means."""
-    return float(np.mean(values.to_numpy(dtype=float)))
-
-
 def _level_r(frame, level: str, method: str, variant: str, x: str, y: str, ties: str) -> Correlation:
-    """The point estimate of one pair at the overall or system level (pairs with a NaN dropped)."""
-    both = frame.dropna(subset=[x, y])
-    if level == "overall":
-        return correlate(both[x].to_numpy(float), both[y].to_numpy(float), method, variant, ties)
-    grouped = both.groupby("system", sort=True)[[x, y]]
-    means = grouped.agg(_plain_mean) if ties == "paper" else grouped.mean()
-    return correlate(means[x].to_numpy(float), means[y].to_numpy(float), method, variant, ties)
+    """The point estimate of one pair at the overall or system level (pairs with a NaN dropped).
+
+    System means are numpy's ``np.mean`` of each system's values in row order (pairwise summation),
+    the means of the HANNA authors' code; ``ties`` decides whether means equal on paper are ties."""
+    import pandas as pd
+
+    xv, yv = as_float_array(frame[x], x), as_float_array(frame[y], y)
+    both = ~(np.isnan(xv) | np.isnan(yv))
+    xv, yv = xv[both], yv[both]
+    if level == "system":
+        codes, labels = pd.factorize(frame["system"].to_numpy()[both], sort=True)
+        xv = np.array([np.mean(xv[codes == k]) for k in range(len(labels))])
+        yv = np.array([np.mean(yv[codes == k]) for k in range(len(labels))])
+    return correlate(xv, yv, method, variant, ties)
 
 
 def _group_rs(frame, method: str, variant: str, x: str, y: str, ties: str):
@@ -313,8 +316,8 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         level: ``overall``, ``group`` or ``system``.
         method: ``kendall``, ``pearson`` or ``spearman``; ``variant``: Kendall's ``b`` or ``c``.
         n_resamples: bootstrap resamples (0: no CI); ``seed``; ``confidence_level``.
-        ties: ``exact`` (default: values equal on paper are ties) or ``paper`` (plain floats and
-            numpy means in row order, as the published HANNA tables; see the module docstring).
+        ties: ``exact`` (default: values equal on paper are ties) or ``paper`` (the plain floats,
+            as the published HANNA tables; see the module docstring).
 
     Returns:
         A :class:`Correlation`; ``p`` is NaN for a mean over several pairs, ``n`` is the smallest
@@ -327,6 +330,8 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         >>> round(mean_level_correlation(t, [("h1", "m"), ("h2", "m")], "overall", "pearson").r, 3)
         0.971
     """
+    import pandas as pd
+
     if not pairs:
         return _nan(0, "no pairs of raters")
     _check(method, ties)
@@ -342,7 +347,7 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         clusters = len(table)
     else:
         points = [_level_r(frame, level, method, variant, x, y, ties) for x, y in pairs]
-        clusters = int(frame.loc[_rated(frame, pairs), "item_id"].nunique())
+        clusters = len(pd.unique(frame["item_id"].to_numpy()[_rated(frame, pairs)]))
     if len(points) == 1:
         point = points[0]
     else:
@@ -357,10 +362,13 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         return point
     if n_resamples <= 0:
         return replace(point, ci_note="no bootstrap (n_resamples 0)")
-    if table is not None:
-        ci = _group_bootstrap(table, n_resamples, seed, confidence_level)
-    else:
-        ci = _item_bootstrap(frame, pairs, level, method, variant, ties, n_resamples, seed, confidence_level)
+    from judgelab.stats.bootstrap import label_table_ci, paired_correlation_ci
+
+    if table is not None:  # resample group labels: the rows of the groups × pairs table
+        ci = label_table_ci(table, "group", n_resamples, confidence_level, seed)
+    else:  # resample items with all their rated rows
+        rated = frame.loc[_rated(frame, pairs)].reset_index(drop=True)
+        ci = paired_correlation_ci(rated, pairs, level, method, variant, ties, n_resamples, confidence_level, seed)
     return replace(point, ci_low=ci.low, ci_high=ci.high, ci_note=ci.reason)
 
 
@@ -370,73 +378,6 @@ def _rated(frame, pairs) -> np.ndarray:
     for x, y in pairs:
         rated |= (frame[x].notna() & frame[y].notna()).to_numpy()
     return rated
-
-
-def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) -> float:
-    """The coefficient only (no p-value), as :func:`correlate` computes it: NaN pairs dropped,
-    NaN for fewer than three pairs or a constant vector."""
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    xs, ys = _rankable(x, ties), _rankable(y, ties)
-    if x.size < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
-        return _NAN
-    if method != "pearson":
-        x, y = xs, ys
-    if method == "kendall":
-        return float(_st.kendalltau(x, y, variant=variant).statistic)
-    if method == "spearman":
-        x, y = _st.rankdata(x), _st.rankdata(y)
-    return float(np.corrcoef(x, y)[0, 1])
-
-
-def _group_bootstrap(table, n_resamples, seed, confidence_level):
-    """Resample group labels (rows of the groups × pairs table); each pair's statistic is the mean of
-    its defined correlations among the drawn groups, the statistic the mean over pairs."""
-    import pandas as pd
-
-    from judgelab.stats.bootstrap import cluster_bootstrap_ci
-
-    rs = table.to_numpy(dtype=float)
-
-    def statistic(rows, _clusters) -> float:
-        drawn = rs[rows]
-        defined = ~np.isnan(drawn)
-        counts = defined.sum(axis=0)
-        sums = np.where(defined, drawn, 0.0).sum(axis=0)
-        has = counts > 0
-        return float(np.mean(sums[has] / counts[has])) if has.any() else _NAN
-
-    labels = pd.DataFrame({"group": table.index.to_numpy()})
-    return cluster_bootstrap_ci(labels, statistic, "group", n_resamples, confidence_level, seed, rows=True)
-
-
-def _item_bootstrap(frame, pairs, level, method, variant, ties, n_resamples, seed, confidence_level):
-    """Resample items with all their rows (the rows rated for at least one pair); every pair sees
-    the same drawn rows."""
-    import pandas as pd
-
-    from judgelab.stats.bootstrap import cluster_bootstrap_ci
-
-    cols = sorted({c for pair in pairs for c in pair})
-    table = frame.loc[_rated(frame, pairs), ["system", "item_id", *cols]].reset_index(drop=True)
-    values = {c: table[c].to_numpy(dtype=float) for c in cols}
-    systems, system_labels = pd.factorize(table["system"])
-
-    def statistic(rows, _clusters) -> float:
-        rs = []
-        for x, y in pairs:
-            xv, yv = values[x][rows], values[y][rows]
-            if level == "system":
-                both = ~(np.isnan(xv) | np.isnan(yv))
-                s = systems[rows][both]
-                counts = np.bincount(s, minlength=len(system_labels))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    xv = np.bincount(s, xv[both], len(system_labels)) / counts
-                    yv = np.bincount(s, yv[both], len(system_labels)) / counts
-            rs.append(_fast_r(xv, yv, method, variant, ties))
-        return float(np.nanmean(rs)) if not np.isnan(rs).all() else _NAN
-
-    return cluster_bootstrap_ci(table, statistic, CLUSTER_OF_LEVEL[level], n_resamples, confidence_level, seed, rows=True)
 
 
 def level_correlation(frame, level: str, method: str = "kendall", variant: str = "b", x: str = "score_x",
