@@ -273,6 +273,11 @@ def test_ties_option_on_the_command_line(tmp_path, capsys):
     assert "ties: paper" in (tmp_path / "p" / "README.md").read_text()
     code, out = run("hanna", "correlations", "--scores", path, "--format", "csv")
     assert abs(pd.read_csv(io.StringIO(out.out)).set_index("measure").loc["BLEU Ξ§", "Complexity"]) != 0.5393598899705937
+    code, out = run("hanna", "baseline", "--scores", str(LLM_FILE), "--level", "system", "--ties", "paper", "--format", "csv")
+    assert code == 0 and len(pd.read_csv(io.StringIO(out.out))) == 6, out.err
+    code, out = run("hanna", "williams", "--scores", str(LLM_FILE), "--level", "system", "--versus", "ChatGPT … 1",
+                    "--ties", "paper", "--format", "csv")
+    assert code == 0 and list(pd.read_csv(io.StringIO(out.out))["measure"]) == ["ChatGPT … 1"], out.err
     for sub in ("correlations", "williams", "baseline"):
         code, out = run("hanna", sub, "--scores", str(LLM_FILE), "--ties", "float")
         assert code == 2 and out.err.strip().count("\n") == 0 and "--ties" in out.err, (sub, out.err)

@@ -113,9 +113,9 @@ def _cli(capsys, *args):
 
 
 def test_agree_with_raters_who_skipped_groups_exits_0_with_the_label_aligned_interval(tmp_path, capsys):
-    """h1 skipped g0, h2 skipped g7: `agree --method pearson` exits 0 and the group-level human baseline
-    is the label-aligned computation (each rater against the mean of the humans who rated the item)."""
-    df = _ratings_csv(tmp_path / "ratings.csv", {"human:h1": "g0", "human:h2": "g7"})
+    """30 groups, h1 skipped g0, h2 skipped g29: `agree --method pearson` exits 0 and the group-level human
+    baseline is the label-aligned computation (each rater against the mean of the humans who rated the item)."""
+    df = _ratings_csv(tmp_path / "ratings.csv", {"human:h1": "g0", "human:h2": "g29"}, groups=30)
     code, out, err = _cli(capsys, "agree", str(tmp_path / "ratings.csv"), "--method", "pearson", "--level", "group",
                           "--n-resamples", "400", "--seed", "3", "--format", "json")
     assert code == 0, err
@@ -130,7 +130,7 @@ def test_agree_with_raters_who_skipped_groups_exits_0_with_the_label_aligned_int
     point, low, high = _reference_ci(rs, 400, 3)
     assert base["vs_mean"] == pytest.approx(point, abs=1e-12)
     assert (base["vs_mean_ci_low"], base["vs_mean_ci_high"]) == pytest.approx((low, high), abs=1e-9)
-    assert base["vs_mean_n"] == 7 and base["vs_mean_n_clusters"] == 8
+    assert base["vs_mean_n"] == 29 and base["vs_mean_n_clusters"] == 30
 
 
 def test_skipped_group_through_the_command_line(tmp_path, capsys):
