@@ -16,7 +16,11 @@ self-consistency and Williams tests between judges.
   One judge: no pair, so the table has its columns and no row (and a reason).
 
 Failed judgments never count as scores; each table reports how many ratings entered. Every NaN
-has its reason in the ``note`` column.
+has its reason in the ``note`` column. Raters, items and groups are matched by label, never by
+position: a rater who skipped a group is missing in that group's correlations only, and every
+bootstrap resample draws the same groups (or items) for all raters. ``n`` counts the paired
+values, systems or defined groups behind an estimate; ``n_clusters`` the items (overall, system
+level) or groups (group level) it used, which the bootstrap resamples.
 """
 from __future__ import annotations
 
@@ -39,9 +43,11 @@ __all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "s
            "CONSISTENCY_COLUMNS", "WILLIAMS_COLUMNS"]
 
 JSON_SCHEMA = 1
-CORRELATION_COLUMNS = ["rater", "criterion", "level", "method", "r", "p", "n", "ci_low", "ci_high", "failure_rate", "note"]
-BASELINE_COLUMNS = ["criterion", "level", "method", "vs_mean", "vs_mean_ci_low", "vs_mean_ci_high", "pairwise",
-                    "pairwise_ci_low", "pairwise_ci_high", "raters", "note"]
+CORRELATION_COLUMNS = ["rater", "criterion", "level", "method", "r", "p", "n", "n_clusters", "ci_low", "ci_high",
+                       "failure_rate", "note"]
+BASELINE_COLUMNS = ["criterion", "level", "method", "vs_mean", "vs_mean_ci_low", "vs_mean_ci_high", "vs_mean_n",
+                    "vs_mean_n_clusters", "pairwise", "pairwise_ci_low", "pairwise_ci_high", "pairwise_n",
+                    "pairwise_n_clusters", "raters", "note"]
 CONSISTENCY_COLUMNS = ["rater", "criterion", "raters_are", "k", "items", "alpha", "icc2k", "icc2k_low", "icc2k_high",
                        "failure_rate", "note"]
 WILLIAMS_COLUMNS = ["criterion", "judge_a", "judge_b", "r_a", "r_b", "r_ab", "n", "t", "p", "p_bh"]
@@ -87,8 +93,8 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
         n_resamples: bootstrap resamples of the CI (0: none); seed: its seed.
 
     Returns:
-        One row per (rater, criterion the rater rated, level, method): ``CORRELATION_COLUMNS`` (``r, p, n, ci_low,
-        ci_high``, the rater's failure rate, and ``note`` naming the reason of each NaN).
+        One row per (rater, criterion the rater rated, level, method): ``CORRELATION_COLUMNS`` (``r, p, n,
+        n_clusters, ci_low, ci_high``, the rater's failure rate, and ``note`` naming the reason of each NaN).
 
     Raises:
         JudgelabError: no human ratings, or an unknown criterion.
@@ -132,11 +138,13 @@ def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
     """Per criterion: mean correlation of each human rater with the mean of all humans
     (``vs_mean``, HANNA's baseline) and mean pairwise correlation between human raters
     (``pairwise``, Chiang & Lee Table 6), at each level and method, each with a clustered
-    bootstrap CI (all raters resampled on the same items or groups).
+    bootstrap CI (all raters resampled on the same items or groups, matched by label: a rater who
+    skipped a group is missing there, the other raters are not shifted).
 
     Returns:
-        ``BASELINE_COLUMNS``; no row for a criterion with fewer than two individual raters
-        (:func:`agreement` reports why).
+        ``BASELINE_COLUMNS``: ``*_n`` the smallest ``n`` of the rater pairs, ``*_n_clusters`` the
+        items or groups the estimate used; no row for a criterion with fewer than
+        two individual raters (:func:`agreement` reports why).
 
     Example:
         >>> human_baseline(ratings, ["pearson"], ["overall"]).vs_mean  # doctest: +SKIP
@@ -161,8 +169,9 @@ def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
                                             n_resamples, seed)
                 notes = [f"vs_mean {vs.note}" if vs.note else "", f"pairwise {pw.note}" if pw.note else ""]
                 rows.append({"criterion": criterion, "level": level, "method": method,
-                             "vs_mean": vs.r, "vs_mean_ci_low": vs.ci_low, "vs_mean_ci_high": vs.ci_high,
-                             "pairwise": pw.r, "pairwise_ci_low": pw.ci_low, "pairwise_ci_high": pw.ci_high,
+                             "vs_mean": vs.r, "vs_mean_ci_low": vs.ci_low, "vs_mean_ci_high": vs.ci_high, "vs_mean_n": vs.n,
+                             "vs_mean_n_clusters": vs.n_clusters, "pairwise": pw.r, "pairwise_ci_low": pw.ci_low,
+                             "pairwise_ci_high": pw.ci_high, "pairwise_n": pw.n, "pairwise_n_clusters": pw.n_clusters,
                              "raters": len(raters), "note": "; ".join(n for n in notes if n)})
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",
@@ -55,10 +56,6 @@ def _scores(df: pd.DataFrame, column: str, path: str | Path, where: Callable[[in
     return pd.Series([float("nan") if v is None else v for v in values], index=df.index, dtype=float)
 
 
-def _missing(value: object) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
-
-
 def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
@@ -77,7 +74,9 @@ def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
     df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
     for col in ("item_id", "system", "criterion", "rater"):
         df[col] = df[col].astype(str)
-    df["group"] = pd.Series([None if _missing(g) else str(g) for g in df["group"].tolist()], index=df.index, dtype=object)
+    # no group: None, NaN, pandas.NA or an empty/blank cell (a CSV's empty column reads as "", JSONL's as null)
+    df["group"] = pd.Series([None if _missing(g) or not str(g).strip() else str(g) for g in df["group"].tolist()],
+                            index=df.index, dtype=object)
     dup = df.duplicated(["rater", "criterion", "system", "item_id", "sample"])
     if dup.any():
         row = df[dup].iloc[0]

@@ -60,7 +60,7 @@ def test_every_nan_has_a_note():
     assert "no group column" in level_correlation(nogroup, "group", "pearson").note
     no_ci = level_correlation(df, "overall", "pearson", n_resamples=0)
     assert np.isnan(no_ci.ci_low) and "ci: no bootstrap" in no_ci.note
-    assert set(no_ci.to_dict()) == {"r", "p", "n", "ci_low", "ci_high", "note"}
+    assert set(no_ci.to_dict()) == {"r", "p", "n", "n_clusters", "ci_low", "ci_high", "note"}
 
 
 def test_matrix_wrappers_and_mean_of_pairs():

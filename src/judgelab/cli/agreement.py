@@ -155,14 +155,27 @@ hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluat
 app.add_typer(hanna_app, name="hanna")
 ScoresOpt = typer.Option(..., "--scores", help="hanna_metric_scores.csv or hanna_metric_scores_llm.csv")
 HannaOutOpt = typer.Option(None, "--out", help="also write the table as CSV with README.md and run.json into this folder")
+TiesOpt = typer.Option("exact", "--ties",
+                       help="exact (default: system means equal on paper are ties) | paper (the authors' float "
+                            "ordering: reproduces the published tables; differs only on Complexity, GPT vs TD-VAE)")
 
 
-def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path) -> None:
+def _check_ties(ties: str) -> None:
+    if ties not in {"exact", "paper"}:
+        raise JudgelabError(f"unknown --ties {ties!r}: exact or paper")
+
+
+def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path,
+               ties: Optional[str] = None) -> None:
     """``--out`` of the hanna subcommands: the table through the one output-folder writer."""
     if out is not None:
         from judgelab.cli.output import write_folder
 
-        write_folder(out, command, f"HANNA: {description}", [(table, name, description)], [f"scores: {scores}"])
+        notes = [f"scores: {scores}"]
+        if ties is not None:
+            notes.append(f"ties: {ties}" + (" (the authors' float ordering, as the published tables)" if ties == "paper"
+                                            else " (system means equal on paper are ties)"))
+        write_folder(out, command, f"HANNA: {description}", [(table, name, description)], notes)
 
 
 @hanna_app.command("correlations")
@@ -173,6 +186,7 @@ def hanna_correlations(
     fmt: str = FormatOpt,
     figure: Optional[Path] = typer.Option(None, "--figure", help="write a heatmap PNG"),
     out: Optional[Path] = HannaOutOpt,
+    ties: str = TiesOpt,
 ) -> None:
     """Correlation of every measure with every human criterion (the ten generation systems)."""
     from judgelab.recipes.hanna import correlation_table, load_scores
@@ -181,13 +195,14 @@ def hanna_correlations(
     _check_output(fmt, out)
     if level not in {"system", "story", "overall"}:
         raise JudgelabError(f"unknown --level {level!r}: system, story or overall")
-    table = correlation_table(load_scores(scores), level, method)
+    _check_ties(ties)
+    table = correlation_table(load_scores(scores), level, method, ties)
     if figure is not None:
         from judgelab.report.figures import heatmap
 
         heatmap(table.set_index("measure"), figure, f"{method} correlation with human criteria ({level} level)")
     _hanna_out(out, "hanna correlations", table, f"correlations_{level}_{method}",
-               f"{method} correlation of every measure with every human criterion, {level} level", scores)
+               f"{method} correlation of every measure with every human criterion, {level} level", scores, ties)
     emit(table, fmt, "hanna correlations", title=f"{method} correlations, {level} level" if fmt == "table" else None)
 
 
@@ -202,20 +217,22 @@ def hanna_williams(
     fmt: str = FormatOpt,
     figure: Optional[Path] = typer.Option(None, "--figure", help="write a heatmap PNG of the p-values"),
     out: Optional[Path] = HannaOutOpt,
+    ties: str = TiesOpt,
 ) -> None:
     """BH-adjusted one-sided Williams p-values: MEASURE vs every other measure, per criterion."""
     from judgelab.recipes.hanna import load_scores, williams_table
     from judgelab.cli.output import emit
 
     _check_output(fmt, out)
-    table = williams_table(load_scores(scores), measure, level, method, split_list(versus), family)
+    _check_ties(ties)
+    table = williams_table(load_scores(scores), measure, level, method, split_list(versus), family, ties)
     if figure is not None:
         from judgelab.report.figures import heatmap
 
         heatmap(table.set_index("measure"), figure, f"Williams p (BH, {family}): {measure} > other ({level})",
                 cmap="viridis_r", vmin=0.0, vmax=1.0)
     _hanna_out(out, "hanna williams", table, f"williams_{level}_{method}",
-               f"BH-adjusted one-sided Williams p, {measure} vs others ({level}, BH per {family})", scores)
+               f"BH-adjusted one-sided Williams p, {measure} vs others ({level}, BH per {family})", scores, ties)
     emit(table, fmt, "hanna williams", title=f"Williams tests, {measure} vs others ({level}, BH per {family})" if fmt == "table" else None)
 
 
@@ -227,15 +244,17 @@ def hanna_baseline(
     leave_one_out: bool = typer.Option(False, "--leave-one-out", help="compare each rater with the mean of the other two"),
     fmt: str = FormatOpt,
     out: Optional[Path] = HannaOutOpt,
+    ties: str = TiesOpt,
 ) -> None:
     """Human baseline: each human rater against the mean human rating, per criterion."""
     from judgelab.recipes.hanna import human_baseline, load_scores
     from judgelab.cli.output import emit
 
     _check_output(fmt, out)
-    table = human_baseline(load_scores(scores), level, method, leave_one_out)
+    _check_ties(ties)
+    table = human_baseline(load_scores(scores), level, method, leave_one_out, ties)
     _hanna_out(out, "hanna baseline", table, f"human_baseline_{level}_{method}",
-               f"human baseline: each rater vs the mean human rating ({method}, {level})", scores)
+               f"human baseline: each rater vs the mean human rating ({method}, {level})", scores, ties)
     emit(table, fmt, "hanna baseline",
          title=f"human baseline ({method}, {level})" if fmt == "table" else None)
 

@@ -28,7 +28,7 @@ import pandas as pd
 from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats import bh_adjust, correlate, icc, williams_one_sided
-from judgelab.stats.correlation import level_correlation, matrix_frame
+from judgelab.stats.correlation import TIES, level_correlation, matrix_frame
 from judgelab.status import Status
 
 __all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",
@@ -118,28 +118,49 @@ def load_scores(path: str | Path) -> HannaScores:
     return HannaScores(str(path), [str(m) for m in df["Model"]], columns, data)
 
 
-def _corr(x: np.ndarray, y: np.ndarray, level: str, method: str):
-    """The one level dispatch (:func:`judgelab.stats.level_correlation`) on systems × story-prompts."""
+def _corr(x: np.ndarray, y: np.ndarray, level: str, method: str, ties: str = "exact"):
+    """The one level dispatch (:func:`judgelab.stats.level_correlation`) on systems × story-prompts
+    (rows in file order: a system's stories in prompt order, the order its ``paper`` means sum)."""
     level = LEVEL_NAMES.get(level, level)
     if level not in {"overall", "system", "group"}:
         raise JudgelabError(f"unknown level {level!r}: system, story or overall")
-    return level_correlation(matrix_frame(x, y), level, method)
+    return level_correlation(matrix_frame(x, y), level, method, ties=ties)
 
 
-def _check_method(method: str) -> None:
+def _check_method(method: str, ties: str = "exact") -> None:
     if method not in {"kendall", "pearson", "spearman"}:
         raise JudgelabError(f"unknown method {method!r}: kendall, pearson or spearman")
+    if ties not in TIES:
+        raise JudgelabError(f"unknown ties {ties!r}: exact (default: means equal on paper are ties) or paper "
+                            "(the authors' float ordering: reproduces the published tables)")
 
 
-def correlation_table(scores: HannaScores, level: str = "system", method: str = "kendall") -> pd.DataFrame:
-    """One row per measure (file order), one column per human criterion: corr(measure, criterion)."""
-    _check_method(method)
+def correlation_table(scores: HannaScores, level: str = "system", method: str = "kendall",
+                      ties: str = "exact") -> pd.DataFrame:
+    """One row per measure (file order), one column per human criterion: corr(measure, criterion).
+
+    Args:
+        scores: a loaded score file; ``level``: system, story or overall; ``method``: kendall,
+            pearson or spearman.
+        ties: ``exact`` (default): system means equal on paper are ties. ``paper``: the plain float
+            means ranked as the authors' code ranked them (numpy's ``np.mean`` over each system's 96
+            story values in file order, the order of both modes, then scipy without rounding): it
+            reproduces the published tables bit for bit (Kendall, Spearman; Pearson, which ties do
+            not change, within 6e-16). The two differ only in the system-level Kendall and Spearman
+            cells of a column where two systems' means are equal on paper and a few bits apart in
+            floating point: Complexity (GPT and TD-VAE, both 718/288: 239⅓ rating points over 96
+            stories) and nine LLM columns (README, "HANNA").
+
+    Returns:
+        ``measure`` and the six criteria (signed r; the published tables print |r|).
+    """
+    _check_method(method, ties)
     rows = []
     for measure in scores.measures():
         row: dict[str, object] = {"measure": measure}
         x = scores.generated(measure)
         for crit in CRITERIA:
-            row[crit] = _corr(x, scores.generated(crit), level, method).r
+            row[crit] = _corr(x, scores.generated(crit), level, method, ties).r
         rows.append(row)
     return pd.DataFrame(rows, columns=["measure", *CRITERIA])
 
@@ -170,7 +191,7 @@ def column_for(scores: HannaScores, measure: str, criterion: str) -> str:
 
 
 def williams_table(scores: HannaScores, measure: str, level: str = "overall", method: str = "kendall",
-                   versus: list[str] | None = None, family: str = "row") -> pd.DataFrame:
+                   versus: list[str] | None = None, family: str = "row", ties: str = "exact") -> pd.DataFrame:
     """BH-adjusted one-sided Williams p-values: does ``measure`` correlate better with each
     criterion than each other measure? One row per other measure (all of the file, or
     ``versus``), one column per criterion.
@@ -179,10 +200,11 @@ def williams_table(scores: HannaScores, measure: str, level: str = "overall", me
     criteria of one comparison, ``column`` all measures for one criterion, ``table`` every
     test of the table. The paper does not say; ``row`` reproduces its reported range for
     Beluga-13B vs ChatGPT (0.01 to 0.14) and does not change when other measures are added.
+    ``ties``: as :func:`correlation_table` (system level).
     """
     if family not in {"row", "column", "table"}:
         raise JudgelabError(f"unknown BH family {family!r}: row, column or table")
-    _check_method(method)
+    _check_method(method, ties)
     level = LEVEL_NAMES.get(level, level)
     if level not in {"overall", "system"}:
         raise JudgelabError("Williams tests are defined for one correlation per measure: level overall or system")
@@ -203,9 +225,9 @@ def williams_table(scores: HannaScores, measure: str, level: str = "overall", me
             if level == "system":
                 h, a, b = h.mean(1), a.mean(1), b.mean(1)
             h, a, b = h.ravel(), a.ravel(), b.ravel()
-            r12 = correlate(h, a, method).r
-            r13 = correlate(h, b, method).r
-            r23 = correlate(a, b, method).r
+            r12 = correlate(h, a, method, ties=ties).r
+            r13 = correlate(h, b, method, ties=ties).r
+            r23 = correlate(a, b, method, ties=ties).r
             raw[i, j] = williams_one_sided(r12, r13, r23, h.size)[1]
     if family == "table":
         adjusted = bh_adjust(raw.ravel()).reshape(raw.shape)
@@ -225,14 +247,15 @@ def _rater_columns(scores: HannaScores, code: str) -> list[str]:
     return cols
 
 
-def human_baseline(scores: HannaScores, level: str = "overall", method: str = "kendall", leave_one_out: bool = False) -> pd.DataFrame:
+def human_baseline(scores: HannaScores, level: str = "overall", method: str = "kendall", leave_one_out: bool = False,
+                   ties: str = "exact") -> pd.DataFrame:
     """Per criterion: each human rater vs the mean of the human ratings, averaged over the 3 raters.
 
     HANNA's baseline compares rater k with the mean of all three (an upper bound: the rater is
     part of the mean). ``leave_one_out`` compares with the mean of the other two instead (the
-    file's ``Human Avg k`` columns).
+    file's ``Human Avg k`` columns). ``ties``: as :func:`correlation_table`.
     """
-    _check_method(method)
+    _check_method(method, ties)
     rows = []
     for crit in CRITERIA:
         code = _CODE_OF[crit]
@@ -240,7 +263,7 @@ def human_baseline(scores: HannaScores, level: str = "overall", method: str = "k
         values = []
         for k, col in enumerate(cols, start=1):
             ref = scores.generated(f"Human Avg {k} {code}") if leave_one_out else scores.generated(crit)
-            values.append(_corr(scores.generated(col), ref, level, method).r)
+            values.append(_corr(scores.generated(col), ref, level, method, ties).r)
         rows.append({"criterion": crit, "baseline": float(np.mean(values)), **{f"rater_{k}": v for k, v in enumerate(values, 1)}})
     return pd.DataFrame(rows)
 

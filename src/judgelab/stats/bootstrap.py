@@ -10,6 +10,11 @@ bootstrap"; the resampling itself is scipy's).
 Only the cluster indices go through scipy; the statistic sees a table built from the
 resampled clusters (a cluster drawn twice appears twice, under two distinct cluster labels,
 so a per-cluster statistic such as a per-document correlation counts it twice).
+
+:func:`label_table_ci` and :func:`paired_correlation_ci` are the two resampling schemes of
+:func:`judgelab.stats.correlation.mean_level_correlation`: group labels (rows of a table of
+per-group correlations, one column per rater pair, joined on the label) and items with all their
+rows; every pair sees the same draws.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfidenceInterval", "cluster_bootstrap_ci"]
+__all__ = ["ConfidenceInterval", "cluster_bootstrap_ci", "label_table_ci", "paired_correlation_ci"]
 
 
 @dataclass(frozen=True)
@@ -128,3 +133,81 @@ def cluster_bootstrap_ci(
             theta = float(statistic(np.arange(len(frame)), codes) if rows else statistic(frame))
             low, high = 2 * theta - high, 2 * theta - low
     return ConfidenceInterval(low, high, confidence_level, n_resamples, k)
+
+
+def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confidence_level: float = 0.95,
+                   seed: int = 0) -> ConfidenceInterval:
+    """CI of the mean over ``table``'s columns of each column's mean over its defined values, resampling
+    the rows (labels) of ``table``: a label drawn twice counts twice in every column.
+
+    Args:
+        table: labels × columns, e.g. groups × rater pairs of per-group correlations joined on the group
+            label (NaN: that pair has no defined correlation in that group).
+        name: what a label is, for the reason of an undefined interval (e.g. ``"group"``).
+
+    Example:
+        >>> t = pd.DataFrame({0: [0.1, 0.5, 0.9, float("nan")], 1: [0.2, 0.4, 0.8, 0.6]}, index=list("abcd"))
+        >>> ci = label_table_ci(t, "group", n_resamples=200)
+        >>> ci.low < 0.5 < ci.high
+        True
+    """
+    values = table.to_numpy(dtype=float)
+
+    def statistic(rows, _clusters) -> float:
+        drawn = values[rows]
+        defined = ~np.isnan(drawn)
+        counts = defined.sum(axis=0)
+        sums = np.where(defined, drawn, 0.0).sum(axis=0)
+        has = counts > 0
+        return float(np.mean(sums[has] / counts[has])) if has.any() else float("nan")
+
+    labels = pd.DataFrame({name: np.arange(len(table))})
+    return cluster_bootstrap_ci(labels, statistic, name, n_resamples, confidence_level, seed, rows=True)
+
+
+def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) -> float:
+    """The coefficient only (no p-value), as :func:`judgelab.stats.correlate` computes it: NaN pairs
+    dropped, NaN for fewer than three pairs or a constant vector."""
+    from scipy import stats as _st
+
+    from judgelab.stats.correlation import _rankable
+
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    xs, ys = _rankable(x, ties), _rankable(y, ties)
+    if x.size < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
+        return float("nan")
+    if method != "pearson":
+        x, y = xs, ys
+    if method == "kendall":
+        return float(_st.kendalltau(x, y, variant=variant).statistic)
+    if method == "spearman":
+        x, y = _st.rankdata(x), _st.rankdata(y)
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def paired_correlation_ci(table: pd.DataFrame, pairs: list[tuple[str, str]], level: str, method: str, variant: str,
+                          ties: str, n_resamples: int = 999, confidence_level: float = 0.95,
+                          seed: int = 0) -> ConfidenceInterval:
+    """CI of the mean over column ``pairs`` of the correlation at the overall or system level, resampling
+    ``item_id`` with all its rows (``table``: the rows rated for at least one pair; ``system`` for the
+    system means, which stay fixed while items are resampled)."""
+    cols = sorted({c for pair in pairs for c in pair})
+    values = {c: table[c].to_numpy(dtype=float) for c in cols}
+    systems, system_labels = pd.factorize(table["system"])
+
+    def statistic(rows, _clusters) -> float:
+        rs = []
+        for x, y in pairs:
+            xv, yv = values[x][rows], values[y][rows]
+            if level == "system":
+                both = ~(np.isnan(xv) | np.isnan(yv))
+                s = systems[rows][both]
+                counts = np.bincount(s, minlength=len(system_labels))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    xv = np.bincount(s, xv[both], len(system_labels)) / counts
+                    yv = np.bincount(s, yv[both], len(system_labels)) / counts
+            rs.append(_fast_r(xv, yv, method, variant, ties))
+        return float(np.nanmean(rs)) if not np.isnan(rs).all() else float("nan")
+
+    return cluster_bootstrap_ci(table, statistic, "item_id", n_resamples, confidence_level, seed, rows=True)

@@ -27,6 +27,21 @@ cluster bootstrap intervals (:func:`judgelab.stats.bootstrap.cluster_bootstrap_c
   mostly undefined or degenerate correlations at the sizes of the benchmarks.
 * per-group level: the **group** is the cluster; the statistic is the mean of the per-group
   correlations, so a group drawn twice counts twice.
+
+Several rater pairs (a human baseline, the mean pairwise correlation) are matched by **label**,
+never by position: each pair's per-group correlations are indexed by group label and joined on
+it, so a group that one pair lacks (a rater skipped it) is missing for that pair only, and the
+bootstrap resamples group labels, drawing the same groups for every pair. Rows without a group
+(None, NaN, an empty or blank label such as a CSV's empty cell) are no group; the note says how
+many rows were left out. Every estimate reports its ``n`` and ``n_clusters`` (the groups or
+items it used and the bootstrap resampled).
+
+System means are numpy's ``np.mean`` of each system's values in row order (pairwise summation),
+as the HANNA authors' code computed them. **Ties** (``ties=``): ``"exact"`` (default) ranks values
+that are equal on paper as ties, even when floating-point summation left two means a few bits
+apart (see :func:`_tie_safe`); ``"paper"`` ranks the plain floats, as the authors' code (then
+scipy) did, and reproduces their published tables (README, "HANNA"), where GPT and TD-VAE, both
+718/288 on Complexity, are ranked apart by their last bits.
 """
 from __future__ import annotations
 
@@ -37,11 +52,14 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
+from judgelab.stats.agreement import as_float_array
+
 __all__ = ["Correlation", "correlate", "overall", "system_level", "per_group", "level_correlation",
-           "mean_level_correlation", "matrix_frame", "METHODS", "LEVELS", "CLUSTER_OF_LEVEL"]
+           "mean_level_correlation", "matrix_frame", "METHODS", "LEVELS", "TIES", "CLUSTER_OF_LEVEL"]
 
 METHODS = ("pearson", "spearman", "kendall")
 LEVELS = ("overall", "group", "system")
+TIES = ("exact", "paper")
 CLUSTER_OF_LEVEL = {"overall": "item_id", "system": "item_id", "group": "group"}
 _NAN = float("nan")
 
@@ -53,10 +71,14 @@ class Correlation:
     Attributes:
         r: the coefficient (NaN when undefined).
         p: two-sided p-value (NaN when undefined, or for a mean of per-group correlations).
-        n: paired values (overall), systems (system level) or defined groups (per group).
+        n: paired values (overall), systems (system level) or groups with a defined correlation
+            (per group); for a mean over rater pairs, the smallest ``n`` of the pairs.
         reason: why ``r`` is NaN, or else why ``p`` is (empty when both are defined).
         ci_low, ci_high: bootstrap confidence interval (NaN when not computed or undefined).
         ci_note: why the CI is NaN.
+        n_clusters: the clusters the estimate used and the bootstrap resamples: group labels with
+            a rated row (per group), items (overall and system level).
+        omitted: rows the estimate left out and why (rows without a group), empty when none.
     """
 
     r: float
@@ -66,6 +88,8 @@ class Correlation:
     ci_low: float = _NAN
     ci_high: float = _NAN
     ci_note: str = ""
+    n_clusters: int = 0
+    omitted: str = ""
 
     def __iter__(self):  # allows ``r, p = correlate(...)``
         yield self.r
@@ -73,7 +97,7 @@ class Correlation:
 
     @property
     def note(self) -> str:
-        """One line naming the reason of every NaN field (empty when nothing is NaN)."""
+        """One line naming the reason of every NaN field and what was left out (empty when nothing)."""
         parts = []
         if math.isnan(self.r):
             parts.append(f"r: {self.reason or 'undefined'}")
@@ -82,11 +106,14 @@ class Correlation:
         if math.isnan(self.ci_low) or math.isnan(self.ci_high):
             if not math.isnan(self.r):
                 parts.append(f"ci: {self.ci_note or 'not computed'}")
+        if self.omitted:
+            parts.append(self.omitted)
         return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"r", "p", "n", "ci_low", "ci_high", "note"}`` (the column names of every correlation table)."""
-        return {"r": self.r, "p": self.p, "n": self.n, "ci_low": self.ci_low, "ci_high": self.ci_high, "note": self.note}
+        """``{"r", "p", "n", "n_clusters", "ci_low", "ci_high", "note"}`` (the columns of every correlation table)."""
+        return {"r": self.r, "p": self.p, "n": self.n, "n_clusters": self.n_clusters, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "note": self.note}
 
     def to_frame(self):
         import pandas as pd
@@ -105,21 +132,38 @@ def _tie_safe(v: np.ndarray) -> np.ndarray:
     return np.ldexp(np.round(mantissa * 2.0**40) / 2.0**40, exponent)
 
 
+def _rankable(v: np.ndarray, ties: str) -> np.ndarray:
+    """The values that are ranked and checked for constancy: tie-safe (``exact``) or as they are (``paper``)."""
+    return _tie_safe(v) if ties == "exact" else v
+
+
+def _check(method: str, ties: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown correlation method {method!r}: {', '.join(METHODS)}")
+    if ties not in TIES:
+        raise ValueError(f"unknown ties {ties!r}: exact (values equal on paper are ties) or paper "
+                         "(plain floats, as the published HANNA tables)")
+
+
 def _nan(n: int, reason: str) -> Correlation:
     return Correlation(float("nan"), float("nan"), n, reason)
 
 
-def correlate(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
+def correlate(x, y, method: str = "kendall", variant: str = "b", ties: str = "exact") -> Correlation:
     """Pearson, Spearman or Kendall correlation with its two-sided p-value.
 
     Kendall is tau-b by default (ties corrected, as scipy's default); ``variant="c"`` gives
-    Stuart's tau-c. NaN pairs are dropped; the result is NaN with a reason when fewer than
-    three pairs remain or a vector is constant.
+    Stuart's tau-c. Pairs with a missing value (``None``, NaN of any dtype, ``pandas.NA``) are
+    dropped; the result is NaN with a reason when fewer than three pairs remain or a vector is
+    constant. ``ties``: ``exact`` (values equal on paper are ties) or ``paper`` (plain floats).
+
+    Example:
+        >>> round(correlate([1, 2, 3, 4, None], [1, 3, 2, 4, 5], "spearman").r, 3)
+        0.8
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown correlation method {method!r}: {', '.join(METHODS)}")
-    x = np.asarray(x, dtype=float).ravel()
-    y = np.asarray(y, dtype=float).ravel()
+    _check(method, ties)
+    x = as_float_array(x, "x").ravel()
+    y = as_float_array(y, "y").ravel()
     if x.shape != y.shape:
         raise ValueError(f"vectors differ in length: {x.size} vs {y.size}")
     keep = ~(np.isnan(x) | np.isnan(y))
@@ -127,7 +171,7 @@ def correlate(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
     n = int(x.size)
     if n < 3:
         return _nan(n, f"only {n} paired values")
-    xs, ys = _tie_safe(x), _tie_safe(y)
+    xs, ys = _rankable(x, ties), _rankable(y, ties)
     if np.all(xs == xs[0]) or np.all(ys == ys[0]):
         return _nan(n, "constant ratings: correlation undefined")
     if method != "pearson":  # ranks of the tie-safe values; Pearson keeps every digit
@@ -141,67 +185,98 @@ def correlate(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
     return Correlation(float(res.statistic), float(res.pvalue), n)
 
 
-def overall(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
+def overall(x, y, method: str = "kendall", variant: str = "b", ties: str = "exact") -> Correlation:
     """Correlation over all rated texts pooled (HANNA "overall")."""
-    return correlate(np.ravel(x), np.ravel(y), method, variant)
+    return correlate(np.ravel(as_float_array(x, "x")), np.ravel(as_float_array(y, "y")), method, variant, ties)
 
 
-def system_level(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
+def system_level(x, y, method: str = "kendall", variant: str = "b", ties: str = "exact") -> Correlation:
     """Correlation of per-system means; ``x`` and ``y`` are systems × items (NaN allowed: the
     means are over the items rated in both). :func:`level_correlation` on :func:`matrix_frame`."""
-    return level_correlation(matrix_frame(x, y), "system", method, variant)
+    return level_correlation(matrix_frame(x, y), "system", method, variant, ties=ties)
 
 
-def per_group(x, y, method: str = "kendall", variant: str = "b") -> Correlation:
+def per_group(x, y, method: str = "kendall", variant: str = "b", ties: str = "exact") -> Correlation:
     """Mean over groups (columns) of the correlation across systems (rows) within each group.
 
     ``r`` is the mean of the defined per-group correlations, ``n`` how many were defined and
     ``p`` is NaN (per-group p-values are not combined). NaN with a reason when none is defined.
     :func:`level_correlation` on :func:`matrix_frame`.
     """
-    return level_correlation(matrix_frame(x, y), "group", method, variant)
+    return level_correlation(matrix_frame(x, y), "group", method, variant, ties=ties)
 
 
 def matrix_frame(x, y):
     """Systems × groups matrices as the tidy table :func:`level_correlation` reads (one row per
-    system and group; the group is the item)."""
+    system and group, in the matrices' order; the group is the item)."""
     import pandas as pd
 
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    x = as_float_array(x, "x")
+    y = as_float_array(y, "y")
+    if x.ndim != 2 or x.shape != y.shape:
+        raise ValueError(f"expected two systems × groups matrices of one shape; got {x.shape} and {y.shape}")
     s, g = x.shape
     groups = np.tile(np.arange(g).astype(str), s)
     return pd.DataFrame({"system": np.repeat(np.arange(s).astype(str), g), "item_id": groups, "group": groups,
                          "score_x": x.ravel(), "score_y": y.ravel()})
 
 
-def _level_r(frame, level: str, method: str, variant: str, x: str, y: str) -> Correlation:
-    """The point estimate at one level (pairs with a NaN dropped)."""
-    both = frame.dropna(subset=[x, y])
-    if level == "overall":
-        return correlate(both[x], both[y], method, variant)
-    if level == "system":
-        means = both.groupby("system")[[x, y]].mean()
-        return correlate(means[x], means[y], method, variant)
-    per = _group_rs(both, method, variant, x, y)
-    defined = per[~np.isnan(per)]
-    if defined.size == 0:
-        return _nan(0, "no group has a defined correlation (each needs three systems with varied ratings)")
-    return Correlation(float(defined.mean()), _NAN, int(defined.size), "per-group p-values are not combined")
+def _level_r(frame, level: str, method: str, variant: str, x: str, y: str, ties: str) -> Correlation:
+    """The point estimate of one pair at the overall or system level (pairs with a NaN dropped).
 
-
-def _group_rs(frame, method: str, variant: str, x: str, y: str) -> np.ndarray:
-    """The correlation within each group (sorted by group), on numpy slices (no per-group DataFrame)."""
+    System means are numpy's ``np.mean`` of each system's values in row order (pairwise summation),
+    the means of the HANNA authors' code; ``ties`` decides whether means equal on paper are ties."""
     import pandas as pd
 
-    codes, _ = pd.factorize(frame["group"], sort=True)
+    xv, yv = as_float_array(frame[x], x), as_float_array(frame[y], y)
+    both = ~(np.isnan(xv) | np.isnan(yv))
+    xv, yv = xv[both], yv[both]
+    if level == "system":
+        codes, labels = pd.factorize(frame["system"].to_numpy()[both], sort=True)
+        xv = np.array([np.mean(xv[codes == k]) for k in range(len(labels))])
+        yv = np.array([np.mean(yv[codes == k]) for k in range(len(labels))])
+    return correlate(xv, yv, method, variant, ties)
+
+
+def _group_rs(frame, method: str, variant: str, x: str, y: str, ties: str):
+    """The correlation within each group of one pair, as a Series indexed by group label (sorted);
+    a group without a row rated in both columns has no entry. On numpy slices (no per-group DataFrame)."""
+    import pandas as pd
+
+    both = frame.dropna(subset=[x, y])
+    codes, labels = pd.factorize(both["group"], sort=True)
     keep = codes >= 0
+    if not keep.any():
+        return pd.Series([], index=pd.Index([], dtype=object), dtype=float)
     codes = codes[keep]
-    xv, yv = frame[x].to_numpy(dtype=float)[keep], frame[y].to_numpy(dtype=float)[keep]
+    xv, yv = both[x].to_numpy(dtype=float)[keep], both[y].to_numpy(dtype=float)[keep]
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    return np.array([correlate(xs, ys, method, variant).r
-                     for xs, ys in zip(np.split(xv[order], bounds), np.split(yv[order], bounds))], dtype=float)
+    rs = [correlate(xs, ys, method, variant, ties).r
+          for xs, ys in zip(np.split(xv[order], bounds), np.split(yv[order], bounds))]
+    return pd.Series(rs, index=labels, dtype=float)
+
+
+def _group_table(frame, pairs, method: str, variant: str, ties: str):
+    """Groups × pairs: each pair's per-group correlations joined on the group label (NaN where a
+    pair has no rated row in a group, or its correlation is undefined). Rows are the group labels
+    with a rated row for at least one pair, sorted: the clusters of the group-level bootstrap."""
+    import pandas as pd
+
+    columns = [_group_rs(frame, method, variant, x, y, ties) for x, y in pairs]
+    return pd.concat(columns, axis=1, keys=range(len(pairs)), join="outer").sort_index()
+
+
+def _with_groups(frame, pairs):
+    """The frame with blank group labels (a CSV's empty cell) as missing, and a note on the rated
+    rows without a group (empty when every rated row has one, or none has)."""
+    group = frame["group"]
+    blank = group.map(lambda v: isinstance(v, str) and not v.strip()).astype(bool)
+    group = group.where(~blank & group.notna())
+    rated = _rated(frame, pairs)
+    missing = int((group.isna().to_numpy() & rated).sum())
+    note = f"{missing} of {int(rated.sum())} rated rows have no group and are left out" if 0 < missing < rated.sum() else ""
+    return frame.assign(group=group), note
 
 
 def _check_level(frame, level: str) -> str:
@@ -214,26 +289,39 @@ def _check_level(frame, level: str) -> str:
     return ""
 
 
+def _group_point(column) -> Correlation:
+    """The mean of one pair's defined per-group correlations."""
+    rs = column.to_numpy(dtype=float)
+    defined = rs[~np.isnan(rs)]
+    if defined.size == 0:
+        return _nan(0, "no group has a defined correlation (each needs three systems with varied ratings)")
+    return Correlation(float(defined.mean()), _NAN, int(defined.size), "per-group p-values are not combined")
+
+
 def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, method: str = "kendall",
                            variant: str = "b", n_resamples: int = 0, seed: int = 0,
-                           confidence_level: float = 0.95) -> Correlation:
+                           confidence_level: float = 0.95, ties: str = "exact") -> Correlation:
     """Mean over column ``pairs`` of the correlation at ``level``, with one cluster bootstrap CI.
 
     The statistic of HANNA's human baseline (each rater vs the mean, averaged over raters) and of
-    the mean pairwise correlation between raters (Chiang & Lee 2023, Table 6). All pairs are
-    resampled together (the same items or groups in every resample).
+    the mean pairwise correlation between raters (Chiang & Lee 2023, Table 6). The pairs are
+    matched by label: at the per-group level each pair's per-group correlations are joined on the
+    group label (a group a rater skipped is missing for that rater's pairs only), and every
+    resample draws the same groups (or items) for all pairs.
 
     Args:
         frame: one row per (system, item) with columns ``system``, ``item_id``, ``group`` and the
-            score columns named in ``pairs`` (NaN = not rated).
+            score columns named in ``pairs`` (NaN = not rated; a blank group label = no group).
         pairs: (x column, y column) pairs.
         level: ``overall``, ``group`` or ``system``.
         method: ``kendall``, ``pearson`` or ``spearman``; ``variant``: Kendall's ``b`` or ``c``.
         n_resamples: bootstrap resamples (0: no CI); ``seed``; ``confidence_level``.
+        ties: ``exact`` (default: values equal on paper are ties) or ``paper`` (the plain floats,
+            as the published HANNA tables; see the module docstring).
 
     Returns:
         A :class:`Correlation`; ``p`` is NaN for a mean over several pairs, ``n`` is the smallest
-        ``n`` of the pairs.
+        ``n`` of the pairs, ``n_clusters`` the groups (per group) or items the estimate used.
 
     Example:
         >>> import pandas as pd
@@ -242,93 +330,63 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         >>> round(mean_level_correlation(t, [("h1", "m"), ("h2", "m")], "overall", "pearson").r, 3)
         0.971
     """
+    import pandas as pd
+
     if not pairs:
         return _nan(0, "no pairs of raters")
-    if method not in METHODS:
-        raise ValueError(f"unknown correlation method {method!r}: {', '.join(METHODS)}")
+    _check(method, ties)
+    omitted, table = "", None
+    if level == "group" and "group" in frame:
+        frame, omitted = _with_groups(frame, pairs)
     missing = _check_level(frame, level)
     if missing:
         return _nan(0, missing)
-    points = [_level_r(frame, level, method, variant, x, y) for x, y in pairs]
+    if level == "group":
+        table = _group_table(frame, pairs, method, variant, ties)
+        points = [_group_point(table[j]) for j in range(len(pairs))]
+        clusters = len(table)
+    else:
+        points = [_level_r(frame, level, method, variant, x, y, ties) for x, y in pairs]
+        clusters = len(pd.unique(frame["item_id"].to_numpy()[_rated(frame, pairs)]))
     if len(points) == 1:
         point = points[0]
     else:
         rs = np.array([c.r for c in points])
         if np.isnan(rs).all():
-            return _nan(0, f"no pair has a defined correlation ({points[0].reason})")
+            return replace(_nan(0, f"no pair has a defined correlation ({points[0].reason})"), n_clusters=clusters,
+                           omitted=omitted)
         point = Correlation(float(np.nanmean(rs)), _NAN, int(min(c.n for c in points if not math.isnan(c.r))),
                             f"a mean over {int((~np.isnan(rs)).sum())} rater pairs has no p-value")
+    point = replace(point, n_clusters=clusters, omitted=omitted)
     if math.isnan(point.r):
         return point
     if n_resamples <= 0:
         return replace(point, ci_note="no bootstrap (n_resamples 0)")
-    ci = _bootstrap(frame, pairs, level, method, variant, n_resamples, seed, confidence_level)
+    from judgelab.stats.bootstrap import label_table_ci, paired_correlation_ci
+
+    if table is not None:  # resample group labels: the rows of the groups × pairs table
+        ci = label_table_ci(table, "group", n_resamples, confidence_level, seed)
+    else:  # resample items with all their rated rows
+        rated = frame.loc[_rated(frame, pairs)].reset_index(drop=True)
+        ci = paired_correlation_ci(rated, pairs, level, method, variant, ties, n_resamples, confidence_level, seed)
     return replace(point, ci_low=ci.low, ci_high=ci.high, ci_note=ci.reason)
 
 
-def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str) -> float:
-    """The coefficient only (no p-value), as :func:`correlate` computes it: NaN pairs dropped,
-    NaN for fewer than three pairs or a constant vector."""
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    xs, ys = _tie_safe(x), _tie_safe(y)
-    if x.size < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
-        return _NAN
-    if method != "pearson":
-        x, y = xs, ys
-    if method == "kendall":
-        return float(_st.kendalltau(x, y, variant=variant).statistic)
-    if method == "spearman":
-        x, y = _st.rankdata(x), _st.rankdata(y)
-    return float(np.corrcoef(x, y)[0, 1])
-
-
-def _bootstrap(frame, pairs, level, method, variant, n_resamples, seed, confidence_level):
-    import pandas as pd
-
-    from judgelab.stats.bootstrap import cluster_bootstrap_ci
-
-    if level == "group":
-        # each group's correlation does not change when groups are resampled: resample the table of them
-        rs = np.column_stack([_group_rs(frame.dropna(subset=[x, y]), method, variant, x, y) for x, y in pairs])
-
-        def group_statistic(rows, _clusters) -> float:
-            drawn = rs[rows]
-            defined = ~np.isnan(drawn)
-            per_pair = [drawn[defined[:, j], j].mean() for j in range(drawn.shape[1]) if defined[:, j].any()]
-            return float(np.mean(per_pair)) if per_pair else _NAN
-
-        table = pd.DataFrame({"group": np.arange(rs.shape[0])})
-        return cluster_bootstrap_ci(table, group_statistic, "group", n_resamples, confidence_level, seed, rows=True)
-    cols = sorted({c for pair in pairs for c in pair})
-    table = frame[["system", "item_id", *cols]].reset_index(drop=True)
-    values = {c: table[c].to_numpy(dtype=float) for c in cols}
-    systems, system_labels = pd.factorize(table["system"])
-
-    def statistic(rows, _clusters) -> float:
-        rs = []
-        for x, y in pairs:
-            xv, yv = values[x][rows], values[y][rows]
-            if level == "system":
-                both = ~(np.isnan(xv) | np.isnan(yv))
-                s = systems[rows][both]
-                counts = np.bincount(s, minlength=len(system_labels))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    xv = np.bincount(s, xv[both], len(system_labels)) / counts
-                    yv = np.bincount(s, yv[both], len(system_labels)) / counts
-            rs.append(_fast_r(xv, yv, method, variant))
-        return float(np.nanmean(rs)) if not np.isnan(rs).all() else _NAN
-
-    return cluster_bootstrap_ci(table, statistic, CLUSTER_OF_LEVEL[level], n_resamples, confidence_level, seed, rows=True)
+def _rated(frame, pairs) -> np.ndarray:
+    """Rows rated in both columns of at least one pair."""
+    rated = np.zeros(len(frame), dtype=bool)
+    for x, y in pairs:
+        rated |= (frame[x].notna() & frame[y].notna()).to_numpy()
+    return rated
 
 
 def level_correlation(frame, level: str, method: str = "kendall", variant: str = "b", x: str = "score_x",
                       y: str = "score_y", n_resamples: int = 0, seed: int = 0,
-                      confidence_level: float = 0.95) -> Correlation:
+                      confidence_level: float = 0.95, ties: str = "exact") -> Correlation:
     """Correlation of columns ``x`` and ``y`` at one level, with an item- or group-clustered bootstrap CI.
 
     The one level dispatch of judgelab (``agree``, the HANNA tables and the recipes use it).
-    See the module docstring for the levels and the bootstrap clusters.
+    See the module docstring for the levels, the bootstrap clusters and ``ties``.
 
     Args:
         frame: one row per (system, item): ``system``, ``item_id``, ``group`` (for the per-group
@@ -337,9 +395,10 @@ def level_correlation(frame, level: str, method: str = "kendall", variant: str =
         method: ``kendall`` (tau-b, or tau-c with ``variant="c"``), ``pearson`` or ``spearman``.
         n_resamples: bootstrap resamples for ``ci_low``/``ci_high`` (0: no CI).
         seed: seeds the resampling; ``confidence_level``: e.g. 0.95.
+        ties: ``exact`` (default) or ``paper`` (as the published HANNA tables).
 
     Returns:
-        A :class:`Correlation` (``r, p, n, ci_low, ci_high`` and ``note`` naming each NaN's reason).
+        A :class:`Correlation` (``r, p, n, n_clusters, ci_low, ci_high`` and ``note`` naming each NaN's reason).
 
     Raises:
         JudgelabError: an unknown level.
@@ -350,4 +409,4 @@ def level_correlation(frame, level: str, method: str = "kendall", variant: str =
         >>> round(level_correlation(matrix_frame(x, y), "system", "pearson").r, 6)
         1.0
     """
-    return mean_level_correlation(frame, [(x, y)], level, method, variant, n_resamples, seed, confidence_level)
+    return mean_level_correlation(frame, [(x, y)], level, method, variant, n_resamples, seed, confidence_level, ties)

@@ -10,7 +10,8 @@ of an items × raters matrix (MSR rows/items, MSC columns/raters, MSE residual):
 
 Confidence intervals follow McGraw & Wong (1996) (the F-based bounds with Satterthwaite
 degrees of freedom, as in pingouin and R's psych::ICC). Items with a missing rating are
-dropped (listwise), as the ANOVA needs a complete matrix.
+dropped (listwise), as the ANOVA needs a complete matrix; every missing kind counts
+(``None``, NaN of any float dtype, ``pandas.NA``; :func:`judgelab.stats.agreement.as_float_array`).
 """
 from __future__ import annotations
 
@@ -21,10 +22,21 @@ __all__ = ["icc"]
 
 
 def icc(data, confidence: float = 0.95) -> dict[str, tuple[float, float, float]]:
-    """``{"ICC(2,1)": (value, low, high), "ICC(2,k)": (value, low, high)}`` for items × raters."""
-    x = np.asarray(data, dtype=float)
+    """``{"ICC(2,1)": (value, low, high), "ICC(2,k)": (value, low, high)}`` for items × raters.
+
+    ``data``: items × raters (a list of rows, a 2-D array or a DataFrame with items as rows);
+    items with a missing rating are left out. NaN triples with fewer than two complete items or
+    two raters, or without variation.
+
+    Example:
+        >>> round(icc([[1, 2], [2, 3], [3, 5], [4, 4]])["ICC(2,k)"][0], 3)
+        0.78
+    """
+    from judgelab.stats.agreement import as_float_array
+
+    x = as_float_array(data, "items × raters")
     if x.ndim != 2:
-        raise ValueError("expected a 2-D array: items × raters")
+        raise ValueError(f"expected a 2-D table: items × raters; got {x.ndim}-D")
     x = x[~np.isnan(x).any(axis=1)]
     n, k = x.shape
     nan3 = (float("nan"),) * 3
