@@ -95,19 +95,6 @@ def test_openai_judge_needs_model(tmp_path):
           "needs a model", "--judge openai:MODEL")
 
 
-def test_old_judge_form_is_a_deprecated_alias(tmp_path):
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"default": "I would rate it a 4."}))
-    items = write_items(tmp_path / "items.jsonl", 2)
-    old = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "scripted-test-double",
-                       "--script", str(script), "--quiet", "--samples", "1", "--out", str(tmp_path / "old"))
-    assert old.returncode == 0, old.stderr
-    assert f"deprecated; write --judge scripted-test-double:{script}" in old.stderr
-    new = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
-                       "--quiet", "--samples", "1", "--out", str(tmp_path / "new"))
-    assert new.returncode == 0 and "deprecated" not in new.stderr
-    assert (tmp_path / "old" / "ratings.csv").read_text() == (tmp_path / "new" / "ratings.csv").read_text()
-
 
 def test_malformed_judge_specs_are_one_line(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 1)

@@ -20,15 +20,13 @@ def _state():
 
 def test_main_puts_back_stdout_the_logger_and_the_progress_display(tmp_path):
     from judgelab.cli import main
-    from judgelab.cli.common import DEPRECATION_NOTES
 
     before = _state()
-    with pytest.raises(SystemExit) as refused:  # the judge is read (a deprecated spelling noted), then the file is missing
-        main(["rate", "--items", str(tmp_path / "missing.jsonl"), "--judge", "openai", "--model", "m",
+    with pytest.raises(SystemExit) as refused:  # the judge is read, then the file is missing
+        main(["rate", "--items", str(tmp_path / "missing.jsonl"), "--judge", "openai:m",
               "--out", str(tmp_path / "o")])
     assert refused.value.code == 2
     assert _state() == before
-    assert DEPRECATION_NOTES == []  # the refused command's note is not left for the next one
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 4."}))
     items = write_items(tmp_path / "items.jsonl", 2)
@@ -36,18 +34,6 @@ def test_main_puts_back_stdout_the_logger_and_the_progress_display(tmp_path):
           "--samples", "1", "--out", str(tmp_path / "ok"), "--quiet"])  # success: main returns
     assert _state() == before
 
-
-def test_a_note_of_one_command_is_not_shown_by_the_next(tmp_path):
-    refused = run_cli("rate", "--items", str(tmp_path / "missing.jsonl"), "--judge", "openai", "--model", "m",
-                      "--out", str(tmp_path / "o"))
-    assert refused.returncode == 2 and "deprecated" not in refused.stderr
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"default": "I would rate it a 4."}))
-    items = write_items(tmp_path / "items.jsonl", 2)
-    ok = run_cli("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", f"scripted-test-double:{script}",
-                 "--samples", "1", "--out", str(tmp_path / "ok"), "--quiet")
-    assert ok.returncode == 0, ok.stderr
-    assert "deprecated" not in ok.stderr
 
 
 def test_library_warnings_are_shown_once_per_command(tmp_path):
@@ -75,7 +61,7 @@ def test_the_store_of_an_earlier_command_is_not_named_by_the_next(monkeypatch):
     """The interrupted-run message names the store this command opened, not one an earlier
     command in the same process opened."""
     from judgelab.cli import _forget_earlier_commands, _interrupted_message
-    from judgelab import store
+    from judgelab.store import lock as store
 
     monkeypatch.setattr(store, "_last_opened", "/somewhere/store.sqlite")  # as an earlier command leaves it
     _forget_earlier_commands()

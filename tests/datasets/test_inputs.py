@@ -47,7 +47,7 @@ def write_csv(path, header, rows, bom=False):
 def scripted(tmp_path, out="out"):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I rate it 4."}))
-    return ["--judge", "scripted-test-double", "--script", str(script), "--quiet", "--out", str(tmp_path / out)]
+    return ["--judge", f"scripted-test-double:{script}", "--quiet", "--out", str(tmp_path / out)]
 
 
 def stored_prompts(store_path):

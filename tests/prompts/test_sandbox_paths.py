@@ -54,8 +54,8 @@ def test_template_payload_cannot_run_code(tmp_path, index):
     path.write_text(yaml.safe_dump(template))
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "text": "A story."}\n')
-    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
-                          "--script", str(scripted(tmp_path)), "--quiet", "--out", str(tmp_path / "out"))
+    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", f"scripted-test-double:{scripted(tmp_path)}",
+                          "--quiet", "--out", str(tmp_path / "out"))
     check(result, "evil.yaml", "sandbox")
     assert not target.exists()
 
@@ -82,8 +82,8 @@ def test_jinja_syntax_errors_name_the_file_and_line(tmp_path):
     path.write_text("name: broken\ninstruction: |-\n  Read this.\n  {{ text \ncriteria:\n  q:\n    question: How good?\n")
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "text": "A story."}\n')
-    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", "scripted-test-double",
-                          "--script", str(scripted(tmp_path)), "--quiet", "--out", str(tmp_path / "out"))
+    result = run_cli("rate", "--items", str(items), "--template", str(path), "--judge", f"scripted-test-double:{scripted(tmp_path)}",
+                          "--quiet", "--out", str(tmp_path / "out"))
     check(result, "broken.yaml", "Jinja syntax error", "instruction", "line 4")
     task = tmp_path / "broken-task.yaml"
     task.write_text("name: t\ntemplate:\n  name: t\n  criteria:\n    q:\n      question: 'Rate {% if %}'\n"

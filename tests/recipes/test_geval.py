@@ -74,7 +74,7 @@ def test_rate_uses_the_new_templates_and_refuses_mixed_scales(tmp_path):
     items.write_text(json.dumps({"id": "a", "text": "A summary.", "context": "An article."}) + "\n")
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "2", "default_probs": {"1": 0.5, "5": 0.5}}))
-    base = ["rate", "--items", str(items), "--judge", "scripted-test-double", "--script", str(script), "--score", "logprob"]
+    base = ["rate", "--items", str(items), "--judge", f"scripted-test-double:{script}", "--score", "logprob"]
     one_line_error(run_cli(*base, "--template", "geval-summeval", "--out", str(tmp_path / "mixed")), "different scales")
     r = run_cli(*base, "--template", "geval-summeval", "--criteria", "fluency", "--out", str(tmp_path / "fluency"))
     assert r.returncode == 0, r.stderr

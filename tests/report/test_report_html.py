@@ -262,8 +262,8 @@ def test_logprob_distribution_shown(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "3", "default_probs": {"2": 0.25, "3": 0.5, "4": 0.2, "x": 0.05}}))
     out = tmp_path / "run"
-    r = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", "scripted-test-double",
-                     "--script", str(script), "--score", "logprob", "--quiet", "--out", str(out))
+    r = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", f"scripted-test-double:{script}",
+                     "--score", "logprob", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     units = decode_units(parse(write_report(out).read_text()))
     dist = units[0]["samples"][0]["dist"]

@@ -174,14 +174,10 @@ def _show_progress_bars() -> Callable[[], None]:
 
 def _forget_earlier_commands() -> None:
     """Module-level state one command leaves behind that must not reach the next one run in the
-    same process (a library caller, the tests): deprecation notes not yet shown, and the store the
-    interrupted-run message names."""
-    from judgelab.cli.common import DEPRECATION_NOTES
-
-    DEPRECATION_NOTES.clear()
-    store = sys.modules.get("judgelab.store")  # not imported: nothing to forget (start-up stays light)
-    if store is not None:
-        store._last_opened = None  # type: ignore[attr-defined]
+    same process (a library caller, the tests): the store the interrupted-run message names."""
+    lock = sys.modules.get("judgelab.store.lock")  # not imported: nothing to forget (start-up stays light)
+    if lock is not None:
+        lock._last_opened = None  # type: ignore[attr-defined]
 
 
 class _PipeSafeStdout:

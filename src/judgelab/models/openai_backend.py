@@ -463,7 +463,7 @@ _OPTIONS = ("api_key", "style", "concurrency", "max_retries", "backoff_base", "s
 
 def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
     if not rest:
-        raise JudgelabError("an openai judge needs a model: openai:MODEL or openai:MODEL@BASE_URL")
+        raise JudgelabError("an openai judge needs a model: --judge openai:MODEL or openai:MODEL@BASE_URL")
     model, _, url = rest.partition("@")
     opts = {k: v for k, v in defaults.items() if k in _OPTIONS}
     opts.update(model=model, base_url=url or defaults.get("base_url"))
