@@ -402,3 +402,27 @@ def test_docstring_examples():
     module = importlib.import_module("judgelab.stats.ppi")  # the package attribute is the function
 
     assert doctest.testmod(module).failed == 0
+
+
+def test_t_becomes_the_normal_interval_as_n_grows():
+    rng = np.random.default_rng(21)
+    y, f, fu = _study(rng, 500, 5000)
+    t, normal = ppi_mean(y, f, fu), ppi_mean(y, f, fu, quantile="normal")
+    assert t.estimate == normal.estimate and t.lam == normal.lam
+    assert 1.0 < t.half_width / normal.half_width < 1.006  # about 0.4% wider at n = 500
+    y, f, fu = _study(rng, 10, 5000)
+    t, normal = ppi_mean(y, f, fu), ppi_mean(y, f, fu, quantile="normal")
+    assert t.half_width / normal.half_width > 1.3  # t_8 with ddof 2 against z with ddof 0
+
+
+def test_difference_t_uses_welch_df_and_its_p_value():
+    rng = np.random.default_rng(22)
+    a, b = _study(rng, 12, 300), _study(rng, 20, 300, bias=0.2, probs=(0.2, 0.2, 0.3, 0.2, 0.1))
+    d = ppi_mean_difference(*a, *b)
+    assert d.quantile == "t" and 10 <= d.df <= 10 + 18  # between the smaller labelled df and their sum
+    assert d.p_value == pytest.approx(2 * st.t.sf(abs(d.z), d.df))
+    assert d.half_width == pytest.approx(st.t.ppf(0.975, d.df) * d.se)
+    assert d.z == pytest.approx(d.estimate / d.se)
+    h = d.human_only  # Welch's interval on the two human samples (scipy)
+    ci = st.ttest_ind(a[0], b[0], equal_var=False).confidence_interval(0.95)
+    assert (h.ci_low, h.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-10)
