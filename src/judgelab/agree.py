@@ -83,7 +83,8 @@ def _joined(mine: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
 
 
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
-                   variant: str = "b", n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
+                   variant: str = "b", n_resamples: int = 999, seed: int = 0,
+                   ci_method: str = "percentile") -> pd.DataFrame:
     """Correlation of every judge with the mean human rating, per criterion, level and method.
 
     Args:
@@ -115,7 +116,8 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
             joined = _joined(mine, ref)
             for level in levels:
                 for method in methods:
-                    c = level_correlation(joined, level, method, variant, n_resamples=n_resamples, seed=seed)
+                    c = level_correlation(joined, level, method, variant, n_resamples=n_resamples, seed=seed,
+                                          ci_method=ci_method)
                     d = c.to_dict()
                     if joined.empty:
                         d["note"] = "r: no items rated by both this rater and the humans"
@@ -134,7 +136,8 @@ def _baseline_skip(df: pd.DataFrame) -> str:
 
 
 def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
-                   variant: str = "b", n_resamples: int = 999, seed: int = 0) -> pd.DataFrame:
+                   variant: str = "b", n_resamples: int = 999, seed: int = 0,
+                   ci_method: str = "percentile") -> pd.DataFrame:
     """Per criterion: mean correlation of each human rater with the mean of all humans
     (``vs_mean``, HANNA's baseline) and mean pairwise correlation between human raters
     (``pairwise``, Chiang & Lee Table 6), at each level and method, each with a clustered
@@ -164,9 +167,10 @@ def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
         wide = wide.reset_index()
         for level in levels:
             for method in methods:
-                vs = mean_level_correlation(wide, [(r, _HUMANS) for r in raters], level, method, variant, n_resamples, seed)
+                vs = mean_level_correlation(wide, [(r, _HUMANS) for r in raters], level, method, variant, n_resamples, seed,
+                                            ci_method=ci_method)
                 pw = mean_level_correlation(wide, list(itertools.combinations(raters, 2)), level, method, variant,
-                                            n_resamples, seed)
+                                            n_resamples, seed, ci_method=ci_method)
                 notes = [f"vs_mean {vs.note}" if vs.note else "", f"pairwise {pw.note}" if pw.note else ""]
                 rows.append({"criterion": criterion, "level": level, "method": method,
                              "vs_mean": vs.r, "vs_mean_ci_low": vs.ci_low, "vs_mean_ci_high": vs.ci_high, "vs_mean_n": vs.n,
@@ -311,7 +315,8 @@ class AgreeReport:
 
 
 def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
-              variant: str = "b", williams_level: str = "overall", n_resamples: int = 999, seed: int = 0) -> AgreeReport:
+              variant: str = "b", williams_level: str = "overall", n_resamples: int = 999, seed: int = 0,
+              ci_method: str = "percentile") -> AgreeReport:
     """All of ``agree``'s analyses of one ratings table, as an :class:`AgreeReport`.
 
     Tables that need what the ratings lack are empty with the reason in ``skipped``: the human
@@ -322,8 +327,8 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
         >>> report = agreement(ratings, ["kendall"], n_resamples=999, seed=0)  # doctest: +SKIP
         >>> report.correlations[["rater", "level", "r", "ci_low", "ci_high"]]  # doctest: +SKIP
     """
-    corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed)
-    base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed)
+    corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
+    base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
     cons = self_consistency(df, criteria)
     will = williams_matrix(df, williams_level, methods[0], criteria, variant)
     skipped: dict[str, str] = {}
@@ -336,7 +341,7 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
         skipped["williams"] = (f"Williams tests compare two judges; the ratings have {len(judges)}"
                                if len(judges) < 2 else "no items rated by all judges and the humans")
     settings = {"methods": list(methods), "levels": list(levels), "kendall_variant": variant,
-                "williams_level": williams_level, "n_resamples": n_resamples, "seed": seed,
+                "williams_level": williams_level, "n_resamples": n_resamples, "seed": seed, "ci_method": ci_method,
                 "confidence_level": 0.95,
                 "bootstrap_clusters": {"overall": "item_id", "system": "item_id (systems fixed)", "group": "group"}}
     return AgreeReport(corr, base, cons, will, skipped, settings)

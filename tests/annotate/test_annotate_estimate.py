@@ -166,3 +166,59 @@ def test_sampling_design_notes():
     assert "not drawn uniformly" in human_estimates(df, uniform_sample=False).notes[0]
     assert human_estimates(df, uniform_sample=True).notes == ()
     assert "uniform random sample" in human_estimates(df).notes[0]
+
+
+# -- small samples: the t interval by default, the normal one on request, the planner's valid_from ---------------
+
+
+def test_default_is_the_t_interval_and_normal_is_ppi_pythons():
+    df = _table()
+    t = human_estimates(df)
+    normal = human_estimates(df, quantile="normal")
+    assert t.quantile == "t" and normal.quantile == "normal" and t.to_dict()["quantile"] == "t"
+    for mt, mn in zip(t.means, normal.means):
+        y, yhat, yu = _direct(df, mt.system)
+        assert (mt.result.ci_low, mt.result.ci_high) == pytest.approx((ppi_mean(y, yhat, yu).ci_low, ppi_mean(y, yhat, yu).ci_high))
+        expected = ppi_mean(y, yhat, yu, quantile="normal")
+        assert (mn.result.ci_low, mn.result.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
+        assert mt.result.half_width > mn.result.half_width  # 15 human-rated items: t_{13} > z
+        # the normal interval is trusted from 50 human-rated items; with 15 the result says so
+        assert "fewer than the 50" in mn.note and "fewer than" not in mt.note
+    rows = t.tables()["estimates"]
+    assert list(rows.loc[rows["method"] == "human_only", "df"]) == [14.0, 14.0]
+    assert (t.tables()["differences"]["df"].iloc[0] >= 13)
+
+
+def test_too_few_human_items_for_the_t_interval_say_why():
+    df = _table(n_items=12, n_human=2, systems=("A", "B"))
+    est = human_estimates(df)
+    assert all(m.result is None and "t interval needs at least 3 human-rated items" in m.note and "have 2 and 10" in m.note
+               for m in est.means)
+    assert est.differences[0].result is None
+    normal = human_estimates(df, quantile="normal")  # ppi-python's formula runs at n = 2, with the caveat
+    assert all(m.result is not None and "2 human-rated items, fewer than the 50" in m.note for m in normal.means)
+    with pytest.raises(JudgelabError, match="unknown interval 'z'"):
+        human_estimates(df, quantile="z")
+
+
+def test_zero_width_estimates_have_no_interval():
+    df = _table(n_items=20, n_human=6, systems=("A",))
+    df.loc[df["rater"].str.startswith("human:"), "score"] = 4.0  # every person says 4
+    df.loc[~df["rater"].str.startswith("human:"), "score"] = 3.0  # the judge always 3
+    (m,) = human_estimates(df).means
+    assert m.result.estimate == 4.0 and np.isnan(m.result.ci_low) and "zero standard error" in m.note
+    row = m.rows()[0]
+    assert np.isnan(row["ci_low"]) and "zero standard error" in row["note"]
+    assert "every human rating is the same" in m.rows()[1]["note"]
+
+
+def test_planner_says_from_which_n_the_interval_holds():
+    df = _table()
+    est = human_estimates(df, target_half_width=1.5)  # a wide target: a handful of items would reach it
+    plan = est.plans[0]
+    assert plan.plan.valid_from >= 5 and plan.plan.n == max(plan.plan.n_for_width, plan.plan.valid_from)
+    assert plan.plan.n_for_width < plan.plan.valid_from and "keeps its level only from" in plan.note
+    row = est.tables()["plan"].iloc[0]
+    assert row["valid_from"] == plan.plan.valid_from and row["n_needed"] == plan.plan.n
+    normal = human_estimates(df, target_half_width=1.5, quantile="normal").plans[0]
+    assert normal.plan.valid_from >= 50 and normal.plan.n >= 50

@@ -17,7 +17,11 @@ For each system and criterion (pure: a ratings table in, frozen dataclasses out)
 * **The planner** (:func:`judgelab.stats.ppi.plan_ppi_mean`, :func:`plan_ppi_difference`): how
   many human-rated items a target half-width needs, from the pairs rated so far as the pilot
   (the number of judge-only items is held at today's; the prediction ignores the noise of the
-  pilot's moments).
+  pilot's moments), and from which number on the interval keeps its level (``valid_from``).
+
+The intervals are small-sample t intervals by default (``quantile="t"``: about 95% coverage at
+10 human-rated items per system in simulation); ``quantile="normal"`` gives ppi-python's normal
+intervals, which cover 87–90% at 10 and are trusted from 50 (docs/intervals.md).
 
 PPI is valid only when the human-rated items are a uniform random sample of each system's
 items the judge rated (``judgelab annotate --sample random:N --stratify-by-system``); a
@@ -36,7 +40,8 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.ratings import is_human, item_means
 from judgelab.stats.alternative_annotator import AltTestResult, alt_test
-from judgelab.stats.ppi import PPIDifference, PPIMean, PPIPlan, plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
+from judgelab.stats.ppi import (PPIDifference, PPIMean, PPIPlan, minimum_sizes, plan_ppi_difference, plan_ppi_mean, ppi_mean,
+                                ppi_mean_difference)
 
 __all__ = ["SystemEstimate", "DifferenceEstimate", "AltTestOutcome", "PlanOutcome", "HumanEstimates", "human_estimates",
            "choose_judge"]
@@ -92,16 +97,17 @@ class SystemEstimate:
         head = {"criterion": self.criterion, "system": self.system}
         if self.result is None:
             return [{**head, "method": "ppi", "estimate": _NAN, "se": _NAN, "ci_low": _NAN, "ci_high": _NAN,
-                     "half_width": _NAN, "n_human": self.n_human, "n_judge": self.n_judge, "lam": _NAN,
+                     "half_width": _NAN, "df": _NAN, "n_human": self.n_human, "n_judge": self.n_judge, "lam": _NAN,
                      "effective_n": _NAN, "note": self.note}]
         frame = self.result.to_frame()
         rows = []
         for row in frame.to_dict(orient="records"):
+            ppi = row["method"] == "ppi"
             rows.append({**head, "method": row["method"], "estimate": row["estimate"], "se": row["se"],
                          "ci_low": row["ci_low"], "ci_high": row["ci_high"], "half_width": row["half_width"],
-                         "n_human": int(row["n_human"]), "n_judge": int(row["n_judge"]), "lam": row["lam"],
-                         "effective_n": self.result.effective_n if row["method"] == "ppi" else _NAN,
-                         "note": self.note if row["method"] == "ppi" else ""})
+                         "df": row["df"], "n_human": int(row["n_human"]), "n_judge": int(row["n_judge"]),
+                         "lam": row["lam"], "effective_n": self.result.effective_n if ppi else _NAN,
+                         "note": self.note if ppi else row["note"]})
         return rows
 
 
@@ -124,14 +130,16 @@ class DifferenceEstimate:
         head = {"criterion": self.criterion, "system_a": self.system_a, "system_b": self.system_b}
         if self.result is None:
             return [{**head, "method": "ppi", "estimate": _NAN, "se": _NAN, "ci_low": _NAN, "ci_high": _NAN,
-                     "half_width": _NAN, "z": _NAN, "p_value": _NAN, "lam_a": _NAN, "lam_b": _NAN, "note": self.note}]
+                     "half_width": _NAN, "df": _NAN, "z": _NAN, "p_value": _NAN, "lam_a": _NAN, "lam_b": _NAN,
+                     "note": self.note}]
         rows = []
         for row in self.result.to_frame().to_dict(orient="records"):
             ppi = row["method"] == "ppi"
             rows.append({**head, "method": row["method"], "estimate": row["estimate"], "se": row["se"],
                          "ci_low": row["ci_low"], "ci_high": row["ci_high"], "half_width": row["half_width"],
-                         "z": self.result.z if ppi else _NAN, "p_value": self.result.p_value if ppi else _NAN,
-                         "lam_a": row["lam_a"], "lam_b": row["lam_b"], "note": self.note if ppi else ""})
+                         "df": row["df"], "z": self.result.z if ppi else _NAN,
+                         "p_value": self.result.p_value if ppi else _NAN, "lam_a": row["lam_a"], "lam_b": row["lam_b"],
+                         "note": self.note if ppi else row["note"]})
         return rows
 
 
@@ -176,6 +184,10 @@ class PlanOutcome:
         plan: the planner's result; None when there is no pilot (``note`` says why).
         more_needed: ``plan.n - n_human_now`` (0 when the target is reached already).
         reachable: ``plan.n`` is at most the items the judge rated (of each system).
+
+    ``plan.n`` is the larger of the ``n`` the target half-width needs (``plan.n_for_width``) and
+    the ``n`` from which the interval keeps its level (``plan.valid_from``); ``note`` says when
+    the second decided.
     """
 
     criterion: str
@@ -199,6 +211,7 @@ class PlanOutcome:
                 "more_needed": self.more_needed if self.more_needed is not None else _NAN,
                 "predicted_half_width": p.predicted_half_width if p else _NAN,
                 "target_half_width": p.target_half_width if p else _NAN,
+                "n_for_width": p.n_for_width if p else _NAN, "valid_from": p.valid_from if p else _NAN,
                 "n_human_only": p.n_human_only if p else _NAN, "reachable": self.reachable, "note": self.note}
 
 
@@ -216,11 +229,13 @@ class HumanEstimates:
     plans: tuple[PlanOutcome, ...] = ()
     target_half_width: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    quantile: str = "t"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``"schema": 1``; NaN as null)."""
         return _clean({
-            "schema": SCHEMA, "judge": self.judge, "alpha": self.alpha, "criteria": list(self.criteria),
+            "schema": SCHEMA, "judge": self.judge, "alpha": self.alpha, "quantile": self.quantile,
+            "criteria": list(self.criteria),
             "systems": list(self.systems), "target_half_width": self.target_half_width,
             "means": [m.to_dict() for m in self.means], "differences": [d.to_dict() for d in self.differences],
             "alt_test": [a.to_dict() for a in self.alt_tests], "plans": [p.to_dict() for p in self.plans],
@@ -267,7 +282,8 @@ def _split(judge: pd.Series, human: pd.Series) -> tuple[np.ndarray, np.ndarray, 
 
 def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria: Sequence[str] | None = None,
                     systems: Sequence[str] | None = None, target_half_width: float | None = None, alpha: float = 0.05,
-                    epsilon: float = 0.2, alt_min_items: int = 30, uniform_sample: bool | None = None) -> HumanEstimates:
+                    epsilon: float = 0.2, alt_min_items: int = 30, uniform_sample: bool | None = None,
+                    quantile: str = "t") -> HumanEstimates:
     """PPI++ means and differences, the Alt-Test and the planner for one judge against the people.
 
     Args:
@@ -283,13 +299,16 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
         alt_min_items: items an annotator needs to be tested by the Alt-Test (the paper's minimum: 30).
         uniform_sample: whether the human-rated items were drawn uniformly at random (False adds a
             warning; None: unknown, a reminder).
+        quantile: ``"t"`` (default): small-sample t intervals (at least 3 human-rated and 2
+            judge-only items per system); ``"normal"``: ppi-python's normal intervals (at least 2
+            and 1), trusted from 50 human-rated items. See :func:`judgelab.stats.ppi.ppi_mean`.
 
     Returns:
         :class:`HumanEstimates`.
 
     Raises:
         JudgelabError: no judge or no human ratings, several judges and none chosen, an unknown
-            criterion or system.
+            criterion or system, an unknown ``quantile``.
 
     Example:
         >>> row = dict(system="A", group=None, criterion="q", sample=0, status="ok")
@@ -301,6 +320,9 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
     """
     if ratings.empty:
         raise JudgelabError("no ratings")
+    if quantile not in ("t", "normal"):
+        raise JudgelabError(f"unknown interval {quantile!r}: t or normal")
+    n_min, N_min = minimum_sizes(quantile)
     judge = choose_judge(ratings, judge)
     humans = ratings[ratings["rater"].map(is_human)]
     if humans.empty:
@@ -349,17 +371,18 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
             raters = h_rows[(h_rows["criterion"] == criterion) & (h_rows["system"] == system)]["rater"].nunique()
             only_human = len(set(h.index) - set(j.index))
             extra = f"; {only_human} human-rated item(s) the judge did not rate are left out" if only_human else ""
-            if y.size < 2 or yhat_u.size < 1:
-                why = (f"PPI needs at least 2 human-rated items and 1 item rated by the judge only; "
-                       f"have {y.size} and {yhat_u.size}")
+            if y.size < n_min or yhat_u.size < N_min:
+                why = (f"the PPI {quantile} interval needs at least {n_min} human-rated items and {N_min} items rated "
+                       f"by the judge only; have {y.size} and {yhat_u.size}")
                 mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), None, why + extra))
                 continue
             try:
-                result = ppi_mean(y, yhat, yhat_u, alpha=alpha)
+                result = ppi_mean(y, yhat, yhat_u, alpha=alpha, quantile=quantile)
             except ValueError as exc:
                 mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), None, str(exc)))
                 continue
-            mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), result, extra.lstrip("; ")))
+            note = "; ".join(n for n in (result.note, extra.lstrip("; ")) if n)
+            mean_results.append(SystemEstimate(system, criterion, int(j.size), int(y.size), int(raters), result, note))
 
     differences: list[DifferenceEstimate] = []
     for criterion in chosen_criteria:
@@ -371,15 +394,16 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
             paired = bool(ids_a & ids_b)
             note = ("the systems share item ids (a paired design); this interval treats them as independent "
                     "samples, which is conservative when the pairing correlates positively") if paired else ""
-            if min(ya.size, yb.size) < 2 or min(yua.size, yub.size) < 1:
+            if min(ya.size, yb.size) < n_min or min(yua.size, yub.size) < N_min:
                 differences.append(DifferenceEstimate(criterion, a, b, None, paired,
                                                       "needs each system's PPI estimate (see the means)"))
                 continue
             try:
-                difference = ppi_mean_difference(ya, yhata, yua, yb, yhatb, yub, alpha=alpha)
+                difference = ppi_mean_difference(ya, yhata, yua, yb, yhatb, yub, alpha=alpha, quantile=quantile)
             except ValueError as exc:
                 differences.append(DifferenceEstimate(criterion, a, b, None, paired, str(exc)))
                 continue
+            note = "; ".join(n for n in (difference.note, note) if n)
             differences.append(DifferenceEstimate(criterion, a, b, difference, paired, note))
 
     alt_tests = [_alt_test(h_rows, j_means, criterion, chosen_systems, epsilon, alt_min_items) for criterion in chosen_criteria]
@@ -390,13 +414,13 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
             raise JudgelabError(f"--target-half-width must be a positive number, got {target_half_width}")
         for criterion in chosen_criteria:
             for system in chosen_systems:
-                plans.append(_plan_mean(criterion, system, data[(criterion, system)], target_half_width, alpha))
+                plans.append(_plan_mean(criterion, system, data[(criterion, system)], target_half_width, alpha, quantile))
             for a, b in itertools.combinations(chosen_systems, 2):
                 plans.append(_plan_difference(criterion, a, b, data[(criterion, a)], data[(criterion, b)],
-                                              target_half_width, alpha))
+                                              target_half_width, alpha, quantile))
 
     return HumanEstimates(judge, alpha, tuple(chosen_criteria), tuple(chosen_systems), tuple(mean_results),
-                          tuple(differences), tuple(alt_tests), tuple(plans), target_half_width, tuple(notes))
+                          tuple(differences), tuple(alt_tests), tuple(plans), target_half_width, tuple(notes), quantile)
 
 
 def _alt_test(h_rows: pd.DataFrame, j_means: pd.DataFrame, criterion: str, systems: Sequence[str], epsilon: float,
@@ -419,35 +443,45 @@ def _alt_test(h_rows: pd.DataFrame, j_means: pd.DataFrame, criterion: str, syste
     return AltTestOutcome(criterion, annotators, result)
 
 
-def _plan_mean(criterion: str, system: str, data, target: float, alpha: float) -> PlanOutcome:
+def _raised(plan: PPIPlan) -> str:
+    if plan.n <= plan.n_for_width:
+        return ""
+    return (f"{plan.n_for_width} would reach the half-width, but the {plan.quantile} interval keeps its level only from "
+            f"{plan.valid_from} human-rated items (skewed ratings raise this number; docs/intervals.md)")
+
+
+def _plan_mean(criterion: str, system: str, data, target: float, alpha: float, quantile: str) -> PlanOutcome:
     y, yhat, yhat_u, _ = data
-    if y.size < 2 or yhat_u.size < 1:
-        return PlanOutcome(criterion, "mean", (system,), int(y.size), None, note="needs a pilot: at least 2 human-rated "
-                           "items and 1 judge-only item")
+    N_min = minimum_sizes(quantile)[1]
+    if y.size < 2 or yhat_u.size < N_min:
+        return PlanOutcome(criterion, "mean", (system,), int(y.size), None, note=f"needs a pilot: at least 2 human-rated "
+                           f"items and {N_min} judge-only item(s)")
     try:
         plan = plan_ppi_mean(y, yhat, int(yhat_u.size), target, alpha=alpha,
-                             yhat_unlabeled=yhat_u if yhat_u.size >= 2 else None)
+                             yhat_unlabeled=yhat_u if yhat_u.size >= 2 else None, quantile=quantile)
     except ValueError as exc:
         return PlanOutcome(criterion, "mean", (system,), int(y.size), None, note=str(exc))
     total = int(y.size + yhat_u.size)
     reachable = plan.n <= total
     note = "" if reachable else f"more human-rated items than the {total} items the judge rated: add items or accept a wider interval"
+    note = "; ".join(n for n in (note, _raised(plan)) if n)
     return PlanOutcome(criterion, "mean", (system,), int(y.size), plan, max(0, plan.n - int(y.size)), reachable, note)
 
 
-def _plan_difference(criterion: str, a: str, b: str, da, db, target: float, alpha: float) -> PlanOutcome:
+def _plan_difference(criterion: str, a: str, b: str, da, db, target: float, alpha: float, quantile: str) -> PlanOutcome:
     ya, yhata, yua, _ = da
     yb, yhatb, yub, _ = db
     now = int(min(ya.size, yb.size))
-    if min(ya.size, yb.size) < 2 or min(yua.size, yub.size) < 1:
+    if min(ya.size, yb.size) < 2 or min(yua.size, yub.size) < minimum_sizes(quantile)[1]:
         return PlanOutcome(criterion, "difference", (a, b), now, None, note="needs a pilot in both systems")
     try:
         plan = plan_ppi_difference(ya, yhata, int(yua.size), yb, yhatb, int(yub.size), target, alpha=alpha,
                                    yhat_unlabeled_a=yua if yua.size >= 2 else None,
-                                   yhat_unlabeled_b=yub if yub.size >= 2 else None)
+                                   yhat_unlabeled_b=yub if yub.size >= 2 else None, quantile=quantile)
     except ValueError as exc:
         return PlanOutcome(criterion, "difference", (a, b), now, None, note=str(exc))
     total = int(min(ya.size + yua.size, yb.size + yub.size))
     reachable = plan.n <= total
     note = "" if reachable else f"more human-rated items per system than the judge rated ({total}): add items or accept a wider interval"
+    note = "; ".join(n for n in (note, _raised(plan)) if n)
     return PlanOutcome(criterion, "difference", (a, b), now, plan, max(0, plan.n - now), reachable, note)

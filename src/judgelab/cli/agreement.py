@@ -35,6 +35,9 @@ def agree(
     kendall_variant: str = typer.Option("b", "--kendall-variant", help="b (tau-b, default) | c (Stuart's tau-c)"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each CI (0: no CI)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap"),
+    ci_method: str = typer.Option("percentile", "--ci-method",
+                                  help="bootstrap interval: percentile (default), basic, BCa, expanded (Hesterberg's; "
+                                       "closest to nominal with few clusters, see docs/intervals.md)"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
 ) -> None:
@@ -64,8 +67,12 @@ def agree(
         raise JudgelabError("--kendall-variant is b or c")
     if n_resamples < 0:
         raise JudgelabError("--n-resamples is 0 (no CI) or more")
+    from judgelab.stats.bootstrap import METHODS as CI_METHODS
+
+    if ci_method not in CI_METHODS:
+        raise JudgelabError(f"unknown --ci-method {ci_method!r}: {', '.join(CI_METHODS)}")
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
-                       n_resamples=n_resamples, seed=seed)
+                       n_resamples=n_resamples, seed=seed, ci_method=ci_method)
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
     for table, note, n in report.nan_notes():
@@ -142,7 +149,7 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
                 what += f" — **no rows: {report.skipped[name]}**"
             output.table(table, name, what, show=False)  # a table without rows is its header line, never a 0-byte file
         s = report.settings
-        notes = [f"CIs: {s['confidence_level']:.0%} percentile cluster bootstrap, {s['n_resamples']} resamples, seed "
+        notes = [f"CIs: {s['confidence_level']:.0%} {s['ci_method']} cluster bootstrap, {s['n_resamples']} resamples, seed "
                  f"{s['seed']}; clusters: items at the overall and system levels (systems fixed), groups at the "
                  "per-group level.", "Every NaN has its reason in the table's `note` column."]
         if mapping:

@@ -94,6 +94,8 @@ def human_estimate(
     judge_rater: Optional[str] = typer.Option(None, "--judge-rater", help="the judge's rater label when the ratings hold several"),
     target_half_width: Optional[float] = typer.Option(None, "--target-half-width", help="plan the human ratings this half-width needs"),
     alpha: float = typer.Option(0.05, "--alpha", help="error level of the intervals (0.05: 95%)"),
+    quantile: str = typer.Option("t", "--quantile", help="t: small-sample t intervals (about 95% at 10 human ratings per "
+                                 "system); normal: ppi-python's normal intervals (cover 87-90% at 10; trusted from 50)"),
     epsilon: float = typer.Option(0.2, "--epsilon", help="Alt-Test margin: 0.2 experts, 0.15 skilled, 0.1 crowd"),
     alt_min_items: int = typer.Option(30, "--alt-min-items", min=2, help="items an annotator needs for the Alt-Test (paper: 30)"),
     out: Path = typer.Option(Path("judgelab-runs/human-estimate"), "--out", help="folder for estimates.csv, differences.csv, "
@@ -108,10 +110,12 @@ def human_estimate(
         raise JudgelabError(f"--alpha must be between 0 and 1, got {alpha}")
     if not (0 <= epsilon < 1):
         raise JudgelabError(f"--epsilon must be in [0, 1), got {epsilon}")
+    if quantile not in ("t", "normal"):
+        raise JudgelabError(f"--quantile must be t or normal, got {quantile!r}")
     frame, uniform = _load_ratings(store, ratings, human)
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
-                             alt_min_items=alt_min_items, uniform_sample=uniform)
+                             alt_min_items=alt_min_items, uniform_sample=uniform, quantile=quantile)
     from judgelab.cli.common import NotesDisplay
     from judgelab.output import OutputFolder
 
@@ -128,8 +132,8 @@ def human_estimate(
             json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         output.finish()
 
-    level = f"{1 - alpha:.0%}"
-    show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "n_human", "n_judge", "lam"]
+    level = f"{1 - alpha:.0%} {'t' if quantile == 't' else 'normal (ppi-python)'}"
+    show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "df", "n_human", "n_judge", "lam"]
     print_table(tables["estimates"][[c for c in show if c in tables["estimates"]]],
                 title=f"Mean rating per system ({level} intervals): PPI++ vs human-only vs judge-only ({result.judge})")
     if not tables["differences"].empty:
@@ -151,7 +155,7 @@ def human_estimate(
             console.print(f"Alt-Test ({a.criterion}) cannot run: {a.reason}", markup=False)
     if "plan" in tables:
         cols = ["criterion", "scope", "systems", "n_human_now", "n_needed", "more_needed", "predicted_half_width",
-                "n_human_only", "note"]
+                "valid_from", "n_human_only", "note"]
         print_table(tables["plan"][cols], title=f"Human ratings needed for a half-width of {target_half_width} "
                                                  "(per system for a difference)")
     for note in result.notes:

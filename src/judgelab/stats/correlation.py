@@ -300,7 +300,8 @@ def _group_point(column) -> Correlation:
 
 def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, method: str = "kendall",
                            variant: str = "b", n_resamples: int = 0, seed: int = 0,
-                           confidence_level: float = 0.95, ties: str = "exact") -> Correlation:
+                           confidence_level: float = 0.95, ties: str = "exact",
+                           ci_method: str = "percentile") -> Correlation:
     """Mean over column ``pairs`` of the correlation at ``level``, with one cluster bootstrap CI.
 
     The statistic of HANNA's human baseline (each rater vs the mean, averaged over raters) and of
@@ -318,6 +319,8 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         n_resamples: bootstrap resamples (0: no CI); ``seed``; ``confidence_level``.
         ties: ``exact`` (default: values equal on paper are ties) or ``paper`` (the plain floats,
             as the published HANNA tables; see the module docstring).
+        ci_method: the bootstrap interval, one of :data:`judgelab.stats.bootstrap.METHODS`
+            (``percentile``, ``basic``, ``BCa``, ``expanded``; docs/intervals.md has their coverage).
 
     Returns:
         A :class:`Correlation`; ``p`` is NaN for a mean over several pairs, ``n`` is the smallest
@@ -365,11 +368,12 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
     from judgelab.stats.bootstrap import label_table_ci, paired_correlation_ci
 
     if table is not None:  # resample group labels: the rows of the groups × pairs table
-        ci = label_table_ci(table, "group", n_resamples, confidence_level, seed)
+        ci = label_table_ci(table, "group", n_resamples, confidence_level, seed, ci_method)
     else:  # resample items with all their rated rows
         rated = frame.loc[_rated(frame, pairs)].reset_index(drop=True)
-        ci = paired_correlation_ci(rated, pairs, level, method, variant, ties, n_resamples, confidence_level, seed)
-    return replace(point, ci_low=ci.low, ci_high=ci.high, ci_note=ci.reason)
+        ci = paired_correlation_ci(rated, pairs, level, method, variant, ties, n_resamples, confidence_level, seed,
+                                   ci_method)
+    return replace(point, ci_low=ci.low, ci_high=ci.high, ci_note=ci.message)
 
 
 def _rated(frame, pairs) -> np.ndarray:
@@ -382,7 +386,8 @@ def _rated(frame, pairs) -> np.ndarray:
 
 def level_correlation(frame, level: str, method: str = "kendall", variant: str = "b", x: str = "score_x",
                       y: str = "score_y", n_resamples: int = 0, seed: int = 0,
-                      confidence_level: float = 0.95, ties: str = "exact") -> Correlation:
+                      confidence_level: float = 0.95, ties: str = "exact",
+                      ci_method: str = "percentile") -> Correlation:
     """Correlation of columns ``x`` and ``y`` at one level, with an item- or group-clustered bootstrap CI.
 
     The one level dispatch of judgelab (``agree``, the HANNA tables and the recipes use it).
@@ -396,6 +401,7 @@ def level_correlation(frame, level: str, method: str = "kendall", variant: str =
         n_resamples: bootstrap resamples for ``ci_low``/``ci_high`` (0: no CI).
         seed: seeds the resampling; ``confidence_level``: e.g. 0.95.
         ties: ``exact`` (default) or ``paper`` (as the published HANNA tables).
+        ci_method: the bootstrap interval (``percentile``, ``basic``, ``BCa``, ``expanded``).
 
     Returns:
         A :class:`Correlation` (``r, p, n, n_clusters, ci_low, ci_high`` and ``note`` naming each NaN's reason).
@@ -409,4 +415,5 @@ def level_correlation(frame, level: str, method: str = "kendall", variant: str =
         >>> round(level_correlation(matrix_frame(x, y), "system", "pearson").r, 6)
         1.0
     """
-    return mean_level_correlation(frame, [(x, y)], level, method, variant, n_resamples, seed, confidence_level, ties)
+    return mean_level_correlation(frame, [(x, y)], level, method, variant, n_resamples, seed, confidence_level, ties,
+                                  ci_method)
