@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import SHARED_DATA, judgelab_cmd
+from conftest import SHARED_DATA, judgelab_cmd, run_cli
 from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
 from judgelab.errors import JudgelabError
 from judgelab.ratings import combine, import_long, import_wide, read_ratings
@@ -201,3 +201,23 @@ def test_csv_on_stdout_is_one_table(tmp_path):
     table = pd.read_csv(io.StringIO(res.stdout))  # one table that reads back, no '# name' separators
     assert {"rater", "criterion", "level", "method", "r", "ci_low", "ci_high", "note"} <= set(table.columns)
     assert "written with --out" in res.stderr
+
+
+def test_ci_method_reaches_every_interval(tmp_path):
+    """--ci-method picks the cluster-bootstrap interval of every correlation: the expanded percentile interval
+    (Hesterberg) is wider than the percentile one from the same resamples; run.json names it; unknown is refused."""
+    df = load(tmp_path)
+    plain = judge_vs_human(df, ["pearson"], ["overall", "group"], n_resamples=300, seed=1)
+    wide = judge_vs_human(df, ["pearson"], ["overall", "group"], n_resamples=300, seed=1, ci_method="expanded")
+    assert (plain["r"] == wide["r"]).all()
+    assert ((wide["ci_high"] - wide["ci_low"]) > (plain["ci_high"] - plain["ci_low"])).all()
+    base = human_baseline(df, ["pearson"], ["group"], n_resamples=300, ci_method="BCa").iloc[0]
+    assert base.vs_mean_ci_low <= base.vs_mean <= base.vs_mean_ci_high
+    h, j = synthetic(tmp_path)
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col",
+            "story", "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "100"]
+    ok = run_cli(*args, "--ci-method", "expanded", "--out", str(tmp_path / "out"))
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["settings"]["ci_method"] == "expanded"
+    bad = run_cli(*args, "--ci-method", "studentized", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "unknown --ci-method 'studentized'" in bad.stderr and not (tmp_path / "bad").exists()

@@ -250,7 +250,7 @@ def cluster_bootstrap_ci(
 
 
 def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confidence_level: float = 0.95,
-                   seed: int = 0, method: str = "percentile") -> ConfidenceInterval:
+                   seed: int = 0, ci_method: str = "percentile") -> ConfidenceInterval:
     """CI of the mean over ``table``'s columns of each column's mean over its defined values, resampling
     the rows (labels) of ``table``: a label drawn twice counts twice in every column.
 
@@ -276,7 +276,7 @@ def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confi
         return float(np.mean(sums[has] / counts[has])) if has.any() else float("nan")
 
     labels = pd.DataFrame({name: np.arange(len(table))})
-    return cluster_bootstrap_ci(labels, statistic, name, n_resamples, confidence_level, seed, method, rows=True)
+    return cluster_bootstrap_ci(labels, statistic, name, n_resamples, confidence_level, seed, ci_method, rows=True)
 
 
 def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) -> float:
@@ -302,7 +302,7 @@ def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) 
 
 def paired_correlation_ci(table: pd.DataFrame, pairs: list[tuple[str, str]], level: str, method: str, variant: str,
                           ties: str, n_resamples: int = 999, confidence_level: float = 0.95,
-                          seed: int = 0, method: str = "percentile") -> ConfidenceInterval:
+                          seed: int = 0, ci_method: str = "percentile") -> ConfidenceInterval:
     """CI of the mean over column ``pairs`` of the correlation at the overall or system level, resampling
     ``item_id`` with all its rows (``table``: the rows rated for at least one pair; ``system`` for the
     system means, which stay fixed while items are resampled)."""
@@ -324,4 +324,4 @@ def paired_correlation_ci(table: pd.DataFrame, pairs: list[tuple[str, str]], lev
             rs.append(_fast_r(xv, yv, method, variant, ties))
         return float(np.nanmean(rs)) if not np.isnan(rs).all() else float("nan")
 
-    return cluster_bootstrap_ci(table, statistic, "item_id", n_resamples, confidence_level, seed, method, rows=True)
+    return cluster_bootstrap_ci(table, statistic, "item_id", n_resamples, confidence_level, seed, ci_method, rows=True)
