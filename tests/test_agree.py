@@ -221,3 +221,18 @@ def test_ci_method_reaches_every_interval(tmp_path):
     assert json.loads((tmp_path / "out" / "run.json").read_text())["settings"]["ci_method"] == "expanded"
     bad = run_cli(*args, "--ci-method", "studentized", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and "unknown --ci-method 'studentized'" in bad.stderr and not (tmp_path / "bad").exists()
+
+
+def test_few_groups_give_an_interval_with_its_caveat_and_too_few_give_none(tmp_path):
+    """12 groups: a group-level interval, and the note says fewer than 20 clusters cover less than nominal;
+    4 groups: no interval, with the reason (below the stated minimum of 5)."""
+    df = load(tmp_path)
+    row = judge_vs_human(df, ["pearson"], ["group"], n_resamples=200).iloc[0]
+    assert row["ci_low"] <= row["r"] <= row["ci_high"]
+    assert "only 12 group values" in row["note"] and "fewer than 20 clusters" in row["note"]
+    (tmp_path / "small").mkdir()
+    h, j = synthetic(tmp_path / "small", n_groups=4)
+    small = combine([import_wide(h, ["clarity"], item="story", rater="annotator", system="model", group="prompt"),
+                     read_ratings(j)])
+    row = judge_vs_human(small, ["pearson"], ["group"], n_resamples=200).iloc[0]
+    assert np.isnan(row["ci_low"]) and "at least 5" in row["note"]

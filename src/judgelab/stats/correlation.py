@@ -75,7 +75,7 @@ class Correlation:
             (per group); for a mean over rater pairs, the smallest ``n`` of the pairs.
         reason: why ``r`` is NaN, or else why ``p`` is (empty when both are defined).
         ci_low, ci_high: bootstrap confidence interval (NaN when not computed or undefined).
-        ci_note: why the CI is NaN.
+        ci_note: why the CI is NaN, or a caveat on a defined one (fewer than 20 clusters).
         n_clusters: the clusters the estimate used and the bootstrap resamples: group labels with
             a rated row (per group), items (overall and system level).
         omitted: rows the estimate left out and why (rows without a group), empty when none.
@@ -106,6 +106,8 @@ class Correlation:
         if math.isnan(self.ci_low) or math.isnan(self.ci_high):
             if not math.isnan(self.r):
                 parts.append(f"ci: {self.ci_note or 'not computed'}")
+        elif self.ci_note:  # a caveat on a defined interval (few clusters, resamples where r was undefined)
+            parts.append(f"ci: {self.ci_note}")
         if self.omitted:
             parts.append(self.omitted)
         return "; ".join(parts)
