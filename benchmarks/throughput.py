@@ -144,7 +144,7 @@ def local_benchmark(n_items: int) -> dict:
     from judgelab.models.local import LocalBackend
     from judgelab.run import RunSpec, Runner
     from judgelab.store import Store
-    from judgelab.workflow import demo_items
+    from judgelab.rate import demo_items
 
     items = [Item(i.item_id, i.text, context="A short piece of writing") for i in demo_items(n_items)]
     backend = LocalBackend()
@@ -187,7 +187,7 @@ def cpu_paths_benchmark(n_items: int) -> dict:
     from judgelab.models.local import BLOCK, choose_cpu_path, default_model_path, open_llama
     from judgelab.parse import expected_score
     from judgelab.prompts import load_template
-    from judgelab.workflow import demo_items
+    from judgelab.rate import demo_items
 
     template = load_template("chiang-lee-story")
     texts = [template.render("grammaticality", {"text": i.text}) + "\n" + template.logprob_cue + " " for i in demo_items(n_items)]

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats as _st
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["TokenScorer", "min_k_prob", "roc_auc"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TokenScorer", "min_k_prob", "roc_auc", "ContaminationResult", "score_texts"]
 
 
 def min_k_prob(logprobs, k: float = 0.2) -> float:
@@ -145,3 +150,63 @@ class TokenScorer:
             The score (higher = more likely seen in training).
         """
         return min_k_prob(self.token_logprobs(text, context), k)
+
+
+@dataclass(frozen=True)
+class ContaminationResult:
+    """Min-K% Prob of each text (:func:`score_texts`).
+
+    Attributes:
+        table: one row per text: ``id``, ``tokens``, ``min_k_prob``, ``mean_logprob`` (and ``member``
+            when labels were given).
+        roc_auc: ROC AUC of ``min_k_prob``, members vs non-members (None without labels).
+        k: the share of least likely tokens averaged.
+        model_id: the scoring model.
+    """
+
+    table: "pd.DataFrame"
+    roc_auc: float | None
+    k: float
+    model_id: str
+
+    @property
+    def title(self) -> str:
+        return f"Min-{int(self.k * 100)}% Prob under {self.model_id}"
+
+
+def check_labels(items, label_field: str | None, source) -> None:
+    """Refuse texts whose ``label_field`` is not 0/1 (one line naming the first)."""
+    if label_field is None:
+        return
+    bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
+    if bad:
+        raise JudgelabError(f"{source}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+
+
+def score_texts(items, k: float = 0.2, label_field: str | None = None, model_path=None,
+                scorer: "TokenScorer | None" = None) -> ContaminationResult:
+    """Min-K% Prob (Shi et al. 2024) of each item's text under a local GGUF model, with the ROC AUC of
+    members vs non-members when ``label_field`` names a 0/1 field of the items.
+
+    Args:
+        items: :class:`judgelab.datasets.items.Item` objects (their ``text`` is scored as is).
+        k: share of least likely tokens averaged.
+        label_field: the items' ``extra`` field with 1 = member, 0 = non-member (None: no AUC).
+        model_path: a GGUF file (None: the shipped model); ignored when ``scorer`` is given.
+        scorer: a ready :class:`TokenScorer` (tests, repeated calls).
+    """
+    import pandas as pd
+
+    check_labels(items, label_field, "texts")
+    scorer = scorer or TokenScorer(model_path)
+    rows = []
+    for item in items:
+        lp = scorer.token_logprobs(item.text)
+        row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k),
+               "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
+        if label_field is not None:
+            row["member"] = int(float(item.extra[label_field]))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
+    return ContaminationResult(table, auc, k, scorer.model_id)

@@ -146,7 +146,7 @@ class RunFile(BaseModel):
         return load_items(self.items, fields, limit=self.n_items)
 
     def run(self, progress: bool = True, price_in: float | None = None, price_out: float | None = None):
-        """Rate the items with every judge into ``out``; returns :class:`judgelab.workflow.RateResult`.
+        """Rate the items with every judge into ``out``; returns :class:`judgelab.rate.RateResult`.
 
         ``price_in``/``price_out`` (USD per 1M tokens) put each judge's cost into the result and run.json.
         Raises :class:`judgelab.errors.TooManyFailures` (after writing the outputs) when more than
@@ -156,7 +156,7 @@ class RunFile(BaseModel):
             >>> result = load_run_file("spec.yaml").run(progress=False)   # doctest: +SKIP
             >>> result.summary.head()                                     # doctest: +SKIP
         """
-        from judgelab.workflow import rate_items
+        from judgelab.rate import rate_items
 
         return rate_items(self.load_items(), self.run_specs(), self.out, self.ratings_format,
                           compare=(self.compare[0], self.compare[1]) if self.compare else None, progress=progress,
@@ -165,8 +165,8 @@ class RunFile(BaseModel):
 
     def plan(self):
         """Plan the run without calling a model or writing anything: a list of
-        :class:`judgelab.workflow.JudgePlan`, one per judge (for ``--dry-run``)."""
-        from judgelab.workflow import plan_rate
+        :class:`judgelab.rate.JudgePlan`, one per judge (for ``--dry-run``)."""
+        from judgelab.rate import plan_rate
 
         return plan_rate(self.load_items(), self.run_specs(), self.out)
 

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from annotate_helpers import put_judge, read_rows, write_items  # noqa: E402
 from judgelab.annotate.app import create_app  # noqa: E402
 from judgelab.annotate.selection import annotator_order  # noqa: E402
-from judgelab.annotate.workflow import links, prepare  # noqa: E402
+from judgelab.annotate.setup import links, prepare  # noqa: E402
 from judgelab.errors import JudgelabError  # noqa: E402
 from judgelab.prompts import load_template  # noqa: E402
 from judgelab.store import Store  # noqa: E402

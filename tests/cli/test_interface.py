@@ -282,8 +282,8 @@ def _modules() -> dict[str, Path]:
 
 def test_workflow_modules_do_not_import_each_other():
     modules = _modules()
-    assert "judgelab.dhp.workflow" not in _imports(modules["judgelab.workflow"], "judgelab.workflow")
-    assert "judgelab.recipes.common" not in _imports(modules["judgelab.workflow"], "judgelab.workflow")
+    assert "judgelab.dhp.study" not in _imports(modules["judgelab.rate"], "judgelab.rate")
+    assert "judgelab.recipes.common" not in _imports(modules["judgelab.rate"], "judgelab.rate")
 
 
 def test_no_import_cycle_among_workflow_recipe_and_cli_modules():
@@ -291,7 +291,7 @@ def test_no_import_cycle_among_workflow_recipe_and_cli_modules():
     DHP, recipe, run-file and output modules; none leads back to where it started."""
     modules = _modules()
     graph = {m: {i for i in _imports(p, m) if i in modules and i != m} for m, p in modules.items()}
-    roots = ["judgelab.workflow", "judgelab.dhp.workflow", "judgelab.dhp.analysis", "judgelab.runfile",
+    roots = ["judgelab.rate", "judgelab.dhp.study", "judgelab.dhp.analysis", "judgelab.runfile",
              "judgelab.recipes.common", "judgelab.report.output", "judgelab.manifest"]
     for root in roots:
         seen, stack = set(), [root]
@@ -337,12 +337,12 @@ def test_no_import_cycle_at_module_level():
         if v not in index:
             visit(v)
     assert cycles == []
-    assert len(graph) > 50 and graph["judgelab.dhp.workflow"] >= {"judgelab.workflow"}  # the check sees the graph
+    assert len(graph) > 50 and graph["judgelab.dhp.study"] >= {"judgelab.rate"}  # the check sees the graph
 
 
-@pytest.mark.parametrize("order", [("judgelab.workflow", "judgelab.dhp.workflow"),
-                                   ("judgelab.dhp.workflow", "judgelab.workflow"),
-                                   ("judgelab.recipes.common", "judgelab.workflow"),
+@pytest.mark.parametrize("order", [("judgelab.rate", "judgelab.dhp.study"),
+                                   ("judgelab.dhp.study", "judgelab.rate"),
+                                   ("judgelab.recipes.common", "judgelab.rate"),
                                    ("judgelab.runfile", "judgelab.cli")])
 def test_modules_import_in_either_order(order):
     code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in order)

@@ -7,7 +7,7 @@ import pytest
 
 @pytest.mark.parametrize("name", ["judgelab.runfile", "judgelab.output.index", "judgelab.output.tables",
                                   "judgelab.output.folder", "judgelab.output.manifest", "judgelab.dhp.analysis",
-                                  "judgelab.workflow", "judgelab.recipes.common", "judgelab.dhp.workflow", "judgelab.spec",
+                                  "judgelab.rate", "judgelab.recipes.common", "judgelab.dhp.study", "judgelab.spec",
                                   "judgelab.digest", "judgelab.choices"])
 def test_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)

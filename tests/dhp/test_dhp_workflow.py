@@ -257,7 +257,7 @@ def test_analyze_command_shows_the_few_pairs_note(tmp_path):
 
 def test_out_of_range_dhp_options_are_user_errors(tmp_path):
     from judgelab.dhp.analysis import load_votes
-    from judgelab.dhp.workflow import run_dhp
+    from judgelab.dhp.study import run_dhp
 
     for samples in (0, -3, 129):
         with pytest.raises(JudgelabError, match="--samples must be between 1 and 128"):

@@ -62,7 +62,7 @@ def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
     from judgelab.models.openai_backend import OpenAIBackend
     from judgelab.parse import expected_score
     from judgelab.prompts import load_template
-    from judgelab.workflow import demo_items
+    from judgelab.rate import demo_items
 
     template = load_template("chiang-lee-story")
     items = demo_items(6)

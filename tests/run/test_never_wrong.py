@@ -13,7 +13,7 @@ from judgelab.datasets.items import load_items
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.status import Status
 from judgelab.store import Store
-from judgelab.workflow import rate_items, stats_line
+from judgelab.rate import rate_items, stats_line
 
 OUTPUTS = ("ratings.csv", "summary.csv", "run.json", "README.md", "report.html")
 

@@ -46,7 +46,7 @@ def annotate(
 
     from judgelab.annotate.app import LOOPBACK_NAMES, create_app
     from judgelab.annotate.server import serve
-    from judgelab.annotate.workflow import links, prepare
+    from judgelab.annotate.setup import links, prepare
     from judgelab.datasets.items import FieldMap
 
     fields = FieldMap(id=id_field, text=text_field, context=context_field, system=system_field, group=group_field)

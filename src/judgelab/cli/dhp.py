@@ -35,7 +35,7 @@ def _show_notes(reports: dict) -> None:
 
 
 def show_dhp(result) -> None:
-    """Show a :class:`judgelab.dhp.workflow.DhpResult`: what was perturbed, the tables, failures, notes."""
+    """Show a :class:`judgelab.dhp.study.DhpResult`: what was perturbed, the tables, failures, notes."""
     from judgelab.report.terminal import console, print_table
 
     for line in result.messages:
@@ -85,7 +85,7 @@ def dhp(
     if task is None:
         raise JudgelabError("judgelab dhp needs --task (summarization, story-completion, question-answering, translation)")
     from judgelab.datasets.items import FieldMap
-    from judgelab.dhp.workflow import check_run_options, plan_dhp, run_dhp
+    from judgelab.dhp.study import check_run_options, plan_dhp, run_dhp
 
     check_run_options(samples, n_items)
     specs = judge_specs(judges)
@@ -132,7 +132,7 @@ def dhp_analyze(
 
     from judgelab.dhp.analysis import perturbation_table, report_json, summary_table
     from judgelab.dhp.task import load_task
-    from judgelab.dhp.workflow import dhp_analyze_file
+    from judgelab.dhp.study import dhp_analyze_file
     from judgelab.cli.output import FORMATS, emit
 
     if fmt not in FORMATS:
@@ -141,7 +141,7 @@ def dhp_analyze(
     loaded = load_task(task)
     if out is not None:
         from judgelab.cli.common import NotesDisplay
-        from judgelab.dhp.workflow import write_reports
+        from judgelab.dhp.study import write_reports
         from judgelab.output import OutputFolder
 
         # into a folder of `judgelab dhp`, analyze is a step beside the run's own outputs

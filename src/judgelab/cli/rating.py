@@ -95,7 +95,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
     """Run (or with ``dry_run`` only plan) a :class:`judgelab.runfile.RunFile` and show the result:
     the one path of ``judgelab rate`` and ``judgelab run``."""
     from judgelab.report.terminal import console, print_table
-    from judgelab.workflow import failure_lines, finish_rate, stats_line
+    from judgelab.rate import failure_lines, finish_rate, stats_line
 
     if dry_run:
         from judgelab.cli.common import show_plans
@@ -135,12 +135,12 @@ def demo(
 ) -> None:
     """A small DHP benchmark of the embedded judge on shipped texts (offline, a few minutes)."""
     from judgelab.cli.common import judge_options
-    from judgelab.dhp.workflow import run_demo
+    from judgelab.dhp.study import run_demo
 
     defaults = judge_options(base_url=base_url, api_key=api_key, model_path=model_path)
     if dry_run:
         from judgelab.cli.common import show_plans
-        from judgelab.dhp.workflow import plan_dhp
+        from judgelab.dhp.study import plan_dhp
 
         plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
         show_plans(plans, price_in, price_out, later)

@@ -25,7 +25,6 @@ from judgelab.cli.common import (
 )
 from judgelab.choices import Score
 from judgelab.errors import JudgelabError
-from judgelab.status import Status
 
 
 @app.command()
@@ -45,51 +44,38 @@ def contamination(
 
     import pandas as pd
 
-    from judgelab.contamination import TokenScorer, min_k_prob, roc_auc
+    from judgelab.contamination import check_labels, score_texts
     from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.cli.output import FORMATS, emit
+    from judgelab.cli.output import emit
     from judgelab.output import json_document
 
-    if fmt not in FORMATS:
-        raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
     items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
-    if label_field is not None:
-        bad = [i.item_id for i in items if str(i.extra.get(label_field)) not in {"0", "1", "0.0", "1.0"}]
-        if bad:
-            raise JudgelabError(f"{texts}: item {bad[0]!r} has no 0/1 value in {label_field!r}")
+    check_labels(items, label_field, texts)
     if dry_run:
         chars = sum(len(i.text) for i in items)
         typer.echo(f"dry run: {len(items)} texts scored by one forward pass each under the local model "
                    f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
                    "(estimated as characters / 4); nothing is written")
         return
-    scorer = TokenScorer(model_path)
-    rows = []
-    for item in items:
-        lp = scorer.token_logprobs(item.text)
-        row = {"id": item.item_id, "tokens": len(lp), "min_k_prob": min_k_prob(lp, k), "mean_logprob": float(lp.mean()) if len(lp) else float("nan")}
-        if label_field is not None:
-            row["member"] = int(float(item.extra[label_field]))
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
+    result = score_texts(items, k, label_field, model_path)
     if out is not None:
         from judgelab.output import OutputFolder
 
-        output = OutputFolder(out, f"Min-{int(k * 100)}% Prob under {scorer.model_id}", command="contamination",
+        output = OutputFolder(out, result.title, command="contamination",
                               display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
-        output.table(table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
+        output.table(result.table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
                      + (", member label" if label_field else ""), show=False)
-        if auc is not None:
-            output.table(pd.DataFrame([{"roc_auc": auc, "texts": len(table), "k": k}]), "roc_auc",
+        if result.roc_auc is not None:
+            output.table(pd.DataFrame([{"roc_auc": result.roc_auc, "texts": len(result.table), "k": k}]), "roc_auc",
                          "ROC AUC of Min-K% Prob, members vs non-members", show=False)
         output.finish()
     if fmt == "json":
-        typer.echo(_json.dumps(json_document("contamination", rows=table, roc_auc=auc, k=k, model=scorer.model_id)))
+        typer.echo(_json.dumps(json_document("contamination", rows=result.table, roc_auc=result.roc_auc, k=k,
+                                             model=result.model_id)))
         return
-    emit(table, fmt, "contamination", title=f"Min-{int(k * 100)}% Prob under {scorer.model_id}" if fmt == "table" else None)
-    if auc is not None:
-        typer.echo(f"ROC AUC (members vs non-members): {auc:.3f}")
+    emit(result.table, fmt, "contamination", title=result.title if fmt == "table" else None)
+    if result.roc_auc is not None:
+        typer.echo(f"ROC AUC (members vs non-members): {result.roc_auc:.3f}")
 
 
 OUT_HELP = "output folder: CSV tables, figures, README.md index, run.json, store.sqlite, report.html"
@@ -210,58 +196,19 @@ def scales(
     fmt: str = FormatOpt,
 ) -> None:
     """Agreement at binary, ternary and full-scale granularity: weighted F1, RMSE, majority baseline; Pearson and Spearman (r, p, n)."""
-    import pandas as pd
-
-    from judgelab.ratings import read_ratings
     from judgelab.cli.output import emit
-    from judgelab.stats.scales import scale_table
+    from judgelab.recipes.scales import parse_edges, scales_study, write_figures
 
-    from judgelab.datasets.readers import parse_score, read_records, record_columns
-    from judgelab.paths import safe_filename
-
-    tidy = {"item_id", "criterion", "rater", "score"}
-
-    def table(path: Path, wanted: list[str] | None = None) -> pd.DataFrame:
-        """Items × metrics: a tidy ratings file (samples averaged), or a table with an id column and one column per metric."""
-        records = None if path.suffix.lower() == ".parquet" else read_records(path)
-        columns = [] if records is None else record_columns(records)
-        if records is None or tidy <= set(columns):
-            df = read_ratings(path)
-            df = df[df["status"] == Status.OK]
-            return df.groupby(["item_id", "criterion"])["score"].mean().unstack()
-        if "id" not in columns:
-            raise JudgelabError(f"{path}: neither a tidy ratings file ({', '.join(sorted(tidy))}) nor a table with an id column")
-        metrics = [c for c in columns if c != "id" and (wanted is None or c in wanted)]
-        out = pd.DataFrame({m: [parse_score(row.get(m), f"{path}: {records.where(i)}, column {m!r}") for i, row in enumerate(records)]
-                            for m in metrics}, index=[str(row.get("id")) for row in records], dtype=float)
-        return out.groupby(level=0).mean()
-
-    j = table(judge_scores)
-    h = table(human, wanted=[str(c) for c in j.columns])
-    common = [c for c in j.columns if c in h.columns]
-    if not common:
-        raise JudgelabError(f"no metric in common: judge has {', '.join(map(str, j.columns))}; humans have {', '.join(map(str, h.columns))}")
-    try:
-        edges = {"binary": [float(x) for x in binary.split(",")], "ternary": [float(x) for x in ternary.split(",")], "7-way": None}
-    except ValueError:
-        raise JudgelabError("bin edges are numbers separated by commas, e.g. --ternary-edges 3,5") from None
-    result = scale_table(h, j, edges, common)
+    result = scales_study(judge_scores, human, parse_edges(binary, ternary))
     if figure_dir is not None:
-        from judgelab.paths import output_folder
-        from judgelab.report.figures import scatter_identity
-
-        output_folder(figure_dir, "figure folder")
-        for metric in common:
-            joined = pd.concat([h[metric].rename("h"), j[metric].rename("j")], axis=1, join="inner").dropna()
-            scatter_identity(joined["j"], joined["h"], figure_dir / f"scatter_{safe_filename(str(metric))}.png",
-                             f"{metric}: judge vs human", "judge", "human")
+        write_figures(result, figure_dir)
     if out is not None:
         from judgelab.cli.output import write_folder
 
         write_folder(out, "scales", "Agreement by scale granularity",
-                     [(result, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson and "
-                       "Spearman rows: r, p, n")], [f"judge ratings: {judge_scores}", f"human ratings: {human}"])
-    emit(result, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
+                     [(result.table, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson "
+                       "and Spearman rows: r, p, n")], [f"judge ratings: {judge_scores}", f"human ratings: {human}"])
+    emit(result.table, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
 @app.command()

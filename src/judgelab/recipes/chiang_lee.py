@@ -214,7 +214,7 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
     """Plan every stage of :func:`run_chiang_lee` without calling a model (``--dry-run``); no stage
     depends on the judge's answers, so all are planned. Returns (plans, stages not planned)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.workflow import plan_rate
+    from judgelab.rate import plan_rate
 
     items, _ = _stories(stories, n_items, fields)
     stages: list[tuple[str, list[Item], Any]] = []

@@ -58,7 +58,7 @@ def check_judges(folder: Path, say: Callable[[str], None]) -> None:
     """Show each judge's failures in a folder's store and end with :class:`judgelab.errors.TooManyFailures`
     when one failed more than half its judgments (a recipe whose judge never answers in the expected
     form must not pass silently)."""
-    from judgelab.workflow import check_failure_rate, failure_lines
+    from judgelab.rate import check_failure_rate, failure_lines
 
     store = folder / "store.sqlite"
     if not store.exists():

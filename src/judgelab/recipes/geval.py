@@ -227,7 +227,7 @@ def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = Non
         the same as :func:`run_geval`; ``out`` is the folder whose store may already answer calls.
 
     Returns:
-        (one :class:`judgelab.workflow.JudgePlan` per judge and scale group, stages that cannot be
+        (one :class:`judgelab.rate.JudgePlan` per judge and scale group, stages that cannot be
         planned — none: every G-Eval prompt is known before any answer).
 
     Example:
@@ -236,7 +236,7 @@ def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = Non
     from judgelab.datasets.geval_sources import load_geval_data
     from judgelab.prompts import load_template
     from judgelab.recipes.common import recipe_spec
-    from judgelab.workflow import plan_rate
+    from judgelab.rate import plan_rate
 
     if not judges:
         raise JudgelabError("give at least one --judge")

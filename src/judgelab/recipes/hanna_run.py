@@ -215,7 +215,7 @@ def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eva
                score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
     """Plan every Eval-Prompt run of :func:`run_hanna` without calling a model (``--dry-run``)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.workflow import plan_rate
+    from judgelab.rate import plan_rate
 
     items = hanna_items(stories, n_items)
     plans = []

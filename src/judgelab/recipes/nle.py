@@ -260,7 +260,7 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
     The rating stage and the pairwise stage (pairs come from the human scores) are planned; the
     dynamic-prompting stage is not (its examples come from a retrieval model fitted at run time)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.workflow import plan_rate
+    from judgelab.rate import plan_rate
 
     items = load_nle_items(data, dataset, n_items)
     by_id = {i.item_id: i for i in items}

@@ -1,7 +1,7 @@
-"""End-to-end workflows behind the commands: build the judges, run, store, export, summarise.
+"""The ``judgelab rate`` workflow and what other commands share with it: build the judges, run, store, export.
 
 Library code: it returns typed results and prints nothing (``cli/`` shows them). It imports
-no other workflow module (``judgelab.dhp.workflow`` and ``judgelab.recipes`` import this one),
+no other workflow module (``judgelab.dhp.study`` and ``judgelab.recipes`` import this one),
 so there is no import cycle.
 """
 from __future__ import annotations

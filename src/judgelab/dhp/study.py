@@ -2,7 +2,7 @@
 judges, analyse, and write tables, JSON and figures into one folder.
 
 Library code: :func:`run_dhp` returns a :class:`DhpResult` and prints nothing; ``cli/dhp.py``
-shows it. This module imports :mod:`judgelab.workflow` and is never imported by it.
+shows it. This module imports :mod:`judgelab.rate` and is never imported by it.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
-from judgelab.workflow import check_failure_rate, failure_lines
+from judgelab.rate import check_failure_rate, failure_lines
 from judgelab.status import Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
@@ -233,13 +233,13 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
     The rule-based perturbations are made in memory (they need no model), so the judging stage is
-    planned exactly. Returns (one :class:`judgelab.workflow.JudgePlan` per judge, lines naming the
+    planned exactly. Returns (one :class:`judgelab.rate.JudgePlan` per judge, lines naming the
     stages that cannot be planned without answers: the LLM-based perturbations' texts).
 
     Example:
         >>> plans, later = plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2)   # doctest: +SKIP
     """
-    from judgelab.workflow import plan_rate
+    from judgelab.rate import plan_rate
 
     check_run_options(samples, n_items)
     task = load_task(task_name)
