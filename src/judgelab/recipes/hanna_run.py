@@ -68,18 +68,17 @@ def hanna_items(path: Path, n_prompts: int | None = None, include_human: bool = 
 
 def mean_ci(values) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean with its normal-approximation 95% CI (mean ± 1.96 SE), NaN
-    values left out; the bounds are NaN with fewer than two values.
+    values left out (:func:`judgelab.stats.describe.mean_interval` with ``quantile="normal"``, the
+    interval this recipe has always reported); the bounds are NaN with fewer than two values.
 
     Example:
         >>> [round(v, 3) for v in mean_ci([1, 2, 3, 4])]
         [2.5, 1.235, 3.765]
     """
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return (np.nan, np.nan, np.nan)
-    half = 1.96 * v.std(ddof=1) / np.sqrt(v.size) if v.size > 1 else np.nan
-    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
+    from judgelab.stats.describe import mean_interval
+
+    r = mean_interval(values, 0.95, quantile="normal")
+    return r.mean, r.low, r.high
 
 
 def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:

@@ -32,7 +32,7 @@ from judgelab.report.html_model import (
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
 from judgelab.status import Status
 
-__all__ = ["df_table", "correlation_ci", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
+__all__ = ["df_table", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
            "cost_time", "other_tables", "CONSUMED_FILES", "OTHER_TABLE_ROWS"]
 
 #: Files the sections read; any other CSV in the folder is shown under "Other tables".
@@ -40,7 +40,6 @@ CONSUMED_FILES = {"ratings.csv", "summary.csv", "welch.csv", "correlations.csv",
                   "self_consistency.csv", "discernment.csv", "perturbations.csv", "perturbation_report.csv", "cost.csv",
                   "human_ratings.csv"}
 OTHER_TABLE_ROWS = 500
-_Z95 = 1.959963984540054
 
 
 # -- helpers -----------------------------------------------------------------
@@ -98,45 +97,14 @@ def df_table(df: pd.DataFrame, table_id: str, caption: str, note: str = "", rena
     )
 
 
-def correlation_ci(r: float | None, n: float | None, method: str) -> tuple[float | None, float | None]:
-    """Approximate 95% CI of a correlation by Fisher's z transformation.
-
-    Standard errors: Pearson 1/√(n−3); Spearman √((1 + r²/2)/(n−3)) (Bonett & Wright 2000);
-    Kendall √(0.437/(n−4)) (Fieller, Hartley & Pearson 1957). ``(None, None)`` where n is too
-    small, r is undefined, or |r| = 1.
-    """
-    if not _finite(r) or not _finite(n):
-        return None, None
-    r, n = float(r), float(n)
-    if abs(r) >= 1.0:
-        return None, None
-    if method == "pearson":
-        se = 1 / math.sqrt(n - 3) if n > 3 else None
-    elif method == "spearman":
-        se = math.sqrt((1 + r * r / 2) / (n - 3)) if n > 3 else None
-    elif method == "kendall":
-        se = math.sqrt(0.437 / (n - 4)) if n > 4 else None
-    else:
-        se = None
-    if se is None:
-        return None, None
-    z = math.atanh(r)
-    return math.tanh(z - _Z95 * se), math.tanh(z + _Z95 * se)
-
-
 def mean_ci(values: Iterable[float]) -> tuple[float | None, float | None, float | None, int]:
-    """(mean, low, high, n): a 95% t-interval of the mean (no interval below two values)."""
-    arr = np.asarray([v for v in values if _finite(v)], dtype=float)
-    n = int(arr.size)
-    if n == 0:
-        return None, None, None, 0
-    mean = float(arr.mean())
-    if n < 2:
-        return mean, None, None, n
-    from scipy.special import stdtrit  # the t quantile without importing scipy.stats (a second of start-up)
+    """(mean, low, high, n) for a table cell: :func:`judgelab.stats.describe.mean_interval`'s 95% t
+    interval, None where it is undefined (no values; no interval below two values or with zero spread)."""
+    from judgelab.stats.describe import mean_interval
 
-    half = float(stdtrit(n - 1, 0.975) * arr.std(ddof=1) / math.sqrt(n))
-    return mean, mean - half, mean + half, n
+    r = mean_interval(list(values))
+    cell = lambda v: v if _finite(v) else None  # noqa: E731
+    return cell(r.mean), cell(r.low), cell(r.high), r.n
 
 
 def _judge_label(judge: Any) -> str:
@@ -389,18 +357,8 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
     figures: list[Figure] = []
     if not corr.empty and {"r", "n", "method"} <= set(corr.columns):
         corr = corr.copy()
-        if {"ci_low", "ci_high"} <= set(corr.columns):  # agree's own intervals (judgelab.stats.cluster_bootstrap_ci)
-            ci_note = ("95% CI: cluster bootstrap as `judgelab agree` computes it (items resampled with all their "
-                       "samples and systems; groups at the group level); a NaN's reason is in the note column.")
-        else:  # tables written by judgelab versions before agree carried intervals
-            cis = [correlation_ci(r, n, m) if lvl != "group" else (None, None)
-                   for r, n, m, lvl in zip(corr["r"], corr["n"], corr["method"], corr.get("level", [""] * len(corr)))]
-            pos = list(corr.columns).index("r") + 1
-            corr.insert(pos, "ci_low", [c[0] for c in cis])
-            corr.insert(pos + 1, "ci_high", [c[1] for c in cis])
-            ci_note = ("95% CI: Fisher z approximation (Pearson 1/√(n−3); Spearman √((1+r²/2)/(n−3)), "
-                       "Bonett & Wright 2000; Kendall √(0.437/(n−4)), Fieller et al. 1957), since these tables carry "
-                       "no intervals. The group level is a mean of per-group correlations (n = groups): no interval is given.")
+        ci_note = ("95% CI: cluster bootstrap as `judgelab agree` computes it (items resampled with all their "
+                   "samples and systems; groups at the group level); a NaN's reason is in the note column.")
         corr_table = df_table(corr, "correlations", "Judge vs mean human rating: correlation per criterion, level and method",
                               rename={"r": "r", "ci_low": "95% CI low", "ci_high": "95% CI high", "n": "n",
                                       "failure_rate": "failure rate"},
