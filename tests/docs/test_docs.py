@@ -21,6 +21,13 @@ def test_readme_is_a_front_page() -> None:
     assert size < 12_000, f"README.md is {size} bytes; move reference material into docs/"
 
 
+def test_readme_maps_every_docs_page() -> None:
+    """The README's map of the docs names every page of docs/ (one line each)."""
+    linked = set(LINK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+    missing = [f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md")) if f"docs/{p.name}" not in linked]
+    assert not missing, f"README.md's map of the docs lacks {missing}"
+
+
 def slug(heading: str) -> str:
     """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
