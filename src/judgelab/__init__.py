@@ -4,7 +4,7 @@ Public API::
 
     from judgelab import parse_rating, RunSpec, Store, make_judge, load_items, run_spec
 
-See README.md for a worked example. Names are imported on first use, so that
+See docs/python-api.md for a worked example. Names are imported on first use, so that
 ``import judgelab`` (and the ``judgelab`` command's start-up) stays instant: pandas,
 scipy, llama_cpp and openai load only when something needs them.
 """

@@ -18,7 +18,7 @@ class TooManyFailures(JudgelabError):
     """More judgments failed (parse failures, refusals, truncations …) than the run allows."""
 
 
-#: Exit statuses of the ``judgelab`` command (documented in README.md).
+#: Exit statuses of the ``judgelab`` command (documented in docs/rate.md).
 EXIT_USAGE = 2
 EXIT_TOO_MANY_FAILURES = 3
 EXIT_INTERRUPTED = 130

@@ -126,7 +126,7 @@ PUBLISHED_SHA256 = {
 }
 METHODS = ("kendall", "spearman", "pearson")
 SCORE_FILES = ("hanna_metric_scores.csv", "hanna_metric_scores_llm.csv")
-#: System means equal on paper, a few bits apart in floating point (README, HANNA): (column, system, system).
+#: System means equal on paper, a few bits apart in floating point (docs/hanna.md, "Ties"): (column, system, system).
 PAPER_TIES = {("Complexity", "GPT", "TD-VAE"),
               ("Beluga-13B EG 1", "GPT-2 (tag)", "GPT-2"), ("Beluga-13B CX 2", "BertGeneration", "RoBERTa"),
               ("Beluga-13B CH 4", "GPT", "TD-VAE"), ("OrcaPlatypus RE 3", "GPT-2", "TD-VAE"),
@@ -223,7 +223,7 @@ def test_by_default_only_the_cells_of_tied_means_differ(system_tables, name):
     assert differ == expected
     assert len(differ) == (2 * 72 if "llm" not in name else 2 * (212 + 9 * 5))
     largest = max(abs(tables[name, "exact", k][m, c] - ref[k, m, c]) for k, m, c in differ if not H._LLM_COL.match(m))
-    assert 0.04 < largest < 0.05  # README: the automatic measures' Complexity cells move by up to 0.048
+    assert 0.04 < largest < 0.05  # docs/hanna.md: the automatic measures' Complexity cells move by up to 0.048
 
 
 def test_the_pairs_equal_on_paper_and_apart_in_floats(scores):

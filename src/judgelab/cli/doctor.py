@@ -39,7 +39,7 @@ def doctor(
     from judgelab.models.openai_backend import available_transports
 
     offered = available_transports()
-    default = "aiohttp" if "aiohttp" in offered else "none (the fast transport is missing; see README)"
+    default = "aiohttp" if "aiohttp" in offered else "none (the fast transport is missing; see docs/judges.md)"
     typer.echo(f"openai transport: default {default}; offered: " + "; ".join(f"{k}: {v}" for k, v in offered.items()))
 
     from judgelab.models.local import cache_dir, choose_cpu_path, default_model_path, file_sha256

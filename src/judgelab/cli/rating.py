@@ -66,7 +66,7 @@ def rate(
 ) -> None:
     """Rate items with one or more judges; write the ratings table and print the summary.
 
-    The same run as a file: ``judgelab run SPEC.yaml`` (keys = these flags; see the README).
+    The same run as a file: ``judgelab run SPEC.yaml`` (keys = these flags; see docs/runs-and-stores.md).
 
     Exit status: 0 done; 2 a user error; 3 more judgments failed than --max-failure-rate
     allows (outputs are still written); 130 interrupted (run the same command to resume).

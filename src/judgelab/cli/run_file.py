@@ -11,7 +11,7 @@ from judgelab.cli.common import DryRunOpt, PriceInOpt, PriceOutOpt, app
 
 @app.command("run")
 def run(
-    spec_file: Path = typer.Argument(..., help="a YAML run file: the keys of `judgelab rate`'s flags (see the README)"),
+    spec_file: Path = typer.Argument(..., help="a YAML run file: the keys of `judgelab rate`'s flags (see docs/runs-and-stores.md)"),
     out: Optional[Path] = typer.Option(None, "--out", help="output folder (overrides the file's out)"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,

@@ -149,7 +149,7 @@ def correlation_table(scores: HannaScores, level: str = "system", method: str = 
             not change, within 6e-16). The two differ only in the system-level Kendall and Spearman
             cells of a column where two systems' means are equal on paper and a few bits apart in
             floating point: Complexity (GPT and TD-VAE, both 718/288: 239⅓ rating points over 96
-            stories) and nine LLM columns (README, "HANNA").
+            stories) and nine LLM columns (docs/hanna.md, "Ties").
 
     Returns:
         ``measure`` and the six criteria (signed r; the published tables print |r|).

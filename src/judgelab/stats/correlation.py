@@ -40,7 +40,7 @@ System means are numpy's ``np.mean`` of each system's values in row order (pairw
 as the HANNA authors' code computed them. **Ties** (``ties=``): ``"exact"`` (default) ranks values
 that are equal on paper as ties, even when floating-point summation left two means a few bits
 apart (see :func:`_tie_safe`); ``"paper"`` ranks the plain floats, as the authors' code (then
-scipy) did, and reproduces their published tables (README, "HANNA"), where GPT and TD-VAE, both
+scipy) did, and reproduces their published tables (docs/hanna.md, "Ties"), where GPT and TD-VAE, both
 718/288 on Complexity, are ranked apart by their last bits.
 """
 from __future__ import annotations
