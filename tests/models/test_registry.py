@@ -244,3 +244,17 @@ def test_the_builtin_backends_come_from_the_backends_package_table():
     assert set(BUILTIN_BACKENDS) == set(kinds)
     for module, kind in kinds.items():
         assert backend_entry(kind).build.__module__ == importlib.import_module(f"judgelab.models.backends.{module}").__name__
+
+
+def test_a_run_file_resolves_the_judges_whose_registry_entry_takes_a_file(tmp_path, shout_registered):
+    """``local:PATH`` and ``scripted-test-double:PATH`` resolve against the run file's folder because their
+    entries say ``file_argument``; an entry that does not (openai, the test's shout double) is left as written."""
+    from judgelab.runfile import load_run_file
+
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "run.yaml").write_text("items: items.jsonl\njudge:\n  - scripted-test-double:s.json\n  - local:m.gguf\n"
+                                     "  - openai:m@http://h:1/v1\n  - shout-test-double:4\n  - local\n")
+    spec = load_run_file(folder / "run.yaml")
+    assert spec.judge == [f"scripted-test-double:{folder / 's.json'}", f"local:{folder / 'm.gguf'}",
+                          "openai:m@http://h:1/v1", "shout-test-double:4", "local"]
