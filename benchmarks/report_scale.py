@@ -1,7 +1,7 @@
 """The HTML report at scale: 100,000 judgments, measured once in one run.
 
 1. Build a run folder the way ``judgelab rate`` does: the real runner (``judgelab.run``)
-   asks the scripted test double (``judgelab.models.scripted``) for 5,000 stories × the four
+   asks the scripted test double (``judgelab.models.backends.scripted``) for 5,000 stories × the four
    ``chiang-lee-story`` criteria × 5 samples = 100,000 judgments (n = 5 samples per call:
    20,000 calls plus regenerated refusals, every request and response in ``store.sqlite``).
    Stories are seeded pseudo-English of about 250 words; the double answers with a rating
@@ -68,7 +68,7 @@ def stories(n: int, seed: int = 0) -> list[dict]:
 
 def make_judge(seed: int = 1):
     """The scripted test double with a reply function: a rating with an explanation, refusals, failures."""
-    from judgelab.models.scripted import ScriptedTestJudge
+    from judgelab.models.backends.scripted import ScriptedTestJudge
 
     rng = random.Random(seed)
     reasons = ["The sentences flow naturally, though a few transitions are abrupt.",

@@ -141,7 +141,7 @@ def api_benchmark(n: int, concurrency: int, skip_inspect: bool, inspect_bin: str
 
 def local_benchmark(n_items: int) -> dict:
     from judgelab.datasets.items import Item
-    from judgelab.models.local import LocalBackend
+    from judgelab.models.backends.local import LocalBackend
     from judgelab.run import RunSpec, Runner
     from judgelab.store import Store
     from judgelab.rate import demo_items
@@ -184,7 +184,7 @@ def cpu_paths_benchmark(n_items: int) -> dict:
     import numpy as np
     import llama_cpp
 
-    from judgelab.models.local import BLOCK, choose_cpu_path, default_model_path, open_llama
+    from judgelab.models.backends.local_model import BLOCK, choose_cpu_path, default_model_path, open_llama
     from judgelab.parse import expected_score
     from judgelab.prompts import load_template
     from judgelab.rate import demo_items

@@ -94,7 +94,7 @@ class TokenScorer:
     def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 4096, n_threads: int | None = None) -> None:
         import llama_cpp
 
-        from judgelab.models.local import open_llama
+        from judgelab.models.backends.local_model import open_llama
 
         self._llm, path = open_llama(model_path, n_ctx=n_ctx, n_batch=512, n_threads=n_threads or os.cpu_count() or 1)
         self._lib = llama_cpp

@@ -182,8 +182,10 @@ def _resolve(value: str, folder: Path) -> str:
 
 
 def _resolve_judge(spec: str, folder: Path) -> str:
+    from judgelab.models.registry import registered_kinds, backend_entry
+
     kind, sep, rest = spec.partition(":")
-    if sep and rest and kind in {"local", "scripted-test-double"}:
+    if sep and rest and kind in registered_kinds() and backend_entry(kind).file_argument:
         return f"{kind}:{_resolve(rest, folder)}"
     return spec
 

@@ -11,7 +11,7 @@ import pytest
 from judgelab.datasets.items import Item
 from judgelab.models.base import JudgeRequest, Sampling
 from judgelab.models.cache import CachedJudge
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.perturb.llm import PURPOSE, perturb_with_llm
 from judgelab.prompts import Criterion, Template
 from judgelab.run import Runner, RunSpec

@@ -5,7 +5,8 @@ import importlib
 import pytest
 
 MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry", "judgelab.models.spec",
-           "judgelab.models.cache", "judgelab.models.scripted", "judgelab.models.local", "judgelab.models.openai_backend",
+           "judgelab.models.cache", "judgelab.models.backends.scripted", "judgelab.models.backends.local", "judgelab.models.backends.openai_compatible",
+           "judgelab.models.backends.local_model", "judgelab.models.backends.openai_http",
            "judgelab.run.runner", "judgelab.run.plan", "judgelab.run.identity", "judgelab.run.record",
            "judgelab.run.execute", "judgelab.models.retry", "judgelab.store", "judgelab.store.lock", "judgelab.store.runs",
            "judgelab.store.judgments", "judgelab.store.ledger", "judgelab.store.writer", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from judgelab.errors import BackendError
-from judgelab.models import local
+from judgelab.models.backends import local_model as local
 
 
 @pytest.fixture()

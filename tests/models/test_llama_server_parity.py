@@ -58,8 +58,8 @@ def _stop(proc: subprocess.Popen) -> None:
 def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
     pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python's server extra is not installed")
     from judgelab.models.base import JudgeRequest, Sampling
-    from judgelab.models.local import LocalBackend, default_model_path
-    from judgelab.models.openai_backend import OpenAIBackend
+    from judgelab.models.backends.local import LocalBackend, default_model_path
+    from judgelab.models.backends.openai_compatible import OpenAIBackend
     from judgelab.parse import expected_score
     from judgelab.prompts import load_template
     from judgelab.rate import demo_items

@@ -12,7 +12,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 
 @pytest.fixture(scope="module")
 def local():
-    from judgelab.models.local import LocalBackend
+    from judgelab.models.backends.local import LocalBackend
 
     return LocalBackend()
 
@@ -70,7 +70,7 @@ def test_missing_gguf_is_one_line(tmp_path):
 
 
 def test_model_is_assembled_into_an_empty_cache(tmp_path):
-    from judgelab.models.local import default_model_path
+    from judgelab.models.backends.local import default_model_path
 
     path = default_model_path(tmp_path / "cache")
     assert path.exists() and path.stat().st_size > 200_000_000

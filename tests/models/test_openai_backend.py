@@ -5,7 +5,7 @@ import pytest
 
 from judgelab.errors import BackendError
 from judgelab.models.base import JudgeRequest, Sampling
-from judgelab.models.openai_backend import OpenAIBackend, retry_after_seconds
+from judgelab.models.backends.openai_compatible import OpenAIBackend, retry_after_seconds
 
 
 def test_retry_after_is_read_in_its_three_forms():
@@ -45,7 +45,7 @@ def test_missing_key_for_openai_is_a_clear_error(monkeypatch):
 
 def test_the_default_transport_is_the_fast_one():
     """openai[aiohttp] is a declared dependency: the default must be aiohttp, never a silent httpx fallback."""
-    from judgelab.models.openai_backend import OpenAIBackend, available_transports
+    from judgelab.models.backends.openai_compatible import OpenAIBackend, available_transports
 
     assert "aiohttp" in available_transports()
     backend = OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1")
@@ -57,7 +57,7 @@ def test_a_missing_fast_transport_is_an_error_not_a_fallback(monkeypatch):
     import openai
 
     from judgelab.errors import BackendError
-    from judgelab.models.openai_backend import OpenAIBackend
+    from judgelab.models.backends.openai_compatible import OpenAIBackend
 
     class _MissingAioHttpClient:  # what the SDK substitutes when its aiohttp extra is absent
         def __init__(self, **kwargs):

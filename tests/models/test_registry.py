@@ -110,7 +110,7 @@ def test_a_scripted_judge_script_of_the_wrong_shape_is_refused_when_built(tmp_pa
     work), with one line saying what shape is expected — not an AttributeError in the middle of a run."""
     import json
 
-    from judgelab.models.scripted import ScriptedTestJudge
+    from judgelab.models.backends.scripted import ScriptedTestJudge
 
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
@@ -140,7 +140,7 @@ def test_every_documented_script_shape_still_builds():
     import asyncio
 
     from judgelab.models.base import JudgeRequest, Sampling
-    from judgelab.models.scripted import ScriptedTestJudge
+    from judgelab.models.backends.scripted import ScriptedTestJudge
 
     judge = ScriptedTestJudge({"rules": [{"contains": "Once", "replies": ["I am an AI ...", 4]},
                                          {"contains": "typo", "probs": {"1": 0.5, "2": 0.5}},
@@ -149,3 +149,112 @@ def test_every_documented_script_shape_still_builds():
     ask = lambda text: asyncio.run(judge.complete(JudgeRequest((("user", text),), Sampling()))).choices[0].text  # noqa: E731
     assert [ask("Once upon"), ask("Once upon"), ask("Once upon"), ask("a both"), ask("other")] == [
         "I am an AI ...", "4", "4", "2", "3"]
+
+
+class ShoutTestDouble(Backend):
+    """A TEST DOUBLE backend defined here, as a plugin would be: one class plus one registration.
+
+    It answers every request with the score given after ``shout-test-double:`` and declares the
+    protocol's optional members (notes, run facts, identity) that the run reads without knowing the kind.
+    """
+
+    kind = "shout-test-double"
+
+    def __init__(self, score: str) -> None:
+        self.model_id = f"shout-{score}"
+        self.score = score
+        self.calls = 0
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (f"shout answered {self.calls} calls",)
+
+    def run_facts(self) -> dict:
+        return {"shout_volume": "loud"}
+
+    async def _complete(self, request):
+        self.calls += 1
+        return JudgeResponse([Choice(self.score, None, "stop")], prompt_tokens=3, completion_tokens=1)
+
+
+def _parse_shout(rest: str, defaults: dict) -> dict:
+    if not rest.isdigit():
+        raise JudgelabError("shout-test-double:SCORE needs a score, e.g. shout-test-double:4")
+    return {"score": rest}
+
+
+@pytest.fixture
+def shout_registered():
+    from judgelab.models.registry import backend_entry
+
+    entry = register_backend("shout-test-double", syntax="shout-test-double:SCORE", parse=_parse_shout,
+                             build=lambda **options: ShoutTestDouble(**options), description="a test double")
+    assert backend_entry("shout-test-double") is entry
+    yield entry
+    unregister_backend("shout-test-double")
+    assert "shout-test-double" not in registered_kinds()
+
+
+def test_a_backend_defined_in_a_test_is_one_class_and_one_registration_usable_from_the_command_line(shout_registered, tmp_path):
+    """``--judge shout-test-double:4`` through ``judgelab rate`` in-process: ratings, rater label, the backend's
+    notes and run facts in run.json — nothing outside the registry knows the kind."""
+    import json
+
+    import pandas as pd
+
+    from conftest import run_cli, write_items
+
+    items = write_items(tmp_path / "items.jsonl", 3)
+    out = tmp_path / "run"
+    result = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", "shout-test-double:4",
+                     "--samples", "1", "--quiet", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    ratings = pd.read_csv(out / "ratings.csv")
+    assert len(ratings) == 3 * ratings["criterion"].nunique() and set(ratings["score"]) == {4.0}
+    assert set(ratings["rater"]) == {"shout-4@plain-quality"} and set(ratings["status"]) == {"ok"}
+    (run,) = json.loads((out / "run.json").read_text())["runs"]
+    assert run["shout_volume"] == "loud" and run["backend_notes"] == [f"shout answered {len(ratings)} calls"]
+    assert run["calls_made"] == len(ratings)
+
+    again = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", "shout-test-double:4",
+                    "--samples", "1", "--quiet", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "run.json").read_text())["runs"][0]["calls_made"] == 0  # the ledger answers a resume
+
+    refused = run_cli("rate", "--items", str(items), "--judge", "shout-test-double:loud", "--out", str(tmp_path / "x"))
+    assert refused.returncode == 2 and "needs a score" in refused.stderr
+
+
+def test_an_unregistered_kind_is_refused_on_the_command_line(tmp_path):
+    from conftest import run_cli, write_items
+
+    items = write_items(tmp_path / "items.jsonl", 2)
+    refused = run_cli("rate", "--items", str(items), "--judge", "shout-test-double:4", "--out", str(tmp_path / "run"))
+    assert refused.returncode == 2 and "unknown judge" in refused.stderr and "shout-test-double" in refused.stderr
+    assert not (tmp_path / "run" / "ratings.csv").exists()
+
+
+def test_the_builtin_backends_come_from_the_backends_package_table():
+    """The built-in kinds are registered by the modules named in BUILTIN_BACKENDS, one module each."""
+    import importlib
+
+    from judgelab.models.registry import BUILTIN_BACKENDS, backend_entry
+
+    kinds = {"local": "local", "openai_compatible": "openai", "scripted": "scripted-test-double"}
+    assert set(BUILTIN_BACKENDS) == set(kinds)
+    for module, kind in kinds.items():
+        assert backend_entry(kind).build.__module__ == importlib.import_module(f"judgelab.models.backends.{module}").__name__
+
+
+def test_a_run_file_resolves_the_judges_whose_registry_entry_takes_a_file(tmp_path, shout_registered):
+    """``local:PATH`` and ``scripted-test-double:PATH`` resolve against the run file's folder because their
+    entries say ``file_argument``; an entry that does not (openai, the test's shout double) is left as written."""
+    from judgelab.runfile import load_run_file
+
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "run.yaml").write_text("items: items.jsonl\njudge:\n  - scripted-test-double:s.json\n  - local:m.gguf\n"
+                                     "  - openai:m@http://h:1/v1\n  - shout-test-double:4\n  - local\n")
+    spec = load_run_file(folder / "run.yaml")
+    assert spec.judge == [f"scripted-test-double:{folder / 's.json'}", f"local:{folder / 'm.gguf'}",
+                          "openai:m@http://h:1/v1", "shout-test-double:4", "local"]

@@ -4,7 +4,7 @@ import sqlite3
 from collections import Counter
 
 from judgelab.datasets.items import Item
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.run import ANSWER_PLACEHOLDER, Runner, RunSpec
 from judgelab.store import Store
 

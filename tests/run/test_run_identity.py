@@ -13,7 +13,7 @@ import yaml
 
 from conftest import judgelab_cmd, write_items
 from judgelab.errors import JudgelabError
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.prompts import load_template
 from judgelab.run import RunSpec, run_spec
 from judgelab.store import Store

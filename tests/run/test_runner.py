@@ -6,7 +6,7 @@ import pytest
 from judgelab.datasets.items import Item
 from judgelab.errors import CapabilityError
 from judgelab.models.base import Sampling
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.run import RunSpec, Runner
 from judgelab.store import Store
 

@@ -3,7 +3,7 @@ import asyncio
 import sqlite3
 
 from judgelab.datasets.items import Item
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.parse import parse_judgment, truncation_checked
 from judgelab.run import Runner, RunSpec
 from judgelab.status import Status

@@ -4,7 +4,7 @@ import json
 import sqlite3
 
 from judgelab.datasets.items import Item
-from judgelab.models.scripted import ScriptedTestJudge
+from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.prompts import Criterion, Template
 from judgelab.run import Runner, RunSpec
 from judgelab.store import Store

@@ -36,13 +36,13 @@ def doctor(
     typer.echo(f"platform: {platform.platform()}; {platform.machine()}")
     typer.echo("versions: " + ", ".join(f"{d} {_version(d)}" for d in CORE_DISTRIBUTIONS))
 
-    from judgelab.models.openai_backend import available_transports
+    from judgelab.models.backends.openai_http import available_transports
 
     offered = available_transports()
     default = "aiohttp" if "aiohttp" in offered else "none (the fast transport is missing; see docs/judges.md)"
     typer.echo(f"openai transport: default {default}; offered: " + "; ".join(f"{k}: {v}" for k, v in offered.items()))
 
-    from judgelab.models.local import cache_dir, choose_cpu_path, default_model_path, file_sha256
+    from judgelab.models.backends.local_model import cache_dir, choose_cpu_path, default_model_path, file_sha256
 
     typer.echo(f"cache folder: {cache_dir()}")
     path = default_model_path()

@@ -1,6 +1,6 @@
 """Judge backends behind one protocol (:class:`~judgelab.models.base.Backend`), found in a registry.
 
-Each backend is one module of this package that registers itself
+Each backend is one module of :mod:`judgelab.models.backends` that registers itself
 (:func:`~judgelab.models.registry.register_backend`); see :mod:`judgelab.models.registry`.
 Importing this package loads neither llama.cpp nor the OpenAI SDK.
 """

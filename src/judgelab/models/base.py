@@ -220,8 +220,12 @@ class JudgeResponse:
 class Backend(abc.ABC):
     """A judge model: subclasses set ``kind``, ``model_id`` and ``capabilities`` and implement :meth:`_complete`.
 
-    A new backend is one module of :mod:`judgelab.models` that defines the subclass and
-    registers its kind (:func:`~judgelab.models.registry.register_backend`).
+    A new backend is one module of :mod:`judgelab.models.backends` that defines the subclass and
+    registers its kind (:func:`~judgelab.models.registry.register_backend`), plus its module name in
+    :data:`~judgelab.models.registry.BUILTIN_BACKENDS`. What a run reads from a backend is declared
+    here with a default (:meth:`identity`, :attr:`notes`, :meth:`run_facts`,
+    :meth:`count_prompt_tokens`, :attr:`retry_policy`, :meth:`aclose`): code outside
+    :mod:`judgelab.models` never probes a backend with ``getattr`` nor tests its ``kind``.
 
     Example:
         >>> import asyncio

@@ -56,7 +56,7 @@ class CachedJudge:
     Example:
         >>> import asyncio
         >>> from judgelab.models.base import JudgeRequest, Sampling
-        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> from judgelab.models.backends.scripted import ScriptedTestJudge
         >>> cached = CachedJudge(ScriptedTestJudge({"default": "4"}), Store(":memory:"))
         >>> request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
         >>> asyncio.run(cached.complete(request))[0].choices[0].text
@@ -109,7 +109,7 @@ class CachedJudge:
 
         Example:
             >>> from judgelab.models.base import JudgeRequest, Sampling
-            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> from judgelab.models.backends.scripted import ScriptedTestJudge
             >>> cached = CachedJudge(ScriptedTestJudge(), Store(":memory:"))
             >>> request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
             >>> cached.key(request, slot=0) != cached.key(request, slot=1)

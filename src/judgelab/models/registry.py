@@ -6,15 +6,15 @@ backend's heavy dependencies (llama.cpp, the OpenAI SDK) only when a judge is bu
 modules themselves import none of them, so looking a kind up stays cheap and
 ``import judgelab.models`` loads neither.
 
-The built-in backends are found by importing every module of :mod:`judgelab.models`
-(except the protocol, cache, registry and spec modules) on the first lookup: adding a file
-``models/mybackend.py`` that calls :func:`register_backend` is all a new built-in backend
-takes. A backend defined elsewhere (a plugin, a test) registers the same way, before use.
+The built-in backends live in :mod:`judgelab.models.backends`, one module each, and are
+imported on the first lookup from the one-line table :data:`BUILTIN_BACKENDS`: a new built-in
+backend is a module ``models/backends/mybackend.py`` that calls :func:`register_backend` plus its
+name in that table. A backend defined elsewhere (a plugin, a test) registers the same way,
+before use, and :func:`unregister_backend` removes it.
 """
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
@@ -23,10 +23,11 @@ from judgelab.errors import JudgelabError
 if TYPE_CHECKING:
     from judgelab.models.base import Backend
 
-__all__ = ["BackendEntry", "register_backend", "backend_entry", "registered_kinds", "default_score"]
+__all__ = ["BackendEntry", "BUILTIN_BACKENDS", "register_backend", "unregister_backend", "backend_entry",
+           "registered_kinds", "default_score", "known_syntaxes"]
 
-#: Modules of judgelab.models that are not backends.
-_NOT_BACKENDS = frozenset({"base", "cache", "registry", "retry", "spec"})
+#: The modules of :mod:`judgelab.models.backends` that register the built-in kinds (in this order).
+BUILTIN_BACKENDS = ("local", "openai_compatible", "scripted")
 
 _REGISTRY: dict[str, "BackendEntry"] = {}
 _builtins_loaded = False
@@ -46,6 +47,8 @@ class BackendEntry:
         description: one line for help texts.
         default_score: the score mode of ``--score auto`` for this backend (``logprob`` where the
             next-token distribution is the backend's natural output, as for the embedded judge).
+        file_argument: the text after ``kind:`` is a file path (a run file resolves it against its
+            own folder), as in ``local:PATH.gguf``.
 
     Example:
         >>> backend_entry("scripted-test-double").options
@@ -59,11 +62,13 @@ class BackendEntry:
     options: frozenset[str] = frozenset()
     description: str = ""
     default_score: Literal["parsed", "logprob"] = "parsed"
+    file_argument: bool = False
 
 
 def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, Any]], dict[str, Any]],
                      build: Callable[..., "Backend"], options: tuple[str, ...] | frozenset[str] = (),
-                     description: str = "", default_score: Literal["parsed", "logprob"] = "parsed") -> BackendEntry:
+                     description: str = "", default_score: Literal["parsed", "logprob"] = "parsed",
+                     file_argument: bool = False) -> BackendEntry:
     """Register a backend kind (called at import by the backend's module).
 
     Args:
@@ -75,12 +80,13 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
         options: names of the options taken from defaults (documentation and filtering).
         description: one line for help texts.
         default_score: the score mode of ``--score auto`` (``parsed`` or ``logprob``).
+        file_argument: the text after ``kind:`` names a file (resolved against a run file's folder).
 
     Returns:
         The entry registered.
 
     Example:
-        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> from judgelab.models.backends.scripted import ScriptedTestJudge
         >>> entry = register_backend("always-three", syntax="always-three",
         ...                          parse=lambda rest, defaults: {},
         ...                          build=lambda: ScriptedTestJudge({"default": "3"}, model_id="always-three"))
@@ -91,7 +97,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
     """
     if not kind or ":" in kind:
         raise ValueError(f"a backend kind is a name without ':', got {kind!r}")
-    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score)
+    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score, file_argument)
     _REGISTRY[kind] = entry
     return entry
 
@@ -109,11 +115,8 @@ def _load_builtins() -> None:
     global _builtins_loaded
     if _builtins_loaded:
         return
-    import judgelab.models as package
-
-    for module in sorted(m.name for m in pkgutil.iter_modules(package.__path__)):
-        if module not in _NOT_BACKENDS and not module.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{module}")
+    for module in BUILTIN_BACKENDS:
+        importlib.import_module(f"judgelab.models.backends.{module}")
     _builtins_loaded = True
 
 

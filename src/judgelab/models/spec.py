@@ -11,7 +11,7 @@ from typing import Any
 
 from judgelab.errors import JudgelabError
 from judgelab.models import Backend, make_judge
-from judgelab.models.registry import _REGISTRY, known_syntaxes, registered_kinds
+from judgelab.models.registry import backend_entry, known_syntaxes, registered_kinds
 
 __all__ = ["parse_judge", "build_judge"]
 
@@ -38,7 +38,7 @@ def parse_judge(spec: str, defaults: dict[str, Any] | None = None) -> tuple[str,
     kind, _, rest = spec.partition(":")
     if kind not in registered_kinds():
         raise JudgelabError(f"unknown judge {spec!r}: {known_syntaxes()}")
-    return kind, _REGISTRY[kind].parse(rest, dict(defaults or {}))
+    return kind, backend_entry(kind).parse(rest, dict(defaults or {}))
 
 
 def build_judge(spec: str, defaults: dict[str, Any] | None = None) -> Backend:

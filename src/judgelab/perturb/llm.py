@@ -144,7 +144,7 @@ def perturb_with_llm(backend: Backend, store: Store, jobs: list[tuple[str, str, 
         text with ``ok=False`` and the reason.
 
     Example:
-        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> from judgelab.models.backends.scripted import ScriptedTestJudge
         >>> judge = ScriptedTestJudge({"default": "Revised sentence: The cat sat on a mat."})
         >>> perturb_with_llm(judge, Store(":memory:"), [("fictional-entities", "minor", "sentence", "The cat sat on the mat.")])[0].ok
         True

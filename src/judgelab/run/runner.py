@@ -49,7 +49,7 @@ class Runner:
             other settings.
 
     Example:
-        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> from judgelab.models.backends.scripted import ScriptedTestJudge
         >>> store = Store(":memory:")
         >>> runner = Runner(ScriptedTestJudge({"default": "Rating: 4"}), store, RunSpec(samples=1))
         >>> stats = asyncio.run(runner.run([Item("a", "Once upon a time.", context="a prompt")]))
@@ -99,7 +99,7 @@ class Runner:
             The :class:`~judgelab.run.plan.RunPlan` that :meth:`run` executes.
 
         Example:
-            >>> from judgelab.models.scripted import ScriptedTestJudge
+            >>> from judgelab.models.backends.scripted import ScriptedTestJudge
             >>> judge = ScriptedTestJudge()
             >>> plan = Runner(judge, Store(":memory:"), RunSpec(samples=3)).plan([Item("a", "A story.", context="p")])
             >>> plan.n_calls, plan.judgments, len(judge.calls)
@@ -174,7 +174,7 @@ def run_spec(spec: RunSpec, items: list[Item], store: Store, *, backend: Backend
         The run's :class:`~judgelab.run.record.RunStats`; the ratings are in ``store.ratings(rater=stats.rater)``.
 
     Example:
-        >>> from judgelab.models.scripted import ScriptedTestJudge
+        >>> from judgelab.models.backends.scripted import ScriptedTestJudge
         >>> store = Store(":memory:")
         >>> stats = run_spec(RunSpec(samples=1), [Item("a", "A story.", context="p")], store,
         ...             backend=ScriptedTestJudge({"default": "I rate it a 4."}))

@@ -261,4 +261,4 @@ def _build(script: Any = None, **_: Any) -> ScriptedTestJudge:
 
 
 register_backend("scripted-test-double", syntax="scripted-test-double:FILE", parse=_parse_spec, build=_build,
-                 options=("script",), description="a TEST DOUBLE answering from a JSON script")
+                 options=("script",), description="a TEST DOUBLE answering from a JSON script", file_argument=True)

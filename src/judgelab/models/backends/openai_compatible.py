@@ -8,7 +8,6 @@ connection is raised as a :class:`~judgelab.errors.TransientError` (with the ser
 """
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import time
@@ -22,6 +21,16 @@ from judgelab.errors import (
     RateLimited,
     ServerError,
     Unreachable,
+)
+from judgelab.models.backends.openai_http import (
+    SERVER_ERRORS,
+    available_transports,
+    cause,
+    http_client,
+    pick_transport,
+    refused,
+    retry_after_seconds,
+    short_message,
 )
 from judgelab.models.registry import register_backend
 from judgelab.models.retry import RetryPolicy
@@ -38,65 +47,7 @@ from judgelab.models.base import (
     flatten_messages,
 )
 
-__all__ = ["OpenAIBackend", "retry_after_seconds"]
-
-#: Answers worth another attempt besides 429 (rate limited): the server failed, not the request.
-_SERVER_ERRORS = {408, 409, 425, 500, 502, 503, 504, 520, 522, 524, 529}
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """The server's requested wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date).
-
-    Args:
-        headers: the response's headers (a mapping with case-insensitive ``get``).
-
-    Returns:
-        Seconds (never negative), or ``None`` when the server sent none or an unreadable one.
-
-    Example:
-        >>> retry_after_seconds({"retry-after": "0.2"}), retry_after_seconds({"retry-after-ms": "1500"}), retry_after_seconds({})
-        (0.2, 1.5, None)
-    """
-    if headers is None:
-        return None
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether a connection error means nobody listens there (refused, unknown host), not a broken line."""
-    import socket
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
-            return True
-        if type(current).__name__ in {"ClientConnectorError", "ClientConnectorDNSError"} and not isinstance(
-                getattr(current, "os_error", None), (ConnectionResetError, TimeoutError)):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
+__all__ = ["OpenAIBackend", "retry_after_seconds", "available_transports"]
 
 class OpenAIBackend(Backend):
     """Any OpenAI-compatible endpoint through the official SDK (chat or completion requests).
@@ -184,7 +135,7 @@ class OpenAIBackend(Backend):
             score_mode=top_logprobs > 0,
             concurrency=concurrency,
         )
-        self.transport = _pick_transport(transport)
+        self.transport = pick_transport(transport)
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=key,
@@ -227,16 +178,16 @@ class OpenAIBackend(Backend):
             wait = retry_after_seconds(getattr(exc.response, "headers", None))
             if code == 429:
                 raise RateLimited(f"HTTP 429 from {self.base_url}", wait) from None
-            if code in _SERVER_ERRORS:
-                raise ServerError(f"server error from {self.base_url}: HTTP {code} {_short(exc)}".rstrip(), wait) from None
-            raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {code} {_short(exc)}") from None
+            if code in SERVER_ERRORS:
+                raise ServerError(f"server error from {self.base_url}: HTTP {code} {short_message(exc)}".rstrip(), wait) from None
+            raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {code} {short_message(exc)}") from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             # checked first: the SDK's aiohttp transport reports a refused connection as a timeout
-            if _refused(exc):
+            if refused(exc):
                 raise Unreachable(f"judge endpoint {self.base_url} is unreachable (connection refused or unknown host)") from None
             if isinstance(exc, openai.APITimeoutError):
                 raise CallTimeout(f"no answer from {self.base_url} within {self.timeout:g} s (--timeout)") from None
-            raise ConnectionFailed(f"connection to {self.base_url} broke ({_cause(exc)})") from None
+            raise ConnectionFailed(f"connection to {self.base_url} broke ({cause(exc)})") from None
         except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             what = "chat completion" if self.style == "chat" else "completion"
             raise BackendError(f"judge endpoint {self.base_url} answered with something that is not an OpenAI "
@@ -355,89 +306,6 @@ def _reasoning(message: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _sdk_http_module() -> Any:
-    """The HTTP library the installed SDK is built on: ``httpx`` (openai 1.x/2.x) or ``httpx2`` (3.x)."""
-    import openai
-    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__[1:] if c.__name__ == "AsyncClient")
-    return importlib.import_module(base.__module__.split(".")[0])
-
-
-def available_transports() -> dict[str, str]:
-    """Transports the installed SDK offers, each with a description.
-
-    aiohttp is offered when ``openai.DefaultAioHttpClient`` is the real client, which needs
-    the ``openai[aiohttp]`` extra (the transport comes from ``httpx_aiohttp`` in openai
-    1.x/2.x and is vendored in the SDK from 3.x on; without the extra the SDK substitutes a
-    class that raises when built). The SDK's own httpx client is always offered.
-
-    Returns:
-        ``{name: description}`` of ``aiohttp`` (when usable) and ``httpx``.
-
-    Example:
-        >>> "httpx" in available_transports()
-        True
-    """
-    import openai
-    http = _sdk_http_module()
-    offered = {"httpx": f"{http.__name__} {getattr(http, '__version__', '?')} (the SDK's default client)"}
-    if "Missing" not in openai.DefaultAioHttpClient.__name__:
-        try:
-            from importlib.metadata import version
-
-            offered["aiohttp"] = f"aiohttp {version('aiohttp')} via openai.DefaultAioHttpClient"
-        except Exception:  # aiohttp's metadata missing: the client itself would fail to build
-            pass
-    return offered
-
-
-def _pick_transport(transport: str) -> str:
-    """``auto`` takes aiohttp, the fast transport; its absence is an error, never a silent fallback."""
-    import openai
-    if transport not in {"auto", "aiohttp", "httpx"}:
-        raise BackendError(f"unknown transport {transport!r}; use auto, aiohttp or httpx")
-    if transport == "httpx":
-        return "httpx"
-    if "aiohttp" not in available_transports():
-        raise BackendError(f"the fast HTTP transport (aiohttp) is missing from this installation (openai "
-                           f"{openai.__version__} without its aiohttp extra): pip install 'openai[aiohttp]', "
-                           "or pass --transport httpx to accept the slower one")
-    return "aiohttp"
-
-
-def http_client(transport: str, concurrency: int, timeout: float) -> Any:
-    """The SDK's HTTP client. aiohttp (``openai.DefaultAioHttpClient``) is the default:
-    at 64 concurrent requests httpx's connection pool costs several times the CPU of the
-    whole rest of the pipeline (benchmarks/README.md).
-
-    Args:
-        transport: ``aiohttp`` or ``httpx``.
-        concurrency: the connection pool's size.
-        timeout: seconds per request.
-
-    Returns:
-        The SDK's async HTTP client for ``openai.AsyncOpenAI(http_client=...)``.
-    """
-    import openai
-    http = _sdk_http_module()
-    limits = http.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    if transport == "aiohttp":
-        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
-    return openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
-
-
-def _cause(exc: BaseException) -> str:
-    """The innermost cause of an exception, in a few words."""
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    text = str(exc).splitlines()[0][:120] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _short(exc: openai.APIStatusError) -> str:
-    text = str(exc.message or "").strip().splitlines()
-    return text[0][:200] if text else ""
 
 
 def _chat_tokens(choice: Any) -> list[TokenLogprobs] | None:
