@@ -209,14 +209,14 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
                 rows.append({**base, "alpha": math.nan, "icc2k": math.nan, "icc2k_low": math.nan, "icc2k_high": math.nan,
                              "note": f"alpha, icc2k: needs at least two {kind}; this rater has {wide.shape[1]}"})
                 continue
-            res = icc(wide.to_numpy(float))["ICC(2,k)"]
+            res = icc(wide.to_numpy(float)).average
             alpha = krippendorff_alpha(wide.to_numpy(float).T, "ordinal")
             notes = []
             if math.isnan(alpha):
                 notes.append("alpha: no item with two ratings, or every rating the same")
-            if any(math.isnan(v) for v in res):
+            if any(math.isnan(v) for v in res):  # estimate, ci_low, ci_high
                 notes.append("icc2k: needs two complete items with variation between them")
-            rows.append({**base, "alpha": alpha, "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2],
+            rows.append({**base, "alpha": alpha, "icc2k": res.estimate, "icc2k_low": res.ci_low, "icc2k_high": res.ci_high,
                          "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 

@@ -25,27 +25,36 @@ def test_icc_matches_pingouin(seed):
     x = rng.normal(size=(25 + seed, 1)) + rng.normal(scale=0.8, size=(25 + seed, k)) + rng.normal(size=k) * 0.3
     ours = icc(x)
     ref = _pingouin_icc(x)
-    assert ours["ICC(2,1)"][0] == pytest.approx(ref.loc["ICC(A,1)", "ICC"], abs=1e-9)
-    assert ours["ICC(2,k)"][0] == pytest.approx(ref.loc["ICC(A,k)", "ICC"], abs=1e-9)
-    for ours_key, ref_key in (("ICC(2,1)", "ICC(A,1)"), ("ICC(2,k)", "ICC(A,k)")):
+    assert ours.single.estimate == pytest.approx(ref.loc["ICC(A,1)", "ICC"], abs=1e-9)
+    assert ours.average.estimate == pytest.approx(ref.loc["ICC(A,k)", "ICC"], abs=1e-9)
+    assert (ours.n, ours.k) == x.shape
+    for est, ref_key in ((ours.single, "ICC(A,1)"), (ours.average, "ICC(A,k)")):
         low, high = ref.loc[ref_key, "CI95"]  # pingouin rounds its CI to 2 decimals
-        assert ours[ours_key][1] == pytest.approx(low, abs=0.005 + 1e-9)
-        assert ours[ours_key][2] == pytest.approx(high, abs=0.005 + 1e-9)
+        assert est.confidence_interval() == pytest.approx((low, high), abs=0.005 + 1e-9)
+        assert est.f == pytest.approx(ref.loc[ref_key, "F"], rel=1e-9)
+        assert (est.df1, est.df2) == (ref.loc[ref_key, "df1"], ref.loc[ref_key, "df2"])
+        assert est.pvalue == pytest.approx(ref.loc[ref_key, "pval"], rel=1e-6, abs=1e-300)
+    frame = ours.to_frame()
+    assert list(frame["kind"]) == ["ICC(2,1)", "ICC(2,k)"]
+    assert frame.loc[1, "estimate"] == ours.average.estimate
+    assert ours.to_dict()["ICC(2,k)"]["ci_high"] == ours.average.ci_high
 
 
 def test_icc_shrout_fleiss_published_example():
     # Shrout & Fleiss (1979), Table 2: 6 targets × 4 judges; ICC(2,1) = .29, ICC(2,k) = .62.
     data = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], float)
     res = icc(data)
-    assert res["ICC(2,1)"][0] == pytest.approx(0.29, abs=0.005)
-    assert res["ICC(2,k)"][0] == pytest.approx(0.62, abs=0.005)
-    assert res["ICC(2,1)"][1:] == pytest.approx((0.02, 0.76), abs=0.005)  # as R psych::ICC and pingouin print
+    assert res.single.estimate == pytest.approx(0.29, abs=0.005)
+    assert res.average.estimate == pytest.approx(0.62, abs=0.005)
+    assert res.single.confidence_interval() == pytest.approx((0.02, 0.76), abs=0.005)  # as R psych::ICC and pingouin print  # as R psych::ICC and pingouin print
 
 
 def test_icc_drops_incomplete_items_and_degenerate():
     x = np.array([[1, 2, 2], [3, np.nan, 3], [4, 4, 5], [2, 2, 3]], float)
-    assert icc(x)["ICC(2,k)"][0] == pytest.approx(icc(x[[0, 2, 3]])["ICC(2,k)"][0])
-    assert all(math.isnan(v) for v in icc(np.ones((1, 3)))["ICC(2,1)"])
+    assert icc(x).average.estimate == pytest.approx(icc(x[[0, 2, 3]]).average.estimate)
+    assert icc(x).n == 3
+    one = icc(np.ones((1, 3)))
+    assert all(math.isnan(v) for v in (*one.single, one.single.f, one.single.pvalue))
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])

@@ -277,8 +277,8 @@ def human_icc(scores: HannaScores, include_human_stories: bool = True) -> pd.Dat
         matrix = np.column_stack([get(c).ravel() for c in cols])
         res = icc(matrix)
         rows.append({"criterion": crit, "stories": matrix.shape[0],
-                     "icc21": res["ICC(2,1)"][0], "icc2k": res["ICC(2,k)"][0],
-                     "icc2k_low": res["ICC(2,k)"][1], "icc2k_high": res["ICC(2,k)"][2]})
+                     "icc21": res.single.estimate, "icc2k": res.average.estimate,
+                     "icc2k_low": res.average.ci_low, "icc2k_high": res.average.ci_high})
     return pd.DataFrame(rows)
 
 

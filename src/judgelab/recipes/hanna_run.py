@@ -97,8 +97,9 @@ def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
             rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "icc2k_low": np.nan, "icc2k_high": np.nan,
                          "note": "one try per story: ICC needs several"})
             continue
-        v, lo, hi = icc(wide.to_numpy(float))["ICC(2,k)"]
-        rows.append({"rater": rater, "criterion": criterion, "icc2k": v, "icc2k_low": lo, "icc2k_high": hi, "note": ""})
+        res = icc(wide.to_numpy(float)).average
+        rows.append({"rater": rater, "criterion": criterion, "icc2k": res.estimate, "icc2k_low": res.ci_low,
+                     "icc2k_high": res.ci_high, "note": ""})
     return pd.DataFrame(rows)
 
 
