@@ -11,7 +11,7 @@ from judgelab._lazy import lazy_exports
 
 _EXPORTS = {
     "krippendorff_alpha": "agreement", "exact_agreement": "agreement", "gwet_ac1": "agreement",
-    "welch_t": "tests_twosample", "icc": "reliability", "ICCResult": "reliability", "ICCEstimate": "reliability",
+    "welch_t": "tests_twosample", "WelchResult": "tests_twosample", "icc": "reliability", "ICCResult": "reliability", "ICCEstimate": "reliability",
     "williams_test": "williams", "williams_one_sided": "williams", "bh_adjust": "williams",
     "Correlation": "correlation", "correlate": "correlation", "overall": "correlation", "system_level": "correlation",
     "per_group": "correlation", "level_correlation": "correlation", "mean_level_correlation": "correlation",
