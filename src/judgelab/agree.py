@@ -34,7 +34,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.ratings import human_raters, is_human, item_means
-from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_one_sided
+from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_test
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
 from judgelab.status import Status
 
@@ -249,7 +249,7 @@ def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "ken
             r12 = correlate(table["human"], table[a], method, variant).r
             r13 = correlate(table["human"], table[b], method, variant).r
             r23 = correlate(table[a], table[b], method, variant).r
-            t, p = williams_one_sided(r12, r13, r23, n)
+            t, p = williams_test(r12, r13, r23, n, alternative="greater")
             family.append({"criterion": criterion, "judge_a": a, "judge_b": b, "r_a": r12, "r_b": r13, "r_ab": r23,
                            "n": n, "t": t, "p": p})
         adjusted = bh_adjust([f["p"] for f in family])

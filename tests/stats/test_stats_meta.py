@@ -9,7 +9,7 @@ from scipy import stats as st
 from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats import (
-    bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided, williams_test,
+    bh_adjust, correlate, icc, overall, per_group, system_level, williams_test,
 )
 
 
@@ -101,8 +101,14 @@ def test_williams_steiger_published_example():
     t, p = williams_test(0.4, 0.5, 0.1, 103)
     assert t == pytest.approx(-0.89, abs=0.005)
     assert p == pytest.approx(2 * st.t.sf(0.8913, 100), abs=1e-3)
-    t1, p1 = williams_one_sided(0.5, 0.4, 0.1, 103)
-    assert t1 == pytest.approx(-t) and p1 == pytest.approx(p / 2)
+    one = williams_test(0.5, 0.4, 0.1, 103, alternative="greater")
+    assert one.statistic == pytest.approx(-t) and one.pvalue == pytest.approx(p / 2)
+    assert (one.df, one.n, one.alternative) == (100, 103, "greater")
+    less = williams_test(0.5, 0.4, 0.1, 103, alternative="less")
+    assert less.pvalue == pytest.approx(1 - one.pvalue) and less.pvalue == pytest.approx(st.t.cdf(one.statistic, 100))
+    assert all(math.isnan(v) for v in williams_test(0.5, 0.4, 0.1, 3))
+    with pytest.raises(ValueError, match="alternative"):
+        williams_test(0.5, 0.4, 0.1, 103, alternative="increase")
 
 
 def _mrr_z(r12, r13, r23, n):
@@ -130,7 +136,7 @@ def test_williams_is_calibrated_under_the_null():
     for _ in range(reps):
         d = rng.multivariate_normal(np.zeros(3), cov, size=60)
         c = np.corrcoef(d.T)
-        rejections += williams_test(c[0, 1], c[0, 2], c[1, 2], 60)[1] < 0.05
+        rejections += williams_test(c[0, 1], c[0, 2], c[1, 2], 60).pvalue < 0.05
     assert 0.035 < rejections / reps < 0.065
 
 

@@ -28,8 +28,8 @@ from judgelab.stats.dhp import (
     harmonic_mean_p_exact,
     level_balanced_mean,
     max_discernment,
-    wilcoxon_greater,
 )
+from judgelab.stats.tests_twosample import wilcoxon
 from judgelab.status import Status
 
 __all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "public_report", "report_json",
@@ -118,7 +118,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
                 continue
             joined = pd.concat([orig.rename("o"), pert.rename("p")], axis=1, join="inner").dropna()
             pairs = max(pairs, len(joined))
-            pvals[metric] = wilcoxon_greater(joined["o"].to_numpy(), joined["p"].to_numpy())
+            pvals[metric] = wilcoxon(joined["o"].to_numpy(), joined["p"].to_numpy(), alternative="greater").pvalue
         if not pvals:
             continue
         names = list(pvals)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["welch_t", "WelchResult", "ALTERNATIVES", "check_alternative"]
+__all__ = ["welch_t", "WelchResult", "wilcoxon", "WilcoxonResult", "ALTERNATIVES", "check_alternative"]
 
 _NAN = float("nan")
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -106,3 +106,64 @@ def welch_t(x, y, alternative: str = "two-sided") -> WelchResult:
     df = (a + b) ** 2 / (a**2 / (x.size - 1) + b**2 / (y.size - 1))
     return WelchResult(float(t), _t_pvalue(float(t), float(df), alternative), float(df), mx, my, int(x.size),
                        int(y.size), math.sqrt(a + b), alternative)
+
+
+@dataclass(frozen=True)
+class WilcoxonResult:
+    """Wilcoxon signed-rank test of paired values (scipy-style: unpacks as ``statistic, pvalue``).
+
+    Attributes:
+        statistic: scipy's statistic: the sum of the ranks of the positive differences for a
+            one-sided test, the smaller of the two rank sums for a two-sided one (NaN when no
+            pair has a nonzero difference).
+        pvalue: p-value for ``alternative`` (``"greater"``: x > y); 1.0 when no pair has a nonzero
+            difference (no evidence of any difference).
+        n: pairs used (pairs with a NaN dropped), zero differences included.
+        n_zero: pairs with a zero difference (dropped before ranking, ``zero_method="wilcox"``).
+        alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
+    """
+
+    statistic: float
+    pvalue: float
+    n: int
+    n_zero: int
+    alternative: str = "two-sided"
+
+    def __iter__(self):  # allows ``w, p = wilcoxon(x, y)``
+        yield self.statistic
+        yield self.pvalue
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "pvalue": self.pvalue, "n": self.n, "n_zero": self.n_zero,
+                "alternative": self.alternative}
+
+
+def wilcoxon(x, y, alternative: str = "two-sided") -> WilcoxonResult:
+    """Wilcoxon signed-rank test of the paired differences ``x - y`` (pairs with a NaN dropped).
+
+    DHP (Wang et al., section 3.3.1) uses ``alternative="greater"``: original scores greater than
+    perturbed ones. Zero differences are dropped before ranking (Wilcoxon's original treatment,
+    scipy's ``zero_method="wilcox"``); when every difference is zero (or no pair is left) there is no
+    evidence of a difference and p = 1. scipy's ``method="auto"``: the exact null distribution for
+    small samples without ties or zeros, the normal approximation with tie correction otherwise.
+
+    Raises:
+        ValueError: ``x`` and ``y`` differ in length, or an unknown ``alternative``.
+
+    Example:
+        >>> res = wilcoxon([4, 5, 3, 5, 4], [3, 3, 3, 2, 1], alternative="greater")
+        >>> res.n, res.n_zero, round(res.pvalue, 4)
+        (5, 1, 0.0625)
+    """
+    check_alternative(alternative)
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"x and y differ in length: {a.size} vs {b.size}")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    d = a[keep] - b[keep]
+    n_zero = int((d == 0).sum())
+    if d.size == 0 or n_zero == d.size:
+        return WilcoxonResult(_NAN, 1.0, int(d.size), n_zero, alternative)
+    res = _st.wilcoxon(d, zero_method="wilcox", alternative=alternative)
+    return WilcoxonResult(float(res.statistic), float(res.pvalue), int(d.size), n_zero, alternative)
