@@ -155,9 +155,9 @@ def demo(
 
     show_dhp(result)
     rep = next(iter(result.reports.values()))
-    verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
-    console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
-                  f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
+    verdict = "discerns" if rep.D_avg > 1 else "does not reliably discern"
+    console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep.D_avg:.2f}; D > 1 means "
+                  f"p < 0.05); its weakest case has D_min = {rep.D_min:.2f}.")
     result.finish(show=lambda line: typer.echo(line, err=True))
 
 
