@@ -304,3 +304,20 @@ def test_out_of_range_dhp_options_are_user_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("judgelab: error: Invalid value for '--n-items'")  # not an internal error
     assert len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "cli").exists()
+
+
+def test_plan_dhp_is_a_study_plan_that_calls_nothing(tmp_path):
+    from judgelab.dhp.workflow import plan_dhp
+    from judgelab.workflow import StudyPlan
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "4"}))
+    plan = plan_dhp("summarization", [f"scripted-test-double:{script}"], n_items=2, samples=1)
+    assert isinstance(plan, StudyPlan)
+    (judge,) = plan.judges
+    task = load_task("summarization")
+    rule_based = [p for p in task.perturbations if p.method == "rule"]
+    assert judge.plan.judgments == 2 * (1 + len(rule_based)) * len(task.metrics)  # originals and rule copies, one sample
+    assert len(plan.later) == 1 and plan.later[0].startswith("LLM-based perturbations")  # no --generator
+    doc = plan.to_dict()
+    assert doc["later"] == list(plan.later) and doc["judges"][0]["judgments"] == judge.plan.judgments

@@ -95,8 +95,8 @@ def dhp(
     if dry_run:
         from judgelab.cli.common import show_plans
 
-        plans, later = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
-        show_plans(plans, price_in, price_out, later)
+        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
+        show_plans(plan.judges, price_in, price_out, plan.later)
         return
     try:
         result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,

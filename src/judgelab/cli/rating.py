@@ -142,8 +142,8 @@ def demo(
         from judgelab.cli.common import show_plans
         from judgelab.dhp.workflow import plan_dhp
 
-        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
-        show_plans(plans, price_in, price_out, later)
+        plan = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
+        show_plans(plan.judges, price_in, price_out, plan.later)
         return
     from judgelab.report.terminal import console
 

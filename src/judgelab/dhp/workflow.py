@@ -26,7 +26,7 @@ from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
-from judgelab.workflow import check_failure_rate, failure_lines
+from judgelab.workflow import StudyPlan, check_failure_rate, failure_lines
 from judgelab.status import Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
@@ -229,15 +229,15 @@ def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: st
 def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
              n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
              samples: int | None = None, options: JudgeOptions | None = None,
-             out: Path | None = None) -> tuple[list, list[str]]:
+             out: Path | None = None) -> StudyPlan:
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
     The rule-based perturbations are made in memory (they need no model), so the judging stage is
-    planned exactly. Returns (one :class:`judgelab.workflow.JudgePlan` per judge, lines naming the
-    stages that cannot be planned without answers: the LLM-based perturbations' texts).
+    planned exactly. Returns a :class:`judgelab.workflow.StudyPlan`: one ``JudgePlan`` per judge, and as ``later``
+    the stages that cannot be planned without answers (the LLM-based perturbations' texts).
 
     Example:
-        >>> plans, later = plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2)   # doctest: +SKIP
+        >>> plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2).later            # doctest: +SKIP
     """
     from judgelab.workflow import plan_rate
 
@@ -259,7 +259,7 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
         elif llm:
             later.append(f"LLM-based perturbations ({', '.join(llm)}) are left out: no --generator")
     runs = [_judge_spec(task, judge, samples, options) for judge in judges]
-    return plan_rate(items, runs, out, template=task.template), later
+    return StudyPlan(tuple(plan_rate(items, runs, out, template=task.template)), tuple(later))
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,

@@ -14,7 +14,7 @@ human story of each prompt is rated too, as system ``Human``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from judgelab.store import Store
 from judgelab.status import Status
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
+
+if TYPE_CHECKING:
+    from judgelab.workflow import StudyPlan
 
 __all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
 
@@ -213,10 +216,10 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
 
 
 def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4), samples: int = 3,
-               score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+               score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> StudyPlan:
     """Plan every Eval-Prompt run of :func:`run_hanna` without calling a model (``--dry-run``)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.workflow import plan_rate
+    from judgelab.workflow import StudyPlan, plan_rate
 
     items = hanna_items(stories, n_items)
     plans = []
@@ -226,4 +229,4 @@ def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eva
         spec, tpl = recipe_spec(f"hanna-ep{ep}", judge, samples=samples, score=score, max_tokens=256 if ep > 1 else 32,
                                 options=options)
         plans += plan_rate(items, [spec], out, template=tpl, stage=f"Eval-Prompt {ep}")
-    return plans, []
+    return StudyPlan(tuple(plans))
