@@ -69,7 +69,7 @@ def test_baseline_consistency_and_williams(tmp_path):
     assert base.vs_mean == pytest.approx(np.mean([np.corrcoef(h[c], mean)[0, 1] for c in h]), abs=1e-12)
     assert base.pairwise == pytest.approx(np.mean([np.corrcoef(h[a], h[b])[0, 1] for a, b in [("human:h0", "human:h1"), ("human:h0", "human:h2"), ("human:h1", "human:h2")]]), abs=1e-12)
     sc = self_consistency(df).set_index("rater")
-    assert sc.loc["humans", "icc2k"] == pytest.approx(icc(h.to_numpy())["ICC(2,k)"][0], abs=1e-12)
+    assert sc.loc["humans", "icc2k"] == pytest.approx(icc(h.to_numpy()).average.estimate, abs=1e-12)
     w = williams_matrix(df).set_index(["judge_a", "judge_b"])
     assert w.loc[("good", "bad"), "p_bh"] < 0.05 < w.loc[("bad", "good"), "p_bh"]
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.ratings import human_raters, is_human, item_means
-from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_one_sided
+from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_test
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
 from judgelab.status import Status
 
@@ -209,14 +209,14 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
                 rows.append({**base, "alpha": math.nan, "icc2k": math.nan, "icc2k_low": math.nan, "icc2k_high": math.nan,
                              "note": f"alpha, icc2k: needs at least two {kind}; this rater has {wide.shape[1]}"})
                 continue
-            res = icc(wide.to_numpy(float))["ICC(2,k)"]
+            res = icc(wide.to_numpy(float)).average
             alpha = krippendorff_alpha(wide.to_numpy(float).T, "ordinal")
             notes = []
             if math.isnan(alpha):
                 notes.append("alpha: no item with two ratings, or every rating the same")
-            if any(math.isnan(v) for v in res):
+            if any(math.isnan(v) for v in res):  # estimate, ci_low, ci_high
                 notes.append("icc2k: needs two complete items with variation between them")
-            rows.append({**base, "alpha": alpha, "icc2k": res[0], "icc2k_low": res[1], "icc2k_high": res[2],
+            rows.append({**base, "alpha": alpha, "icc2k": res.estimate, "icc2k_low": res.ci_low, "icc2k_high": res.ci_high,
                          "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 
@@ -249,7 +249,7 @@ def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "ken
             r12 = correlate(table["human"], table[a], method, variant).r
             r13 = correlate(table["human"], table[b], method, variant).r
             r23 = correlate(table[a], table[b], method, variant).r
-            t, p = williams_one_sided(r12, r13, r23, n)
+            t, p = williams_test(r12, r13, r23, n, alternative="greater")
             family.append({"criterion": criterion, "judge_a": a, "judge_b": b, "r_a": r12, "r_b": r13, "r_ab": r23,
                            "n": n, "t": t, "p": p})
         adjusted = bh_adjust([f["p"] for f in family])

@@ -23,7 +23,7 @@ from judgelab.store import Store
 from judgelab.summary import compare_systems, summarize
 from judgelab.status import Status
 
-__all__ = ["rate_items", "plan_rate", "JudgePlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "check_failure_rate",
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "check_failure_rate",
            "stats_line", "failure_lines"]
 
 
@@ -234,6 +234,24 @@ class JudgePlan:
                 "prompt_changed": p.changed, "after_error": p.retried_errors,
                 "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
                 "max_completion_tokens": self.max_completion_tokens}
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """The dry run of a study (a recipe or DHP): what every planned stage will ask, and what cannot be planned.
+
+    Attributes:
+        judges: one :class:`JudgePlan` per judge and stage, in the order the study runs them.
+        later: lines naming the stages that cannot be planned before earlier answers exist (empty when
+            every call is known in advance).
+    """
+
+    judges: tuple[JudgePlan, ...]
+    later: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"judges": [JudgePlan.to_dict(), ...], "later": [...]}``."""
+        return {"judges": [p.to_dict() for p in self.judges], "later": list(self.later)}
 
 
 def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, template=None,

@@ -108,9 +108,9 @@ def compare_systems(ratings: pd.DataFrame, system_a: str, system_b: str) -> pd.D
         item_means = grp.groupby(["system", "item_id"])["score"].mean()
         a = item_means[item_means.index.get_level_values("system") == system_a]
         b = item_means[item_means.index.get_level_values("system") == system_b]
-        t, p = _welch_t(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
+        res = _welch_t(a.to_numpy(dtype=float), b.to_numpy(dtype=float))
         rows.append({"rater": rater, "criterion": criterion, "system_a": system_a, "system_b": system_b,
                      "mean_a": float(np.nanmean(a)) if len(a) else float("nan"),
                      "mean_b": float(np.nanmean(b)) if len(b) else float("nan"),
-                     "t": t, "p": p})
+                     "t": res.statistic, "p": res.pvalue})
     return pd.DataFrame(rows)

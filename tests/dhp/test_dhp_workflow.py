@@ -237,13 +237,37 @@ def test_too_few_pairs_for_d_above_one_is_noted(exact):
 
     task = load_task("summarization")
     four = analyze(separated_ratings(4), task, exact=exact)["judge"]
-    (row,) = four["perturbations"]
-    assert row["pairs"] == 4 and row["p"]["coherence"] == pytest.approx(0.5**4)
-    assert row["D"] <= row["max_D"] <= max_discernment(4) < 1  # even a perfect judge stays below 1
+    (row,) = four.perturbations
+    assert row.pairs == 4 and row.pvalues["coherence"] == pytest.approx(0.5**4)
+    assert row.D <= row.max_D <= max_discernment(4) < 1  # even a perfect judge stays below 1
     bound = "0.84" if exact else "0.93"  # the asymptotically exact HMP of four p = 1/16 is 0.081 > 1/16
-    assert len(four["notes"]) == 1 and f"typos/minor (4 pairs, D <= {bound})" in four["notes"][0]
+    assert len(four.notes) == 1 and f"typos/minor (4 pairs, D <= {bound})" in four.notes[0]
+    assert four.combination == ("asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic")
     five = analyze(separated_ratings(5), task, exact=exact)["judge"]
-    assert five["perturbations"][0]["D"] > 1 and five["notes"] == []
+    assert five.perturbations[0].D > 1 and five.notes == ()
+
+
+def test_typed_report_serialises_to_the_documented_json_and_tables(tmp_path):
+    """DhpReport.to_dict / to_frame give the documented shapes: key order, NaN as null, one row per perturbation."""
+    from judgelab.dhp.analysis import analyze, perturbation_table, report_json, summary_table
+    from judgelab.dhp.task import load_task
+
+    df, _ = known_ratings(tmp_path)
+    task = load_task("summarization")
+    reports = analyze(df, task, votes={"typos": {"fluency": 7, "coherence": 3}})
+    rep = next(iter(reports.values()))
+    doc = rep.to_dict()
+    assert list(doc) == ["perturbations", "D_avg", "D_min", "D_avg_ew", "D_min_ew", "notes"]
+    assert list(doc["perturbations"][0]) == ["name", "level", "pairs", "p", "p_hmp", "D", "p_hmp_ew", "D_ew"]
+    assert report_json(reports, "summarization")["judges"] == {r: x.to_dict() for r, x in reports.items()}
+    assert json.loads(json.dumps(doc)) == doc  # plain JSON types only
+    typos = {r.name: r for r in rep.perturbations}["typos/major"]
+    assert typos.expert_weights == pytest.approx({"coherence": 0.3, "consistency": 0.0, "fluency": 0.7, "relevance": 0.0})
+    table = perturbation_table(reports, task.metrics)
+    assert list(table.columns[:4]) == ["judge", "perturbation", "level", "pairs"]
+    assert list(table["perturbation"]) == [r.name for r in rep.perturbations]
+    assert table["D"].tolist() == [r.D for r in rep.perturbations]
+    assert summary_table(reports).loc[0, "D_avg"] == rep.D_avg
 
 
 def test_analyze_command_shows_the_few_pairs_note(tmp_path):
@@ -280,3 +304,20 @@ def test_out_of_range_dhp_options_are_user_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("judgelab: error: Invalid value for '--n-items'")  # not an internal error
     assert len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "cli").exists()
+
+
+def test_plan_dhp_is_a_study_plan_that_calls_nothing(tmp_path):
+    from judgelab.dhp.study import plan_dhp
+    from judgelab.rate import StudyPlan
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"default": "4"}))
+    plan = plan_dhp("summarization", [f"scripted-test-double:{script}"], n_items=2, samples=1)
+    assert isinstance(plan, StudyPlan)
+    (judge,) = plan.judges
+    task = load_task("summarization")
+    rule_based = [p for p in task.perturbations if p.method == "rule"]
+    assert judge.plan.judgments == 2 * (1 + len(rule_based)) * len(task.metrics)  # originals and rule copies, one sample
+    assert len(plan.later) == 1 and plan.later[0].startswith("LLM-based perturbations")  # no --generator
+    doc = plan.to_dict()
+    assert doc["later"] == list(plan.later) and doc["judges"][0]["judgments"] == judge.plan.judgments

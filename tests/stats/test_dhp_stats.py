@@ -9,8 +9,12 @@ from scipy import stats as st
 from judgelab import stats as S
 from judgelab.stats.dhp import (
     P_FLOOR, discernment, expert_weights, harmonic_mean_p, harmonic_mean_p_exact, level_balanced_mean, max_discernment,
-    wilcoxon_greater,
 )
+from judgelab.stats.tests_twosample import wilcoxon
+
+
+def _p_greater(a, b):
+    return wilcoxon(a, b, alternative="greater").pvalue
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -19,20 +23,43 @@ def test_wilcoxon_matches_scipy_with_ties_and_zeros(seed):
     a = rng.integers(1, 6, 40).astype(float)
     b = np.clip(a - rng.integers(-1, 3, 40), 1, 5).astype(float)  # ties and zero differences
     ref = st.wilcoxon(a, b, zero_method="wilcox", alternative="greater").pvalue
-    assert wilcoxon_greater(a, b) == pytest.approx(ref, abs=1e-12)
+    assert _p_greater(a, b) == pytest.approx(ref, abs=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("seed", range(3))
+def test_wilcoxon_every_alternative_matches_scipy(seed, alternative):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, 6, 30).astype(float)
+    b = np.clip(a - rng.integers(-2, 3, 30), 1, 5).astype(float)
+    ref = st.wilcoxon(a, b, zero_method="wilcox", alternative=alternative)
+    res = wilcoxon(a, b, alternative=alternative)
+    w, p = res  # unpacks like scipy's result
+    assert w == pytest.approx(ref.statistic, abs=1e-12) and p == pytest.approx(ref.pvalue, abs=1e-12)
+    assert (res.n, res.n_zero, res.alternative) == (30, int((a == b).sum()), alternative)
+    assert res.to_dict()["pvalue"] == p
+
+
+def test_wilcoxon_refuses_unknown_alternative_and_unequal_lengths():
+    with pytest.raises(ValueError, match="alternative"):
+        wilcoxon([1, 2], [0, 1], alternative="bigger")
+    with pytest.raises(ValueError, match="differ in length"):
+        wilcoxon([1, 2, 3], [0, 1])
 
 
 def test_wilcoxon_exact_small_sample_matches_scipy():
     a = np.array([4.1, 3.9, 4.4, 3.2, 4.8, 4.0, 3.7])
     b = np.array([3.0, 3.8, 4.2, 3.3, 3.1, 2.2, 3.6])
-    assert wilcoxon_greater(a, b) == pytest.approx(st.wilcoxon(a - b, alternative="greater", method="exact").pvalue, abs=1e-12)
+    assert _p_greater(a, b) == pytest.approx(st.wilcoxon(a - b, alternative="greater", method="exact").pvalue, abs=1e-12)
 
 
 def test_wilcoxon_all_zero_differences_is_one_and_nan_pairs_dropped():
-    assert wilcoxon_greater([3, 4, 5], [3, 4, 5]) == 1.0
+    assert _p_greater([3, 4, 5], [3, 4, 5]) == 1.0
+    same = wilcoxon([3, 4, 5], [3, 4, 5], alternative="less")
+    assert (same.pvalue, same.n, same.n_zero) == (1.0, 3, 3) and math.isnan(same.statistic)
     a, b = [5, 4, np.nan, 5, 4, 5], [3, 3, 2, np.nan, 2, 1]
     ref = st.wilcoxon(np.array([5, 4, 4, 5.0]) - np.array([3, 3, 2, 1.0]), alternative="greater").pvalue
-    assert wilcoxon_greater(a, b) == pytest.approx(ref, abs=1e-12)
+    assert _p_greater(a, b) == pytest.approx(ref, abs=1e-12)
 
 
 def _hmp_reference(p, w=None):
@@ -75,7 +102,7 @@ def test_discernment_and_floor():
 def test_max_discernment_is_the_best_of_every_sign_pattern(n):
     # all 2**n sign patterns of n distinct differences, each through scipy's one-sided test
     best = min(
-        wilcoxon_greater(np.array(signs) * np.arange(1, n + 1), np.zeros(n))
+        _p_greater(np.array(signs) * np.arange(1, n + 1), np.zeros(n))
         for signs in itertools.product([-1.0, 1.0], repeat=n)
     )
     assert best == pytest.approx(0.5**n, rel=1e-12)

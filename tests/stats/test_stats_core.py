@@ -45,16 +45,24 @@ def test_exact_agreement():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_welch_matches_scipy(seed):
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_welch_matches_scipy(seed, alternative):
     rng = np.random.default_rng(seed)
     x, y = rng.normal(3, 1, 40 + seed), rng.normal(3.3, 1.6, 25)
-    t, p = welch_t(x, y)
-    ref = st.ttest_ind(x, y, equal_var=False)
+    res = welch_t(x, y, alternative=alternative)
+    ref = st.ttest_ind(x, y, equal_var=False, alternative=alternative)
+    t, p = res  # unpacks like scipy's result
     assert t == pytest.approx(ref.statistic, abs=1e-9) and p == pytest.approx(ref.pvalue, abs=1e-9)
+    assert res.df == pytest.approx(ref.df, rel=1e-12)
+    assert res.confidence_interval(0.9) == pytest.approx(tuple(ref.confidence_interval(0.9)), rel=1e-9)
+    assert (res.n_x, res.n_y, res.alternative) == (x.size, y.size, alternative)
+    assert res.to_dict()["mean_x"] == pytest.approx(x.mean())
 
 
 def test_welch_degenerate():
-    assert all(np.isnan(v) for v in welch_t([1.0], [2.0, 3.0]))
+    with pytest.raises(ValueError, match="alternative must be one of"):
+        welch_t([1.0, 2.0], [2.0, 3.0], alternative="bigger")
+    assert all(np.isnan(v) for v in (*welch_t([1.0], [2.0, 3.0]), welch_t([1.0], [2.0, 3.0]).df))
 
 
 def test_no_stats_submodule_shadows_an_exported_name():

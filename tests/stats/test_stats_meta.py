@@ -9,7 +9,7 @@ from scipy import stats as st
 from statsmodels.stats.multitest import multipletests
 
 from judgelab.stats import (
-    bh_adjust, correlate, icc, overall, per_group, system_level, williams_one_sided, williams_test,
+    bh_adjust, correlate, icc, overall, per_group, system_level, williams_test,
 )
 
 
@@ -25,27 +25,36 @@ def test_icc_matches_pingouin(seed):
     x = rng.normal(size=(25 + seed, 1)) + rng.normal(scale=0.8, size=(25 + seed, k)) + rng.normal(size=k) * 0.3
     ours = icc(x)
     ref = _pingouin_icc(x)
-    assert ours["ICC(2,1)"][0] == pytest.approx(ref.loc["ICC(A,1)", "ICC"], abs=1e-9)
-    assert ours["ICC(2,k)"][0] == pytest.approx(ref.loc["ICC(A,k)", "ICC"], abs=1e-9)
-    for ours_key, ref_key in (("ICC(2,1)", "ICC(A,1)"), ("ICC(2,k)", "ICC(A,k)")):
+    assert ours.single.estimate == pytest.approx(ref.loc["ICC(A,1)", "ICC"], abs=1e-9)
+    assert ours.average.estimate == pytest.approx(ref.loc["ICC(A,k)", "ICC"], abs=1e-9)
+    assert (ours.n, ours.k) == x.shape
+    for est, ref_key in ((ours.single, "ICC(A,1)"), (ours.average, "ICC(A,k)")):
         low, high = ref.loc[ref_key, "CI95"]  # pingouin rounds its CI to 2 decimals
-        assert ours[ours_key][1] == pytest.approx(low, abs=0.005 + 1e-9)
-        assert ours[ours_key][2] == pytest.approx(high, abs=0.005 + 1e-9)
+        assert est.confidence_interval() == pytest.approx((low, high), abs=0.005 + 1e-9)
+        assert est.f == pytest.approx(ref.loc[ref_key, "F"], rel=1e-9)
+        assert (est.df1, est.df2) == (ref.loc[ref_key, "df1"], ref.loc[ref_key, "df2"])
+        assert est.pvalue == pytest.approx(ref.loc[ref_key, "pval"], rel=1e-6, abs=1e-300)
+    frame = ours.to_frame()
+    assert list(frame["kind"]) == ["ICC(2,1)", "ICC(2,k)"]
+    assert frame.loc[1, "estimate"] == ours.average.estimate
+    assert ours.to_dict()["ICC(2,k)"]["ci_high"] == ours.average.ci_high
 
 
 def test_icc_shrout_fleiss_published_example():
     # Shrout & Fleiss (1979), Table 2: 6 targets × 4 judges; ICC(2,1) = .29, ICC(2,k) = .62.
     data = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]], float)
     res = icc(data)
-    assert res["ICC(2,1)"][0] == pytest.approx(0.29, abs=0.005)
-    assert res["ICC(2,k)"][0] == pytest.approx(0.62, abs=0.005)
-    assert res["ICC(2,1)"][1:] == pytest.approx((0.02, 0.76), abs=0.005)  # as R psych::ICC and pingouin print
+    assert res.single.estimate == pytest.approx(0.29, abs=0.005)
+    assert res.average.estimate == pytest.approx(0.62, abs=0.005)
+    assert res.single.confidence_interval() == pytest.approx((0.02, 0.76), abs=0.005)  # as R psych::ICC and pingouin print  # as R psych::ICC and pingouin print
 
 
 def test_icc_drops_incomplete_items_and_degenerate():
     x = np.array([[1, 2, 2], [3, np.nan, 3], [4, 4, 5], [2, 2, 3]], float)
-    assert icc(x)["ICC(2,k)"][0] == pytest.approx(icc(x[[0, 2, 3]])["ICC(2,k)"][0])
-    assert all(math.isnan(v) for v in icc(np.ones((1, 3)))["ICC(2,1)"])
+    assert icc(x).average.estimate == pytest.approx(icc(x[[0, 2, 3]]).average.estimate)
+    assert icc(x).n == 3
+    one = icc(np.ones((1, 3)))
+    assert all(math.isnan(v) for v in (*one.single, one.single.f, one.single.pvalue))
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
@@ -92,8 +101,14 @@ def test_williams_steiger_published_example():
     t, p = williams_test(0.4, 0.5, 0.1, 103)
     assert t == pytest.approx(-0.89, abs=0.005)
     assert p == pytest.approx(2 * st.t.sf(0.8913, 100), abs=1e-3)
-    t1, p1 = williams_one_sided(0.5, 0.4, 0.1, 103)
-    assert t1 == pytest.approx(-t) and p1 == pytest.approx(p / 2)
+    one = williams_test(0.5, 0.4, 0.1, 103, alternative="greater")
+    assert one.statistic == pytest.approx(-t) and one.pvalue == pytest.approx(p / 2)
+    assert (one.df, one.n, one.alternative) == (100, 103, "greater")
+    less = williams_test(0.5, 0.4, 0.1, 103, alternative="less")
+    assert less.pvalue == pytest.approx(1 - one.pvalue) and less.pvalue == pytest.approx(st.t.cdf(one.statistic, 100))
+    assert all(math.isnan(v) for v in williams_test(0.5, 0.4, 0.1, 3))
+    with pytest.raises(ValueError, match="alternative"):
+        williams_test(0.5, 0.4, 0.1, 103, alternative="increase")
 
 
 def _mrr_z(r12, r13, r23, n):
@@ -121,7 +136,7 @@ def test_williams_is_calibrated_under_the_null():
     for _ in range(reps):
         d = rng.multivariate_normal(np.zeros(3), cov, size=60)
         c = np.corrcoef(d.T)
-        rejections += williams_test(c[0, 1], c[0, 2], c[1, 2], 60)[1] < 0.05
+        rejections += williams_test(c[0, 1], c[0, 2], c[1, 2], 60).pvalue < 0.05
     assert 0.035 < rejections / reps < 0.065
 
 

@@ -1,6 +1,7 @@
 """Shared pieces of the command line: the Typer app, judge options, output formats."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -115,8 +116,8 @@ JudgeSpecOpt = typer.Option("local", "--judge", help=f"the judge: {JUDGE_SYNTAX}
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
 
 
-def show_plans(plans: list, price_in: Optional[float] = None, price_out: Optional[float] = None,
-               later: Optional[list[str]] = None) -> None:
+def show_plans(plans: Sequence, price_in: Optional[float] = None, price_out: Optional[float] = None,
+               later: Optional[Sequence[str]] = None) -> None:
     """Print a dry run: per judge and stage the calls, judgments, estimated tokens (and dollars),
     then the first rendered prompt of each criterion exactly as it would be sent."""
     typer.echo("dry run: no model is called and nothing is written")

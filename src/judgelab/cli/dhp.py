@@ -30,7 +30,7 @@ from judgelab.errors import JudgelabError
 def _show_notes(reports: dict) -> None:
     """A report's notes (e.g. too few pairs for D > 1) on stderr, so that JSON on stdout stays JSON."""
     for rater, rep in reports.items():
-        for note in rep.get("notes", []):
+        for note in rep.notes:
             typer.echo(f"judgelab: note: {rater}: {note}", err=True)
 
 
@@ -95,8 +95,8 @@ def dhp(
     if dry_run:
         from judgelab.cli.common import show_plans
 
-        plans, later = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
-        show_plans(plans, price_in, price_out, later)
+        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
+        show_plans(plan.judges, price_in, price_out, plan.later)
         return
     try:
         result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
@@ -148,7 +148,7 @@ def dhp_analyze(
         with OutputFolder(out, f"DHP analysis of {ratings.name}: {loaded.name}", command="dhp analyze",
                           step=True, display=NotesDisplay()) as output:
             write_reports(reports, None, loaded, output)
-            output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])],
+            output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
                           extra={"ratings": str(ratings), "task": loaded.name})
     if fmt == "json":
         typer.echo(_json.dumps(report_json(reports, loaded.name)))

@@ -44,9 +44,9 @@ def recipe_geval(
     judges = judge_specs(judges)
     defaults = judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency)
     if dry_run:
-        plans, later = plan_geval(data, judges, dataset=dataset, n_items=n_items, score=score, samples=samples,
+        plan = plan_geval(data, judges, dataset=dataset, n_items=n_items, score=score, samples=samples,
                                   seed=seed, options=defaults, out=out)
-        show_plans(plans, price_in, price_out, later)
+        show_plans(plan.judges, price_in, price_out, plan.later)
         return
     run_geval(data, out, judges, dataset=dataset, n_items=n_items, score=score, samples=samples, n_resamples=n_resamples,
               seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay())

@@ -142,8 +142,8 @@ def demo(
         from judgelab.cli.common import show_plans
         from judgelab.dhp.study import plan_dhp
 
-        plans, later = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
-        show_plans(plans, price_in, price_out, later)
+        plan = plan_dhp("summarization", judge_specs([judge]), n_items=n_items, options=defaults, out=out)
+        show_plans(plan.judges, price_in, price_out, plan.later)
         return
     from judgelab.report.terminal import console
 
@@ -155,9 +155,9 @@ def demo(
 
     show_dhp(result)
     rep = next(iter(result.reports.values()))
-    verdict = "discerns" if rep["D_avg"] > 1 else "does not reliably discern"
-    console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep['D_avg']:.2f}; D > 1 means "
-                  f"p < 0.05); its weakest case has D_min = {rep['D_min']:.2f}.")
+    verdict = "discerns" if rep.D_avg > 1 else "does not reliably discern"
+    console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep.D_avg:.2f}; D > 1 means "
+                  f"p < 0.05); its weakest case has D_min = {rep.D_min:.2f}.")
     result.finish(show=lambda line: typer.echo(line, err=True))
 
 

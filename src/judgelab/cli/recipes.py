@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -25,6 +25,9 @@ from judgelab.cli.common import (
 )
 from judgelab.choices import Score
 from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    from judgelab.rate import StudyPlan
 
 
 @app.command()
@@ -81,10 +84,9 @@ def contamination(
 OUT_HELP = "output folder: CSV tables, figures, README.md index, run.json, store.sqlite, report.html"
 
 
-def _with_prices(planned: tuple[list, list[str]], price_in: Optional[float], price_out: Optional[float]) -> tuple:
+def _with_prices(planned: StudyPlan, price_in: Optional[float], price_out: Optional[float]) -> tuple:
     """(plans, prices, later) in the order :func:`show_plans` takes them."""
-    plans, later = planned
-    return plans, price_in, price_out, later
+    return planned.judges, price_in, price_out, planned.later
 
 
 recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)

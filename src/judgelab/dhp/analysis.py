@@ -12,6 +12,7 @@ one-sided Wilcoxon test cannot go below p = 0.5**n with n pairs, see
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,87 @@ from judgelab.stats.dhp import (
     harmonic_mean_p_exact,
     level_balanced_mean,
     max_discernment,
-    wilcoxon_greater,
 )
+from judgelab.stats.tests_twosample import wilcoxon
 from judgelab.status import Status
 
-__all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "public_report", "report_json",
-           "REPORT_SCHEMA"]
+__all__ = ["analyze", "analyze_rater", "load_votes", "perturbation_table", "summary_table", "report_json",
+           "PerturbationResult", "DhpReport", "REPORT_SCHEMA"]
 
 #: Version of the JSON shape of :func:`report_json` (``discernment.json``, ``dhp analyze --format json``).
 REPORT_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class PerturbationResult:
+    """One perturbation of one judge (DHP §3.3).
+
+    Attributes:
+        name, level: the perturbation (``typos/minor``) and its level (character, word, sentence).
+        pvalues: metric → one-sided Wilcoxon p-value (original > perturbed); ``"p"`` in JSON.
+        p_hmp, D: harmonic-mean p over the metrics and its discernment ``log_0.05(p_hmp)``.
+        p_hmp_ew, D_ew: the same with expert weights (equal to ``p_hmp``, ``D`` without votes).
+        pairs: the most item pairs behind one metric's test.
+        max_D: the best D these pairs allow (every metric at the smallest exact p, 0.5**pairs).
+        expert_weights: metric → weight, None without votes for this perturbation.
+    """
+
+    name: str
+    level: str
+    pvalues: dict[str, float]
+    p_hmp: float
+    D: float
+    p_hmp_ew: float
+    D_ew: float
+    pairs: int
+    max_D: float
+    expert_weights: dict[str, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON entry: name, level, pairs, p (per metric), p_hmp, D, p_hmp_ew, D_ew (NaN stays NaN)."""
+        return {"name": self.name, "level": self.level, "pairs": self.pairs, "p": dict(self.pvalues),
+                "p_hmp": self.p_hmp, "D": self.D, "p_hmp_ew": self.p_hmp_ew, "D_ew": self.D_ew}
+
+
+@dataclass(frozen=True)
+class DhpReport:
+    """The discernment report of one judge (DHP §3.3.3).
+
+    Attributes:
+        perturbations: one :class:`PerturbationResult` per perturbation with ratings.
+        D_avg, D_min: level-balanced mean and minimum of D over the perturbations.
+        D_avg_ew, D_min_ew: the same with expert weights.
+        notes: caveats (perturbations with too few pairs for D > 1).
+        combination: how the metrics' p-values were combined.
+        expert_weights: whether expert votes were given.
+        failure_rate: share of the judge's ratings that are not ``ok``.
+    """
+
+    perturbations: tuple[PerturbationResult, ...]
+    D_avg: float
+    D_min: float
+    D_avg_ew: float
+    D_min_ew: float
+    notes: tuple[str, ...] = ()
+    combination: str = "Wilson's weighted HMP statistic"
+    expert_weights: bool = False
+    failure_rate: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON of one judge: ``perturbations`` (see :meth:`PerturbationResult.to_dict`),
+        ``D_avg``, ``D_min``, ``D_avg_ew``, ``D_min_ew``, ``notes``; NaN is null."""
+        return _jsonable({
+            "perturbations": [r.to_dict() for r in self.perturbations],
+            "D_avg": self.D_avg, "D_min": self.D_min, "D_avg_ew": self.D_avg_ew, "D_min_ew": self.D_min_ew,
+            "notes": list(self.notes),
+        })
+
+    def to_frame(self, metrics: list[str]) -> pd.DataFrame:
+        """One row per perturbation: perturbation, level, pairs, p per metric (NaN where absent), p_hmp, D, p_hmp_ew, D_ew."""
+        return pd.DataFrame([{"perturbation": r.name, "level": r.level, "pairs": r.pairs,
+                              **{f"p_{m}": r.pvalues.get(m, np.nan) for m in metrics},
+                              "p_hmp": r.p_hmp, "D": r.D, "p_hmp_ew": r.p_hmp_ew, "D_ew": r.D_ew}
+                             for r in self.perturbations])
 
 
 def load_votes(path: str | Path, task: DhpTask) -> dict[str, dict[str, float]]:
@@ -97,14 +170,14 @@ def _votes_for(votes: dict[str, dict[str, float]] | None, name: str) -> dict[str
 
 
 def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[str, float]] | None = None,
-                  exact: bool = False) -> dict[str, Any]:
+                  exact: bool = False) -> DhpReport:
     """The discernment report of one judge (``ratings`` holds one rater)."""
     ok = ratings[ratings["status"] == Status.OK] if "status" in ratings else ratings
     means = ok.groupby(["criterion", "system", "item_id"])["score"].mean()
     metrics = [m for m in task.metrics if m in set(ratings["criterion"])]
     if not metrics:
         raise JudgelabError(f"the ratings have none of the metrics of task {task.name!r} ({', '.join(task.metrics)})")
-    perturbations: list[dict[str, Any]] = []
+    perturbations: list[PerturbationResult] = []
     for p in task.perturbations:
         if p.name not in set(ratings["system"]):
             continue
@@ -118,7 +191,7 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
                 continue
             joined = pd.concat([orig.rename("o"), pert.rename("p")], axis=1, join="inner").dropna()
             pairs = max(pairs, len(joined))
-            pvals[metric] = wilcoxon_greater(joined["o"].to_numpy(), joined["p"].to_numpy())
+            pvals[metric] = wilcoxon(joined["o"].to_numpy(), joined["p"].to_numpy(), alternative="greater").pvalue
         if not pvals:
             continue
         names = list(pvals)
@@ -132,39 +205,39 @@ def analyze_rater(ratings: pd.DataFrame, task: DhpTask, votes: dict[str, dict[st
         p_hmp_ew = combine(values, weights) if weights is not None else p_hmp
         # the best case: every metric at the smallest exact Wilcoxon p-value 0.5**pairs
         max_d = max_discernment(pairs) if not exact else discernment(combine([0.5**pairs] * len(values)))
-        perturbations.append({
-            "name": p.name, "level": p.level, "p": pvals, "p_hmp": p_hmp, "D": discernment(p_hmp),
-            "p_hmp_ew": p_hmp_ew, "D_ew": discernment(p_hmp_ew), "pairs": pairs, "max_D": max_d,
-            "expert_weights": dict(zip(names, weights)) if weights is not None else None,
-        })
+        perturbations.append(PerturbationResult(
+            name=p.name, level=p.level, pvalues=pvals, p_hmp=p_hmp, D=discernment(p_hmp), p_hmp_ew=p_hmp_ew,
+            D_ew=discernment(p_hmp_ew), pairs=pairs, max_D=max_d,
+            expert_weights=dict(zip(names, weights)) if weights is not None else None,
+        ))
     if not perturbations:
         raise JudgelabError("no perturbation of the task has ratings next to original ones (system 'original')")
-    levels = [r["level"] for r in perturbations]
-    return {
-        "notes": _few_pairs_notes(perturbations),
-        "perturbations": perturbations,
-        "D_avg": level_balanced_mean([r["D"] for r in perturbations], levels),
-        "D_min": float(min(r["D"] for r in perturbations)),
-        "D_avg_ew": level_balanced_mean([r["D_ew"] for r in perturbations], levels),
-        "D_min_ew": float(min(r["D_ew"] for r in perturbations)),
-        "combination": "asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
-        "expert_weights": bool(votes),
-        "failure_rate": float((ratings["status"] != Status.OK).mean()) if "status" in ratings else 0.0,
-    }
+    levels = [r.level for r in perturbations]
+    return DhpReport(
+        perturbations=tuple(perturbations),
+        D_avg=level_balanced_mean([r.D for r in perturbations], levels),
+        D_min=float(min(r.D for r in perturbations)),
+        D_avg_ew=level_balanced_mean([r.D_ew for r in perturbations], levels),
+        D_min_ew=float(min(r.D_ew for r in perturbations)),
+        notes=tuple(_few_pairs_notes(perturbations)),
+        combination="asymptotically exact HMP" if exact else "Wilson's weighted HMP statistic",
+        expert_weights=bool(votes),
+        failure_rate=float((ratings["status"] != Status.OK).mean()) if "status" in ratings else 0.0,
+    )
 
 
-def _few_pairs_notes(perturbations: list[dict[str, Any]]) -> list[str]:
+def _few_pairs_notes(perturbations: list[PerturbationResult]) -> list[str]:
     """One note naming the perturbations whose pairs cannot give D > 1 (none when all can)."""
-    few = [r for r in perturbations if r["max_D"] <= 1]
+    few = [r for r in perturbations if r.max_D <= 1]
     if not few:
         return []
-    which = ", ".join(f"{r['name']} ({r['pairs']} pairs, D <= {r['max_D']:.2f})" for r in few)
+    which = ", ".join(f"{r.name} ({r.pairs} pairs, D <= {r.max_D:.2f})" for r in few)
     return [f"too few pairs for D to exceed 1 in {len(few)} of {len(perturbations)} perturbations: {which}; "
             "with n pairs the exact one-sided Wilcoxon test cannot give p below 0.5**n, so D > 1 needs 5 or more pairs: use more items"]
 
 
-def analyze(ratings: pd.DataFrame, task: DhpTask, votes=None, exact: bool = False) -> dict[str, dict[str, Any]]:
-    """One report per rater in the table."""
+def analyze(ratings: pd.DataFrame, task: DhpTask, votes=None, exact: bool = False) -> dict[str, DhpReport]:
+    """One :class:`DhpReport` per rater in the table (rater → report, sorted by rater)."""
     if "original" not in set(ratings["system"]):
         raise JudgelabError("the ratings have no system 'original': DHP compares originals with perturbed copies")
     unknown = sorted(set(ratings["system"]) - {"original"} - {p.name for p in task.perturbations})
@@ -173,28 +246,26 @@ def analyze(ratings: pd.DataFrame, task: DhpTask, votes=None, exact: bool = Fals
     return {rater: analyze_rater(grp, task, votes, exact) for rater, grp in ratings.groupby("rater", sort=True)}
 
 
-def perturbation_table(reports: dict[str, dict[str, Any]], metrics: list[str]) -> pd.DataFrame:
+def perturbation_table(reports: dict[str, DhpReport], metrics: list[str]) -> pd.DataFrame:
     """Flat table: judge, perturbation, level, p per metric, combined p, D, D^EW."""
-    rows = []
-    for rater, rep in reports.items():
-        for r in rep["perturbations"]:
-            rows.append({"judge": rater, "perturbation": r["name"], "level": r["level"], "pairs": r["pairs"],
-                         **{f"p_{m}": r["p"].get(m, np.nan) for m in metrics},
-                         "p_hmp": r["p_hmp"], "D": r["D"], "p_hmp_ew": r["p_hmp_ew"], "D_ew": r["D_ew"]})
-    return pd.DataFrame(rows)
+    frames = [rep.to_frame(metrics).assign(judge=rater) for rater, rep in reports.items()]
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    return table[["judge", *[c for c in table.columns if c != "judge"]]]
 
 
-def summary_table(reports: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def summary_table(reports: dict[str, DhpReport]) -> pd.DataFrame:
     """One row per judge: D_avg, D_min and their expert-weighted versions (DHP §3.3).
 
     Args:
         reports: rater → :func:`analyze_rater`'s report.
 
     Returns:
-        Columns ``judge, D_avg, D_min, D_avg_ew, D_min_ew``.
+        Columns ``judge, D_avg, D_min, D_avg_ew, D_min_ew, failure_rate``.
     """
-    return pd.DataFrame([{"judge": r, "D_avg": rep["D_avg"], "D_min": rep["D_min"], "D_avg_ew": rep["D_avg_ew"],
-                          "D_min_ew": rep["D_min_ew"], "failure_rate": rep.get("failure_rate", 0.0)} for r, rep in reports.items()])
+    return pd.DataFrame([{"judge": r, "D_avg": rep.D_avg, "D_min": rep.D_min, "D_avg_ew": rep.D_avg_ew,
+                          "D_min_ew": rep.D_min_ew, "failure_rate": rep.failure_rate} for r, rep in reports.items()])
 
 
 def _jsonable(obj: Any) -> Any:
@@ -207,18 +278,7 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-def public_report(report: dict[str, Any]) -> dict[str, Any]:
-    """One judge's report as documented JSON: ``perturbations`` (name, level, pairs, p per metric,
-    p_hmp, D, p_hmp_ew, D_ew), ``D_avg``, ``D_min``, ``D_avg_ew``, ``D_min_ew``, ``notes``; NaN is null."""
-    keys = ("name", "level", "pairs", "p", "p_hmp", "D", "p_hmp_ew", "D_ew")
-    return _jsonable({
-        "perturbations": [{k: r[k] for k in keys if k in r} for r in report["perturbations"]],
-        "D_avg": report["D_avg"], "D_min": report["D_min"], "D_avg_ew": report["D_avg_ew"], "D_min_ew": report["D_min_ew"],
-        "notes": list(report.get("notes", [])),
-    })
-
-
-def report_json(reports: dict[str, dict[str, Any]], task: str) -> dict[str, Any]:
+def report_json(reports: dict[str, DhpReport], task: str) -> dict[str, Any]:
     """The one JSON shape of DHP results, for any number of judges (schema 1)::
 
         {"schema": 1, "task": "summarization",
@@ -229,4 +289,4 @@ def report_json(reports: dict[str, dict[str, Any]], task: str) -> dict[str, Any]
         >>> report_json({}, "summarization")
         {'schema': 1, 'task': 'summarization', 'judges': {}}
     """
-    return {"schema": REPORT_SCHEMA, "task": task, "judges": {r: public_report(rep) for r, rep in reports.items()}}
+    return {"schema": REPORT_SCHEMA, "task": task, "judges": {r: rep.to_dict() for r, rep in reports.items()}}

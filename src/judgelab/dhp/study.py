@@ -16,7 +16,7 @@ import pandas as pd
 
 from judgelab.datasets.dhp_sources import demo_set, load_reference_items
 from judgelab.datasets.items import FieldMap
-from judgelab.dhp.analysis import analyze, load_votes, perturbation_table, report_json, summary_table
+from judgelab.dhp.analysis import DhpReport, analyze, load_votes, perturbation_table, report_json, summary_table
 from judgelab.dhp.build import build_perturbed, load_saved_items, save_items
 from judgelab.dhp.task import load_task
 from judgelab.errors import JudgelabError
@@ -26,7 +26,7 @@ from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
-from judgelab.rate import check_failure_rate, failure_lines
+from judgelab.rate import StudyPlan, check_failure_rate, failure_lines
 from judgelab.status import Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
@@ -35,7 +35,7 @@ DEFAULT_SAMPLES = 5  # ratings per text at temperature 0, averaged per item (DHP
 MAX_SAMPLES = 128  # RunSpec.samples' upper bound
 
 
-def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | None, task, output: OutputFolder) -> None:
+def write_reports(reports: dict[str, DhpReport], ratings: pd.DataFrame | None, task, output: OutputFolder) -> None:
     """Write the DHP tables, JSON and figures of ``reports`` through ``output``. ``ratings`` (for
     the response-style figure) may be ``None``."""
     from judgelab.report.figures import bar_chart, response_styles
@@ -65,12 +65,12 @@ def write_reports(reports: dict[str, dict[str, Any]], ratings: pd.DataFrame | No
 
 @dataclass(frozen=True)
 class DhpResult:
-    """What a DHP run produced: one report per judge (see :func:`judgelab.dhp.analysis.analyze_rater`),
+    """What a DHP run produced: one :class:`judgelab.dhp.analysis.DhpReport` per judge,
     the ratings, and lines to show (what was perturbed or left out)."""
 
     out: Path
     task: Any
-    reports: dict[str, dict[str, Any]]
+    reports: dict[str, DhpReport]
     ratings: pd.DataFrame
     raters: tuple[str, ...]
     messages: tuple[str, ...] = ()
@@ -167,7 +167,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
 
     Example:
         >>> result = run_dhp("summarization", ["local"], Path("runs/dhp"), n_items=8)   # doctest: +SKIP
-        >>> result.reports["gemma-3-270m-it@dhp-summarization"]["D_avg"]                # doctest: +SKIP
+        >>> result.reports["gemma-3-270m-it@dhp-summarization"].D_avg                   # doctest: +SKIP
     """
     check_run_options(samples, n_items)
     task = load_task(task_name)
@@ -200,7 +200,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             exc.details = details  # type: ignore[attr-defined]
             raise
         write_reports(reports, ratings, task, output)
-        output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.get("notes", [])],
+        output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
                       runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
                       extra={"task": task.name, "texts": len(items)}, report=False)
     return DhpResult(out, task, reports, ratings, tuple(raters), tuple(messages), max_failure_rate)
@@ -229,15 +229,15 @@ def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: st
 def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
              n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
              samples: int | None = None, options: JudgeOptions | None = None,
-             out: Path | None = None) -> tuple[list, list[str]]:
+             out: Path | None = None) -> StudyPlan:
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
     The rule-based perturbations are made in memory (they need no model), so the judging stage is
-    planned exactly. Returns (one :class:`judgelab.rate.JudgePlan` per judge, lines naming the
-    stages that cannot be planned without answers: the LLM-based perturbations' texts).
+    planned exactly. Returns a :class:`judgelab.rate.StudyPlan`: one ``JudgePlan`` per judge, and as ``later``
+    the stages that cannot be planned without answers (the LLM-based perturbations' texts).
 
     Example:
-        >>> plans, later = plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2)   # doctest: +SKIP
+        >>> plan_dhp("summarization", ["openai:gpt-4o-mini"], n_items=2).later            # doctest: +SKIP
     """
     from judgelab.rate import plan_rate
 
@@ -259,11 +259,11 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
         elif llm:
             later.append(f"LLM-based perturbations ({', '.join(llm)}) are left out: no --generator")
     runs = [_judge_spec(task, judge, samples, options) for judge in judges]
-    return plan_rate(items, runs, out, template=task.template), later
+    return StudyPlan(tuple(plan_rate(items, runs, out, template=task.template)), tuple(later))
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,
-                     rater: str | None = None) -> dict[str, dict[str, Any]]:
+                     rater: str | None = None) -> dict[str, DhpReport]:
     """``judgelab dhp analyze``: every DHP report from a ratings file, without calling a model.
 
     Returns one report per rater (see :func:`judgelab.dhp.analysis.report_json` for the JSON shape).

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -28,6 +28,9 @@ from judgelab.store import Store
 from judgelab.status import Status
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
+
+if TYPE_CHECKING:
+    from judgelab.rate import StudyPlan
 
 __all__ = ["run_chiang_lee", "plan_chiang_lee", "sanity_check", "welch_by_writer", "variance_table", "adversarial_items"]
 
@@ -210,11 +213,11 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
 def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = None, adversarial: Path | None = None,
                     variance: bool = False, samples: int = 3, score: Score | None = None,
                     fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                    options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+                    options: JudgeOptions | None = None, out: Path | None = None) -> StudyPlan:
     """Plan every stage of :func:`run_chiang_lee` without calling a model (``--dry-run``); no stage
-    depends on the judge's answers, so all are planned. Returns (plans, stages not planned)."""
+    depends on the judge's answers, so all are planned. Returns a :class:`judgelab.rate.StudyPlan`."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.rate import plan_rate
+    from judgelab.rate import StudyPlan, plan_rate
 
     items, _ = _stories(stories, n_items, fields)
     stages: list[tuple[str, list[Item], Any]] = []
@@ -232,4 +235,4 @@ def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = N
     plans = []
     for stage, stage_items, (spec, tpl) in stages:
         plans += plan_rate(stage_items, [spec], out, template=tpl, stage=stage)
-    return plans, []
+    return StudyPlan(tuple(plans))

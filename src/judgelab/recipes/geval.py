@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
+
+if TYPE_CHECKING:
+    from judgelab.rate import StudyPlan
 
 __all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
            "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
@@ -220,23 +223,23 @@ def scale_groups(template, criteria: Iterable[str]) -> list[list[str]]:
 
 def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
                score: Score | None = None, samples: int = 1, seed: int = 0, options: JudgeOptions | None = None,
-               out: Path | None = None) -> tuple[list, list[str]]:
+               out: Path | None = None) -> StudyPlan:
     """Plan every judge run of :func:`run_geval` without calling a model or writing anything (``--dry-run``).
 
     Args:
         the same as :func:`run_geval`; ``out`` is the folder whose store may already answer calls.
 
     Returns:
-        (one :class:`judgelab.rate.JudgePlan` per judge and scale group, stages that cannot be
-        planned — none: every G-Eval prompt is known before any answer).
+        A :class:`judgelab.rate.StudyPlan`: one ``JudgePlan`` per judge and scale group, and no
+        ``later`` stage (every G-Eval prompt is known before any answer).
 
     Example:
-        >>> plans, later = plan_geval("summeval", ["local"], n_items=1)  # doctest: +SKIP
+        >>> plan_geval("summeval", ["local"], n_items=1).judges  # doctest: +SKIP
     """
     from judgelab.datasets.geval_sources import load_geval_data
     from judgelab.prompts import load_template
     from judgelab.recipes.common import recipe_spec
-    from judgelab.rate import plan_rate
+    from judgelab.rate import StudyPlan, plan_rate
 
     if not judges:
         raise JudgelabError("give at least one --judge")
@@ -251,7 +254,7 @@ def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = Non
                                     options=options, seed=seed, rater=label)
             plans += plan_rate(list(loaded.items), [spec], out, template=tpl,
                                stage=f"{loaded.dataset}, scale {lo:g}-{hi:g}")
-    return plans, []
+    return StudyPlan(tuple(plans))
 
 
 def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,

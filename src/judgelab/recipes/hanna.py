@@ -27,7 +27,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
-from judgelab.stats import bh_adjust, correlate, icc, williams_one_sided
+from judgelab.stats import bh_adjust, correlate, icc, williams_test
 from judgelab.stats.correlation import TIES, level_correlation, matrix_frame
 from judgelab.status import Status
 
@@ -228,7 +228,7 @@ def williams_table(scores: HannaScores, measure: str, level: str = "overall", me
             r12 = correlate(h, a, method, ties=ties).r
             r13 = correlate(h, b, method, ties=ties).r
             r23 = correlate(a, b, method, ties=ties).r
-            raw[i, j] = williams_one_sided(r12, r13, r23, h.size)[1]
+            raw[i, j] = williams_test(r12, r13, r23, h.size, alternative="greater").pvalue
     if family == "table":
         adjusted = bh_adjust(raw.ravel()).reshape(raw.shape)
     elif family == "row":
@@ -277,8 +277,8 @@ def human_icc(scores: HannaScores, include_human_stories: bool = True) -> pd.Dat
         matrix = np.column_stack([get(c).ravel() for c in cols])
         res = icc(matrix)
         rows.append({"criterion": crit, "stories": matrix.shape[0],
-                     "icc21": res["ICC(2,1)"][0], "icc2k": res["ICC(2,k)"][0],
-                     "icc2k_low": res["ICC(2,k)"][1], "icc2k_high": res["ICC(2,k)"][2]})
+                     "icc21": res.single.estimate, "icc2k": res.average.estimate,
+                     "icc2k_low": res.average.ci_low, "icc2k_high": res.average.ci_high})
     return pd.DataFrame(rows)
 
 

@@ -14,7 +14,7 @@ human story of each prompt is rated too, as system ``Human``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,9 @@ from judgelab.store import Store
 from judgelab.status import Status
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
+
+if TYPE_CHECKING:
+    from judgelab.rate import StudyPlan
 
 __all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
 
@@ -96,8 +99,9 @@ def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
             rows.append({"rater": rater, "criterion": criterion, "icc2k": np.nan, "icc2k_low": np.nan, "icc2k_high": np.nan,
                          "note": "one try per story: ICC needs several"})
             continue
-        v, lo, hi = icc(wide.to_numpy(float))["ICC(2,k)"]
-        rows.append({"rater": rater, "criterion": criterion, "icc2k": v, "icc2k_low": lo, "icc2k_high": hi, "note": ""})
+        res = icc(wide.to_numpy(float)).average
+        rows.append({"rater": rater, "criterion": criterion, "icc2k": res.estimate, "icc2k_low": res.ci_low,
+                     "icc2k_high": res.ci_high, "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -211,10 +215,10 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
 
 
 def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4), samples: int = 3,
-               score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> tuple[list, list[str]]:
+               score: Score | None = None, options: JudgeOptions | None = None, out: Path | None = None) -> StudyPlan:
     """Plan every Eval-Prompt run of :func:`run_hanna` without calling a model (``--dry-run``)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.rate import plan_rate
+    from judgelab.rate import StudyPlan, plan_rate
 
     items = hanna_items(stories, n_items)
     plans = []
@@ -224,4 +228,4 @@ def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eva
         spec, tpl = recipe_spec(f"hanna-ep{ep}", judge, samples=samples, score=score, max_tokens=256 if ep > 1 else 32,
                                 options=options)
         plans += plan_rate(items, [spec], out, template=tpl, stage=f"Eval-Prompt {ep}")
-    return plans, []
+    return StudyPlan(tuple(plans))

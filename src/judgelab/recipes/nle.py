@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -34,6 +34,9 @@ from judgelab.stats.scales import scale_table
 from judgelab.store import Store
 from judgelab.status import Status
 from judgelab.spec import JudgeOptions
+
+if TYPE_CHECKING:
+    from judgelab.rate import StudyPlan
 
 __all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "load_human_scores"]
 
@@ -254,13 +257,13 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
 
 def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None = None, n_items: int | None = None,
              samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
-             options: JudgeOptions | None = None, out: Path | None = None, pairwise_only: bool = False) -> tuple[list, list[str]]:
+             options: JudgeOptions | None = None, out: Path | None = None, pairwise_only: bool = False) -> StudyPlan:
     """Plan :func:`run_nle` (or, with ``pairwise_only``, :func:`pairwise_study`) without calling a model.
 
     The rating stage and the pairwise stage (pairs come from the human scores) are planned; the
     dynamic-prompting stage is not (its examples come from a retrieval model fitted at run time)."""
     from judgelab.recipes.common import recipe_spec
-    from judgelab.rate import plan_rate
+    from judgelab.rate import StudyPlan, plan_rate
 
     items = load_nle_items(data, dataset, n_items)
     by_id = {i.item_id: i for i in items}
@@ -272,7 +275,7 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
         plans += plan_rate(items, [spec], out, template=tpl, stage="rating")
     if humans is None:
         later.append("pairwise comparison and dynamic prompting need human scores (--human)")
-        return plans, later
+        return StudyPlan(tuple(plans), tuple(later))
     pair_template = load_template(f"nle-{dataset}-pairwise")
     for metric in METRICS:
         pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
@@ -282,7 +285,7 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
     if dynamic and not pairwise_only:
         later.append("dynamic prompting: its examples come from a retrieval model fitted on the human-scored half at run "
                      "time, so its calls are not planned here")
-    return plans, later
+    return StudyPlan(tuple(plans), tuple(later))
 
 
 def _dynamic(by_id, humans, template, pair_template, judge, store, rater, samples, per_delta, seed, retrieval,

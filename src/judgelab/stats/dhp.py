@@ -3,7 +3,8 @@
 Wang et al., "DHP Benchmark: Are LLMs Good NLG Evaluators?", section 3.3.
 
 * 3.3.1 — per perturbation and metric, the one-sided Wilcoxon signed-rank test of
-  H1 "original scores are greater than perturbed scores" on the N paired scores.
+  H1 "original scores are greater than perturbed scores" on the N paired scores
+  (:func:`judgelab.stats.wilcoxon` with ``alternative="greater"``).
   Zero differences are dropped before ranking (Wilcoxon's original treatment, scipy's
   ``zero_method="wilcox"``); when every difference is zero there is no evidence of a
   difference and p = 1. The exact null distribution is used for small samples without
@@ -32,7 +33,6 @@ from scipy.special import digamma, xlogy
 
 __all__ = [
     "P_FLOOR",
-    "wilcoxon_greater",
     "harmonic_mean_p",
     "harmonic_mean_p_exact",
     "discernment",
@@ -42,19 +42,6 @@ __all__ = [
 ]
 
 P_FLOOR = 1e-300
-
-
-def wilcoxon_greater(original, perturbed) -> float:
-    """One-sided Wilcoxon signed-rank p-value for original > perturbed (pairs with a NaN dropped)."""
-    a = np.asarray(original, dtype=float)
-    b = np.asarray(perturbed, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"original and perturbed differ in length: {a.size} vs {b.size}")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    d = a[keep] - b[keep]
-    if d.size == 0 or np.all(d == 0):
-        return 1.0
-    return float(_st.wilcoxon(d, zero_method="wilcox", alternative="greater").pvalue)
 
 
 def _weights(pvalues: np.ndarray, weights) -> np.ndarray:

@@ -8,17 +8,20 @@ ratings (1) are dependent. Williams (1959), in the form of Graham & Baldwin (201
     |R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23,
 
 Student's t with n - 3 degrees of freedom. The paper tests for an *increase*
-(one-sided, r12 > r13); :func:`williams_test` returns the two-sided p-value and
-:func:`williams_one_sided` the one-sided one. All p-values are reported, not stars.
+(one-sided, r12 > r13): :func:`williams_test` with ``alternative="greater"``; the default is
+two-sided, as scipy's tests. All p-values are reported, not stars.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy import stats as _st
 
-__all__ = ["williams_test", "williams_one_sided", "bh_adjust"]
+from judgelab.stats.tests_twosample import _t_pvalue, check_alternative
+
+__all__ = ["williams_test", "WilliamsResult", "bh_adjust"]
 
 
 def _williams_t(r12: float, r13: float, r23: float, n: int) -> float:
@@ -32,20 +35,53 @@ def _williams_t(r12: float, r13: float, r23: float, n: int) -> float:
     return (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denom)
 
 
-def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
-    """``(t, two-sided p)`` for H0: r12 = r13, where variable 1 (the human ratings) is shared."""
-    t = _williams_t(r12, r13, r23, n)
-    if math.isnan(t):
-        return float("nan"), float("nan")
-    return float(t), float(2 * _st.t.sf(abs(t), n - 3))
+@dataclass(frozen=True)
+class WilliamsResult:
+    """Williams' test of two dependent correlations (scipy-style: unpacks as ``statistic, pvalue``).
+
+    Attributes:
+        statistic: Williams' t (NaN with n <= 3 or an impossible correlation matrix).
+        pvalue: p-value for ``alternative`` (``"greater"``: r12 > r13).
+        df: degrees of freedom, ``n - 3``.
+        n: observations behind the correlations.
+        alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
+    """
+
+    statistic: float
+    pvalue: float
+    df: int
+    n: int
+    alternative: str = "two-sided"
+
+    def __iter__(self):  # allows ``t, p = williams_test(...)``
+        yield self.statistic
+        yield self.pvalue
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "pvalue": self.pvalue, "df": self.df, "n": self.n,
+                "alternative": self.alternative}
 
 
-def williams_one_sided(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
-    """``(t, p)`` for H1: r12 > r13 (measure 2 correlates better with the humans than measure 3)."""
+def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str = "two-sided") -> WilliamsResult:
+    """Williams' t-test of H0: r12 = r13, where variable 1 (the human ratings) is shared.
+
+    Args:
+        r12, r13: the correlations of measures 2 and 3 with variable 1.
+        r23: the correlation of measures 2 and 3.
+        n: observations.
+        alternative: ``"two-sided"`` (default), ``"greater"`` (H1: r12 > r13, measure 2 correlates
+            better with the humans; HANNA's test) or ``"less"``.
+
+    Example:
+        >>> res = williams_test(0.5, 0.4, 0.1, 103, alternative="greater")
+        >>> round(res.statistic, 2), res.df
+        (0.89, 100)
+    """
+    check_alternative(alternative)
     t = _williams_t(r12, r13, r23, n)
     if math.isnan(t):
-        return float("nan"), float("nan")
-    return float(t), float(_st.t.sf(t, n - 3))
+        return WilliamsResult(float("nan"), float("nan"), n - 3, n, alternative)
+    return WilliamsResult(float(t), _t_pvalue(float(t), n - 3, alternative), n - 3, n, alternative)
 
 
 def bh_adjust(pvalues) -> np.ndarray:
