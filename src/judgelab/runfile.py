@@ -25,12 +25,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Sampling
-from judgelab.choices import QueryMode, RatingsFormat, Score
-from judgelab.spec import RUN_SAMPLING, JudgeOptions, JudgeSpec, RunSpec
+from judgelab.choices import RatingsFormat
+from judgelab.spec import AskSettings, JudgeOptions, JudgeSpec, RunSpec
 
 __all__ = ["RunFile", "load_run_file", "RUN_FILE_KEYS", "CONNECTION_KEYS"]
 
@@ -41,7 +41,7 @@ CONNECTION_KEYS = ("base_url", "api_key", "style", "concurrency", "max_retries",
                    "max_tokens_param", "model_path")
 
 
-class RunFile(BaseModel):
+class RunFile(AskSettings):
     """One ``judgelab rate`` run: what to rate, how, with which judge(s), and where to write.
 
     Every field is the flag of ``judgelab rate`` of the same name (see ``judgelab rate --help``);
@@ -55,20 +55,8 @@ class RunFile(BaseModel):
         (['openai:stub@http://127.0.0.1:9/v1'], 'auto', 4)
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     items: Path
-    template: str = "chiang-lee-story"
-    criteria: Optional[list[str]] = None
-    variant: Optional[str] = None
     judge: list[str] = Field(default_factory=lambda: ["local"], min_length=1)
-    samples: int = Field(default=3, ge=1, le=128)
-    sampling: Sampling = RUN_SAMPLING
-    score: Score = "auto"
-    query_mode: QueryMode = "independent"
-    max_refusal_retries: int = Field(default=3, ge=0, le=20)
-    top_logprobs: int = Field(default=0, ge=0, le=20)
-    rater: Optional[str] = None
     out: Path = Path("judgelab-runs/rate")
     ratings_format: RatingsFormat = "csv"
     compare: Optional[list[str]] = None
@@ -103,11 +91,6 @@ class RunFile(BaseModel):
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    @field_validator("sampling", mode="before")
-    @classmethod
-    def _partial_sampling(cls, value: Any) -> Any:
-        """A partial ``sampling`` block fills in the run defaults (:data:`judgelab.spec.RUN_SAMPLING`)."""
-        return {**RUN_SAMPLING.model_dump(), **value} if isinstance(value, dict) else value
 
     @field_validator("criteria", "compare", mode="before")
     @classmethod
@@ -172,7 +155,9 @@ class RunFile(BaseModel):
 
 
 #: The keys a run file may have (``sampling`` holds its own four; no ``api_key``: keys stay out of files).
-RUN_FILE_KEYS = tuple(k for k in RunFile.model_fields if k != "options") + tuple(k for k in CONNECTION_KEYS if k != "api_key") + ("judges",)
+_FIRST = ("items", "judge")  # what every run file names, listed first in messages
+RUN_FILE_KEYS = _FIRST + tuple(k for k in RunFile.model_fields if k not in _FIRST and k != "options") + tuple(
+    k for k in CONNECTION_KEYS if k != "api_key") + ("judges",)
 _PATH_KEYS = ("items", "out", "model_path")
 
 

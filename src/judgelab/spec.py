@@ -128,7 +128,43 @@ class JudgeSpec(BaseModel):
         return build_judge(self.spec, self.options.for_backend())
 
 
-class RunSpec(BaseModel):
+class AskSettings(BaseModel):
+    """What a judge is asked and how — the settings a run spec and a run file share, declared once.
+
+    Attributes are documented on :class:`RunSpec`; :class:`judgelab.runfile.RunFile` adds the
+    run file's own keys (items, output, several judges, connection options).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    template: str = "chiang-lee-story"
+    criteria: list[str] | None = None
+    variant: str | None = None
+    samples: int = Field(default=3, ge=1, le=128)
+    sampling: Sampling = RUN_SAMPLING
+    score: Score = "auto"
+    query_mode: QueryMode = "independent"
+    max_refusal_retries: int = Field(default=3, ge=0, le=20)
+    top_logprobs: int = Field(default=0, ge=0, le=20)
+    rater: str | None = None
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _partial_sampling(cls, value: Any) -> Any:
+        """A partial mapping fills in the run defaults (:data:`RUN_SAMPLING`), not Sampling's own."""
+        if isinstance(value, dict):
+            return {**RUN_SAMPLING.model_dump(), **value}
+        return value
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()] or None
+        return value
+
+
+class RunSpec(AskSettings):
     """What one judge is asked and how: template, criteria, variant, samples, sampling, scoring.
 
     Validated by pydantic (a bad value is one line) and frozen. ``score="auto"`` takes the
@@ -158,19 +194,7 @@ class RunSpec(BaseModel):
         ('parsed', 2, 'm@chiang-lee-story')
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     judge: JudgeSpec = JudgeSpec()
-    template: str = "chiang-lee-story"
-    criteria: list[str] | None = None
-    variant: str | None = None
-    samples: int = Field(default=3, ge=1, le=128)
-    sampling: Sampling = RUN_SAMPLING
-    score: Score = "auto"
-    query_mode: QueryMode = "independent"
-    max_refusal_retries: int = Field(default=3, ge=0, le=20)
-    top_logprobs: int = Field(default=0, ge=0, le=20)
-    rater: str | None = None
     label: str | None = None
     concurrency: int | None = Field(default=None, ge=1, le=1024)
 
@@ -178,21 +202,6 @@ class RunSpec(BaseModel):
     @classmethod
     def _judge_string(cls, value: Any) -> Any:
         return {"spec": value} if isinstance(value, str) else value
-
-    @field_validator("sampling", mode="before")
-    @classmethod
-    def _partial_sampling(cls, value: Any) -> Any:
-        """A partial mapping fills in the run defaults (:data:`RUN_SAMPLING`), not Sampling's own."""
-        if isinstance(value, dict):
-            return {**RUN_SAMPLING.model_dump(), **value}
-        return value
-
-    @field_validator("criteria", mode="before")
-    @classmethod
-    def _comma_list(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()] or None
-        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> "RunSpec":

@@ -181,7 +181,7 @@ def test_run_file_errors_are_one_line(tmp_path):
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("items: x.jsonl\njudge: local\ntemprature: 0.3\n")
-    line = one_line_error(run_cli("run", str(bad)), "unknown key 'temprature'", "known keys: items, template")
+    line = one_line_error(run_cli("run", str(bad)), "unknown key 'temprature'", "known keys: items, judge, template")
     assert "sampling" in line
     bad.write_text("items: x.jsonl\nsampling: {temp: 1}\n")
     one_line_error(run_cli("run", str(bad)), "unknown key 'sampling.temp'", "temperature")
