@@ -220,11 +220,13 @@ def test_dynamic_prompting_asks_its_own_prompts(tmp_path):
                                             {"contains": "[Informativeness]", "reply": "[Informativeness] 6 [Clarity] 6"}],
                                   "default": "Yes"}))
     out = tmp_path / "nle"
-    run_nle("esnli", data, out, f"scripted-test-double:{script}", human, samples=1, per_delta=2, progress=False)
+    result = run_nle("esnli", data, out, f"scripted-test-double:{script}", human, samples=1, per_delta=2, progress=False)
     with Store(out / "store.sqlite", read_only=True) as store:
         ratings = store.ratings()
     dynamic = [r for r in set(ratings["rater"]) if r.endswith("+dynamic")]
     assert len(dynamic) == 1
+    assert result.folder == out and result.raters == {"rating": dynamic[0].removesuffix("+dynamic")}
+    assert result.to_dict()["raters"] == result.raters and result.sanity is None
     assert set(ratings.loc[ratings["rater"] == dynamic[0], "score"]) == {6.0}
     vanilla = ratings[(ratings["rater"] == dynamic[0].removesuffix("+dynamic"))]
     assert set(vanilla["score"]) == {2.0}

@@ -22,7 +22,7 @@ from judgelab.errors import JudgelabError
 from judgelab.ratings import combine
 from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
 from judgelab.output import OutputFolder
-from judgelab.recipes.common import finish_recipe, judge_run
+from judgelab.recipes.common import RecipeResult, finish_recipe, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
 from judgelab.status import Status
@@ -132,7 +132,7 @@ def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
                    human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
                    samples: int = 3, score: Score | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                   options: JudgeOptions | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+                   options: JudgeOptions | None = None, progress: bool = True, display=None) -> RecipeResult:
     """Run the Chiang & Lee (2023) study with one judge and write its tables into ``out``.
 
     Args:
@@ -151,7 +151,8 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         display: where tables and lines are shown (the command line passes one; ``None`` prints nothing).
 
     Returns:
-        ``{"rater": label, "sanity": sanity_check(...), "table1": DataFrame}``.
+        A :class:`judgelab.recipes.common.RecipeResult`: raters per stage, ``tables["table1"]`` and
+        ``sanity`` (:func:`sanity_check`).
 
     Example:
         >>> run_chiang_lee(Path("wp_a.json"), Path("runs/cl"), "openai:gpt-4o-mini", n_items=10)   # doctest: +SKIP
@@ -206,8 +207,10 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     output.say(check["message"])
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
-    finish_recipe(output, notes)
-    return {"rater": rater, "sanity": check, "table1": t1}
+    folder = finish_recipe(output, notes)
+    raters = {"story rating": rater, **{f"variance: {label}": r for r, label in labels.items() if r != rater},
+              "adversarial fluency": r_flu, "adversarial meaning": r_mean}
+    return RecipeResult(folder, raters, tuple(notes), {"table1": t1}, check)
 
 
 def plan_chiang_lee(stories: Path, judge: str = "local", n_items: int | None = None, adversarial: Path | None = None,

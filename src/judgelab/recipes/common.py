@@ -2,8 +2,9 @@
 run core; the outputs through the one folder writer (:class:`judgelab.output.OutputFolder`)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from judgelab.choices import Score
 from judgelab.datasets.items import Item
@@ -14,7 +15,33 @@ from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.output import OutputFolder
 from judgelab.store import Store
 
-__all__ = ["judge_run", "recipe_spec", "finish_recipe", "check_judges"]
+__all__ = ["judge_run", "recipe_spec", "finish_recipe", "check_judges", "RecipeResult"]
+
+
+@dataclass(frozen=True)
+class RecipeResult:
+    """What a paper recipe (``run_chiang_lee``, ``run_hanna``, ``run_nle``) produced; its tables are in ``folder``.
+
+    Attributes:
+        folder: the output folder (tables, figures, ``run.json``, ``report.html``).
+        raters: stage → rater label of the judge's ratings in ``folder/store.sqlite`` (stages named as in
+            the recipe's :class:`judgelab.workflow.StudyPlan`).
+        notes: the lines the recipe left in the folder's README (skipped analyses, caveats).
+        tables: result tables the recipe also returns in memory (Chiang & Lee: ``table1``).
+        sanity: the recipe's sanity check, when it has one (Chiang & Lee: identical pairs rated 5;
+            :func:`judgelab.recipes.chiang_lee.sanity_check`).
+    """
+
+    folder: Path
+    raters: dict[str, str]
+    notes: tuple[str, ...] = ()
+    tables: Mapping[str, Any] = field(default_factory=dict)
+    sanity: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: folder, raters, notes, the names of the tables, sanity."""
+        return {"folder": str(self.folder), "raters": dict(self.raters), "notes": list(self.notes),
+                "tables": list(self.tables), "sanity": None if self.sanity is None else dict(self.sanity)}
 
 
 def recipe_spec(template: str | Template, judge: str | JudgeSpec, *, samples: int = 3, score: Score | None = None,

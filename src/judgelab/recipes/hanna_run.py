@@ -22,7 +22,7 @@ import pandas as pd
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.output import OutputFolder
-from judgelab.recipes.common import finish_recipe, judge_run
+from judgelab.recipes.common import RecipeResult, finish_recipe, judge_run
 from judgelab.recipes.explanations import explanation_map, explanation_share, keywords, strip_rating
 from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
@@ -131,7 +131,7 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
               samples: int = 3, score: Score | None = None, human: Path | None = None,
-              options: JudgeOptions | None = None, progress: bool = True, display=None) -> dict[str, Any]:
+              options: JudgeOptions | None = None, progress: bool = True, display=None) -> RecipeResult:
     """Run the HANNA study (six criteria × Eval-Prompts) with one judge and write its tables into ``out``.
 
     Args:
@@ -147,7 +147,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
         display: where tables and lines are shown (``None``: nothing is printed).
 
     Returns:
-        ``{"raters": {eval_prompt: rater label}}``.
+        A :class:`judgelab.recipes.common.RecipeResult` whose ``raters`` are keyed ``"Eval-Prompt <p>"``.
 
     Example:
         >>> run_hanna(Path("hanna_llm_stories.csv"), Path("runs/hanna"), "openai:gpt-4o-mini", n_items=4)   # doctest: +SKIP
@@ -210,8 +210,8 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
             output.table(williams_matrix(both), "williams", "Williams tests between Eval-Prompts (BH-adjusted)")
     else:
         notes.append("no human ratings given (--human): correlations and Williams tests were not computed")
-    finish_recipe(output, notes)
-    return {"raters": raters}
+    folder = finish_recipe(output, notes)
+    return RecipeResult(folder, {f"Eval-Prompt {ep}": r for ep, r in raters.items()}, tuple(notes))
 
 
 def plan_hanna(stories: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4), samples: int = 3,

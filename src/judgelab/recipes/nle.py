@@ -27,7 +27,7 @@ from judgelab.errors import JudgelabError
 from judgelab.pairwise import bradley_terry, f1_by_delta, position_consistency, sample_pairs
 from judgelab.prompts import load_template
 from judgelab.output import OutputFolder
-from judgelab.recipes.common import finish_recipe, judge_run
+from judgelab.recipes.common import RecipeResult, finish_recipe, judge_run
 from judgelab.retrieve import Retriever
 from judgelab.stats import correlate
 from judgelab.stats.scales import scale_table
@@ -136,7 +136,7 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            options: JudgeOptions | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> dict[str, Any]:
+            options: JudgeOptions | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> RecipeResult:
     """Run the NLE explanation-quality study with one judge and write its tables into ``out``.
 
     Args:
@@ -152,7 +152,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         display: where tables and lines are shown (``None``: nothing is printed).
 
     Returns:
-        ``{"rater": label}``.
+        A :class:`judgelab.recipes.common.RecipeResult` (``raters["rating"]``: the judge's label).
 
     Example:
         >>> run_nle("esnli", Path("e-snli.csv"), Path("runs/nle"), "openai:gpt-4o-mini", n_items=20)   # doctest: +SKIP
@@ -188,8 +188,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         output.table(judge_scores.reset_index(), "judge_scores", "judge scores per item (mean of samples)", show=False)
         if humans is None:
             notes.append("no human scores (--human): scales, pairwise comparison and dynamic prompting need them and were skipped")
-            finish_recipe(output, notes)
-            return {"rater": rater}
+            return RecipeResult(finish_recipe(output, notes), {"rating": rater}, tuple(notes))
         output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
         for metric in METRICS:
             if metric not in judge_scores:  # the judge never gave this metric (see the failure counts)
@@ -203,8 +202,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         if dynamic:
             _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
                      output, notes, options, progress)
-    finish_recipe(output, notes)
-    return {"rater": rater}
+    return RecipeResult(finish_recipe(output, notes), {"rating": rater}, tuple(notes))
 
 
 def load_human_comparisons(path: Path) -> dict[str, dict[tuple[str, str], float]]:

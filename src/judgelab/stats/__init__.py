@@ -11,12 +11,14 @@ from judgelab._lazy import lazy_exports
 
 _EXPORTS = {
     "krippendorff_alpha": "agreement", "exact_agreement": "agreement", "gwet_ac1": "agreement",
-    "welch_t": "tests_twosample", "WelchResult": "tests_twosample", "icc": "reliability", "ICCResult": "reliability", "ICCEstimate": "reliability",
+    "welch_t": "tests_twosample", "WelchResult": "tests_twosample",
+    "wilcoxon": "tests_twosample", "WilcoxonResult": "tests_twosample",
+    "icc": "reliability", "ICCResult": "reliability", "ICCEstimate": "reliability",
     "williams_test": "williams", "WilliamsResult": "williams", "bh_adjust": "williams",
     "Correlation": "correlation", "correlate": "correlation", "overall": "correlation", "system_level": "correlation",
     "per_group": "correlation", "level_correlation": "correlation", "mean_level_correlation": "correlation",
     "cluster_bootstrap_ci": "bootstrap", "ConfidenceInterval": "bootstrap",
-    "wilcoxon": "tests_twosample", "WilcoxonResult": "tests_twosample", "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
+    "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
     "discernment": "dhp", "expert_weights": "dhp", "level_balanced_mean": "dhp",
     "ppi_mean": "ppi", "ppi_mean_difference": "ppi", "plan_ppi_mean": "ppi", "plan_ppi_difference": "ppi",
     "MeanCI": "ppi", "PPIMean": "ppi", "PPIDifference": "ppi", "PPIPlan": "ppi",
