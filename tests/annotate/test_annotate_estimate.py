@@ -10,7 +10,8 @@ import pytest
 from judgelab.annotate.estimate import human_estimates
 from judgelab.errors import JudgelabError
 from judgelab.stats.alternative_annotator import alt_test
-from judgelab.stats.ppi import plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
+from judgelab.stats.ppi import ppi_mean, ppi_mean_difference
+from judgelab.stats.ppi_plan import plan_ppi_difference, plan_ppi_mean
 
 RNG = np.random.default_rng(13)
 

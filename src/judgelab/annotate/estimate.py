@@ -14,7 +14,7 @@ For each system and criterion (pure: a ratings table in, frozen dataclasses out)
 * **The Alternative Annotator Test** (Calderon, Reichart & Dror, ACL 2025) through
   :func:`judgelab.stats.alternative_annotator.alt_test`, per criterion over all systems' items, when at
   least three annotators rated common items; otherwise the reason it cannot run.
-* **The planner** (:func:`judgelab.stats.ppi.plan_ppi_mean`, :func:`plan_ppi_difference`): how
+* **The planner** (:func:`judgelab.stats.ppi_plan.plan_ppi_mean`, :func:`plan_ppi_difference`): how
   many human-rated items a target half-width needs, from the pairs rated so far as the pilot
   (the number of judge-only items is held at today's; the prediction ignores the noise of the
   pilot's moments), and from which number on the interval keeps its level (``valid_from``).
@@ -40,8 +40,8 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.ratings import is_human, item_means
 from judgelab.stats.alternative_annotator import AltTestResult, alt_test
-from judgelab.stats.ppi import (PPIDifference, PPIMean, PPIPlan, minimum_sizes, plan_ppi_difference, plan_ppi_mean, ppi_mean,
-                                ppi_mean_difference)
+from judgelab.stats.ppi import PPIDifference, PPIMean, minimum_sizes, ppi_mean, ppi_mean_difference
+from judgelab.stats.ppi_plan import PPIPlan, plan_ppi_difference, plan_ppi_mean
 
 __all__ = ["SystemEstimate", "DifferenceEstimate", "AltTestOutcome", "PlanOutcome", "HumanEstimates", "human_estimates",
            "choose_judge"]
