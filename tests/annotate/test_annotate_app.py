@@ -381,3 +381,35 @@ def test_the_form_parsing_examples_run():
 
     result = doctest.testmod(app_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_geval_summeval_form_shows_shared_text_once_and_each_criterion_on_its_scale(tmp_path, opened):
+    """The article and summary once; each criterion's definition, question and anchored scale under them;
+    G-Eval's model-only wording left out; fluency on its 1-3 scale (a 5 is refused, nothing written)."""
+    items = tmp_path / "summeval.jsonl"
+    article = "First paragraph of the article.\nSecond paragraph, with <b>markup</b> & more."
+    items.write_text(json.dumps({"id": "d1", "text": "The summary.", "context": article}) + "\n", encoding="utf-8")
+    session, client = opened(items, tmp_path / "out", template="geval-summeval")
+    template = load_template("geval-summeval")
+    page = client.get("/a/alice").text
+    assert page.count("First paragraph of the article.") == 1 and page.count("The summary.") == 1
+    assert "&lt;b&gt;markup&lt;/b&gt; &amp; more" in page
+    for wording in ("just give a score ONLY", "Evaluation Steps", "on one metric", "model_only"):
+        assert wording not in page
+    form = session.form("alice", 0)
+    fields = session.items[0].fields()
+    assert [q.labels for q in form.questions] == [(1, 2, 3, 4, 5), (1, 2, 3, 4, 5), (1, 2, 3), (1, 2, 3, 4, 5)]
+    for q in form.questions:
+        assert q.text == template.render(q.criterion, fields, for_people=True)
+        # nothing of the person's text is lost by the split: shared, own and question hold every line of it
+        shown = "\n".join([form.shared_head or "", q.own, q.question]).split("\n")
+        assert sorted(line for line in q.text.split("\n") if line) == sorted(line for line in shown if line)
+        assert q.own.startswith("Evaluation Criterion: ") and q.question == f"Evaluation Score - {q.criterion.capitalize()}:"
+        assert all(html.escape(label, quote=False) in page for _, label in q.anchors)
+    assert _texts(page, "own") == [q.own for q in form.questions]
+    refused = _submit(client, "/a/alice", page, {0: 4, 1: 5, 2: 5, 3: 2})
+    assert refused.status_code == 400 and "rating 5 is outside the scale 1–3" in html.unescape(refused.text)
+    assert _human_rows(tmp_path / "out") == []
+    assert _submit(client, "/a/alice", page, {0: 4, 1: 5, 2: 3, 3: 2}).status_code == 303
+    assert [(r[1], r[5]) for r in _human_rows(tmp_path / "out")] == [
+        ("coherence", 4.0), ("consistency", 5.0), ("fluency", 3.0), ("relevance", 2.0)]

@@ -173,7 +173,7 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
             return _page("done.html", status, done=done, total=total, note=note)
         shown = session.now()
         return _page("item.html", status, form=session.form(annotator, position), position=position, total=total,
-                     done=done, labels=session.labels, action=action, shown=f"{shown:.3f}",
+                     done=done, action=action, shown=f"{shown:.3f}",
                      signature=session.sign(annotator, position, shown), note=note, error=error,
                      chosen=chosen or {}, comment=comment)
 

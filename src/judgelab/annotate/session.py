@@ -261,7 +261,8 @@ class AnnotationSession:
         self.annotators = annotators
         self.items = [by_key[k] for k in plan.keys]
         self.outputs = tuple(o for c in self.criteria for o in template.outputs(c))
-        self.labels = scale_labels(template)
+        #: The points each rating may take (each criterion its own scale, e.g. G-Eval's fluency 1-3), in output order.
+        self.output_labels = tuple(scale_labels(template, c) for c in self.criteria for _ in template.outputs(c))
         self._clock = clock
         self._lock = threading.Lock()
         self._forms: dict[int, ItemForm] = {}
@@ -371,8 +372,9 @@ class AnnotationSession:
             if not _POINT.fullmatch(raw):  # ASCII digits only: int() would also take "٤" or "4_0"
                 raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale")
             value = int(raw)
-            if value not in self.labels:
-                raise SubmissionError(f"rating {value} is outside the scale {self.labels[0]}–{self.labels[-1]}")
+            labels = self.output_labels[k]
+            if value not in labels:
+                raise SubmissionError(f"rating {value} is outside the scale {labels[0]}–{labels[-1]}")
             scores.append(float(value))
         if missing:
             raise SubmissionError("please answer every question (missing: " + ", ".join(map(str, missing)) + ")")
