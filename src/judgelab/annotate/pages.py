@@ -53,6 +53,7 @@ button { font: inherit; padding: .5rem 1rem; border-radius: 5px; border: 1px sol
 table { border-collapse: collapse; margin: .6rem 0 1.4rem; background: #fff; }
 th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.words { color: var(--muted); font-style: italic; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 3px; padding: 0 .3rem; font-size: .85em; background: #fff; }
 """
 
@@ -195,6 +196,10 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% endblock %}
 """,
     "overview.html": """{% extends "base.html" %}
+{% macro estimate_cells(e) -%}
+{% if e.shown %}<td class="num">{{ fmt(e.estimate) }}</td><td class="num">{% if e.has_interval %}[{{ fmt(e.ci_low) }}, {{ fmt(e.ci_high) }}]{% else %}none{% endif %}</td>
+{%- else %}<td class="words">{{ e.in_words }}</td><td class="num">–</td>{% endif %}
+{%- endmacro %}
 {% block head %}<meta http-equiv="refresh" content="30">{% endblock %}
 {% block header %}<span class="progress-text">{{ overview.human_ratings }} human ratings of {{ overview.total_items }} items</span>{% endblock %}
 {% block main %}
@@ -206,16 +211,18 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% else %}<tr><td colspan="4">nobody has rated yet</td></tr>{% endfor %}
 </table>
 <h2>Agreement between annotators</h2>
-<table id="alpha-table"><tr><th>question</th><th>annotators</th><th>items rated twice or more</th><th>Krippendorff α (ordinal)</th><th>note</th></tr>
-{% for a in overview.agreement %}<tr><td>{{ a.criterion }}</td><td class="num">{{ a.annotators }}</td><td class="num">{{ a.items_rated_twice }}</td><td class="num">{{ fmt(a.alpha) }}</td><td>{{ a.note }}</td></tr>{% endfor %}
+<table id="alpha-table"><tr><th>question</th><th>annotators</th><th>items rated twice or more</th><th>Krippendorff α (ordinal)</th><th>95% interval</th><th>note</th></tr>
+{% for a in overview.agreement %}<tr><td>{{ a.criterion }}</td><td class="num">{{ a.annotators }}</td><td class="num">{{ a.items }}</td>{{ estimate_cells(a) }}<td>{{ a.note }}</td></tr>{% endfor %}
 </table>
 <h2>Judge and humans</h2>
 {% if overview.judges %}
-<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>p</th><th>items</th><th>note</th></tr>
-{% for j in overview.judges %}<tr><td>{{ j.rater }}</td><td>{{ j.criterion }}</td><td>{{ j.method }}</td><td class="num">{{ fmt(j.r) }}</td><td class="num">{{ fmt(j.p) }}</td><td class="num">{{ j.n }}</td><td>{{ j.note }}</td></tr>{% endfor %}
+<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>95% interval</th><th>p</th><th>texts</th><th>items</th><th>note</th></tr>
+{% for j in overview.judges %}<tr><td>{{ j.rater }}</td><td>{{ j.criterion }}</td><td>{{ j.method }}</td>{{ estimate_cells(j) }}<td class="num">{{ fmt(j.p) if j.shown else "–" }}</td><td class="num">{{ j.n }}</td><td class="num">{{ j.items }}</td><td>{{ j.note }}</td></tr>{% endfor %}
 </table>
 <p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the items people have rated so far (overall level).</p>
-{% else %}
+{% endif %}
+<p class="help" id="small-n">Estimates rest on the items counted beside them. On fewer than {{ min_items }} items no number is shown (it would say nothing); intervals are cluster-bootstrap intervals over the items (expanded percentile), and from fewer than {{ few_items }} items they often cover less than 95%, as the note says.</p>
+{% if not overview.judges %}
 <p id="no-judge">No judge ratings of these items and questions in this store yet (run <code>judgelab rate --out</code> into this folder first), or nobody has rated yet.</p>
 {% endif %}
 {% endblock %}
@@ -236,6 +243,9 @@ def _env() -> SandboxedEnvironment:
     env = SandboxedEnvironment(loader=jinja2.DictLoader(_PAGES), autoescape=True, undefined=jinja2.StrictUndefined,
                                trim_blocks=False, lstrip_blocks=False)
     env.globals["fmt"] = _fmt
+    from judgelab.stats.bootstrap import FEW_CLUSTERS, MIN_CLUSTERS
+
+    env.globals.update(min_items=MIN_CLUSTERS, few_items=FEW_CLUSTERS)
     return env
 
 
