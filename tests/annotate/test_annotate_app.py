@@ -446,8 +446,11 @@ def test_overview_says_in_words_when_too_few_items_are_in_common():
     alpha = view.agreement[0]
     assert alpha.items == 4 and not alpha.shown and np.isfinite(alpha.alpha)  # 4 texts: alpha exists, is not shown
     assert all(j.items == 2 and not j.shown for j in view.judges)  # 2 items (of 2 systems each) in common
+    from judgelab.annotate.report_link import ReportState
+
     page = render_page("overview.html", "n", overview=view, template="t", outputs=["quality"], sample="all",
-                       uniform=True, title="t")
+                       uniform=True, title="t", note="", report=ReportState(Path("r.html"), None, True),
+                       report_action="/overview/report")
     alpha_row = re.search(r'<table id="alpha-table">.*?</table>', page, re.S).group(0)
     judge_rows = re.search(r'<table id="judge-table">.*?</table>', page, re.S).group(0)
     assert "too few items (4; at least 5 needed): no number yet" in alpha_row
@@ -484,3 +487,25 @@ def test_overview_alpha_interval_is_a_bootstrap_over_items():
     # 12 items: shown, with the stats' own caution on an interval from fewer than 20 clusters
     few = alpha_with_interval(wide[:, :12])[1]
     assert few.note.startswith("only 12 item values") and np.isfinite(few.low)
+
+
+def test_the_overview_writes_the_report_and_says_when_it_is_stale(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    (tmp_path / "out").mkdir()
+    put_judge(tmp_path / "out" / "store.sqlite", read_rows(items), lambda r, c, s: 3.0)
+    session, client = opened(items, tmp_path / "out", tokens=True)
+    paths = dict(links(session))
+    overview = paths["overview"]
+    assert "There is no" in client.get(overview).text
+    page = client.get(paths["alice"]).text
+    assert _submit(client, paths["alice"], page, {0: 4, 1: 2}).status_code == 303
+    report = tmp_path / "out" / "report.html"
+    assert client.post("/overview/report", follow_redirects=False).status_code == 404  # the organiser's token only
+    assert not report.exists()
+    written = client.post(overview.replace("/overview", "/overview/report"), follow_redirects=False)
+    assert written.status_code == 303 and written.headers["location"].endswith("&note=report")
+    shown = client.get(written.headers["location"]).text
+    assert f"report: {report}" in html.unescape(shown) and "shows every rating" in shown
+    assert '<h2 id="h-items">Disagreements' in report.read_text(encoding="utf-8")  # ranked against the ratings just given
+    os.utime(report, (0, 0))  # as if written long ago: the ratings are newer
+    assert "before the latest ratings: it does not show them yet" in client.get(overview).text

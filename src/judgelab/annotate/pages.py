@@ -204,6 +204,7 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% block header %}<span class="progress-text">{{ overview.human_ratings }} human ratings of {{ overview.total_items }} items</span>{% endblock %}
 {% block main %}
 <h1>Overview</h1>
+{% if note %}<p class="note" id="note">{{ note }}</p>{% endif %}
 <p class="help">Template {{ template }}; questions: {{ outputs|join(", ") }}; selection: {{ sample }}{% if not uniform %} (not a uniform random sample: PPI estimates do not apply){% endif %}. Refreshes every 30 s.</p>
 <h2>Progress</h2>
 <table id="progress-table"><tr><th>annotator</th><th>done</th><th>of</th><th>last rating (UTC)</th></tr>
@@ -221,6 +222,12 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 </table>
 <p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the items people have rated so far (overall level).</p>
 {% endif %}
+<h2>Report</h2>
+<form method="post" action="{{ report_action }}" id="report">
+<p>{% if report.written %}<code>{{ report.path }}</code> was written {{ report.written }}{% if report.stale %}, before the latest ratings: it does not show them yet{% else %} and shows every rating{% endif %}.
+{% else %}There is no <code>{{ report.path }}</code> yet.{% endif %}
+It is written again when annotation stops (Ctrl-C). <button type="submit">Write the report now</button></p>
+</form>
 <p class="help" id="small-n">Estimates rest on the items counted beside them. On fewer than {{ min_items }} items no number is shown (it would say nothing); intervals are cluster-bootstrap intervals over the items (expanded percentile), and from fewer than {{ few_items }} items they often cover less than 95%, as the note says.</p>
 {% if not overview.judges %}
 <p id="no-judge">No judge ratings of these items and questions in this store yet (run <code>judgelab rate --out</code> into this folder first), or nobody has rated yet.</p>

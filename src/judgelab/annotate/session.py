@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from judgelab.annotate.form import ItemForm, render_form, scale_labels
 from judgelab.annotate.overview import Overview, overview_of
+from judgelab.annotate.report_link import ReportState, latest_time, report_state
 from judgelab.annotate.selection import ItemKey, Selection, annotator_order
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
@@ -275,6 +276,8 @@ class AnnotationSession:
             if rater.startswith(HUMAN_PREFIX) and sample == 0:
                 self._done.add((rater[len(HUMAN_PREFIX):], criterion, system, item_id))
         self._last: dict[str, str] = _last_submissions(store)
+        #: When the latest rating was submitted (epoch s): to the second for earlier sessions' ratings, exact for this one's.
+        self._latest: float | None = latest_time(self._last.values())
 
     # -- who ---------------------------------------------------------------
     @property
@@ -400,9 +403,21 @@ class AnnotationSession:
             self.store.put(judgments=fresh)  # committed (WAL) before the request is answered
             self._done.update((annotator, j.criterion, j.system, j.item_id) for j in fresh)
             self._last[annotator] = stamp
+            self._latest = max(now, self._latest or now)
         return SubmitResult("recorded", len(fresh))
 
     # -- the organiser's view -------------------------------------------------------
+    @property
+    def folder(self) -> Path:
+        """The annotation folder (the store's)."""
+        return Path(self.store.path).parent
+
+    def report_state(self) -> ReportState:
+        """When the folder's report.html was written, and whether ratings came in since."""
+        with self._lock:
+            latest = self._latest
+        return report_state(self.folder, latest)
+
     def overview(self) -> Overview:
         with self._lock:
             ratings = self.store.ratings()
