@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,11 @@ def test_every_shipped_template_is_in_the_fixture():
     assert sorted(BEFORE) == available_templates()
 
 
+def test_marked_templates_are_the_ones_with_model_only_wording():
+    marked = [n for n in available_templates() if any("{% model_only %}" in text for _, text in load_template(n).jinja_texts())]
+    assert marked == MARKED
+
+
 @pytest.mark.parametrize("name", available_templates())
 def test_judge_prompts_and_digest_are_those_before_marking(name):
     template = load_template(name)
@@ -38,17 +44,22 @@ def test_judge_prompts_and_digest_are_those_before_marking(name):
     assert got == expected
 
 
-def test_geval_summeval_hides_the_models_wording_from_people_only():
-    template = load_template("geval-summeval")
-    item = {"text": "THE SUMMARY", "context": "THE ARTICLE"}
+MARKED = ["dhp-question-answering", "dhp-story-completion", "dhp-summarization", "dhp-translation", "geval-summeval",
+          "geval-topical-chat"]
+
+
+@pytest.mark.parametrize("name", MARKED)
+def test_g_eval_style_templates_hide_the_models_wording_from_people_only(name):
+    template = load_template(name)
+    item = {"text": "THE TEXT", "context": "THE CONTEXT", "history": "THE HISTORY"}
     for criterion in template.criteria:
         judge = template.render(criterion, item)
         people = template.render(criterion, item, for_people=True)
-        for wording in ("just give a score ONLY", "Evaluation Steps:", "Your task is to rate the summary on one metric."):
+        for wording in ("just give a score ONLY", "Evaluation Steps:", "on one metric."):
             assert wording in judge and wording not in people
         assert "model_only" not in judge + people
-        assert "THE ARTICLE" in people and "THE SUMMARY" in people and "Evaluation Criterion:" in people
-        assert people.endswith(f"Evaluation Score - {criterion.capitalize()}:")
+        assert "THE CONTEXT" in people and "THE TEXT" in people and "Evaluation Criterion:" in people
+        assert re.search(r"\nEvaluation Score - [\w ]+:$", people)
         lo, hi = template.scale_of(criterion)
         assert sorted(template.criteria[criterion].anchors) == list(range(int(lo), int(hi) + 1))
         # every anchor is the step's own wording, which the judge gets
