@@ -52,7 +52,7 @@ button { font: inherit; padding: .5rem 1rem; border-radius: 5px; border: 1px sol
 .error { background: #fdecea; border-radius: 5px; padding: .4rem .7rem; color: #a3261b; }
 table { border-collapse: collapse; margin: .6rem 0 1.4rem; background: #fff; }
 th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.words { color: var(--muted); font-style: italic; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 3px; padding: 0 .3rem; font-size: .85em; background: #fff; }
 """
@@ -217,10 +217,10 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 </table>
 <h2>Judge and humans</h2>
 {% if overview.judges %}
-<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>95% interval</th><th>p</th><th>texts</th><th>items</th><th>note</th></tr>
+<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>95% interval</th><th>p</th><th>texts</th><th>item ids</th><th>note</th></tr>
 {% for j in overview.judges %}<tr><td>{{ j.rater }}</td><td>{{ j.criterion }}</td><td>{{ j.method }}</td>{{ estimate_cells(j) }}<td class="num">{{ fmt(j.p) if j.shown else "–" }}</td><td class="num">{{ j.n }}</td><td class="num">{{ j.items }}</td><td>{{ j.note }}</td></tr>{% endfor %}
 </table>
-<p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the items people have rated so far (overall level).</p>
+<p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the texts people have rated so far (overall level); the bootstrap resamples item ids, each with all its systems' texts.</p>
 {% endif %}
 <h2>Report</h2>
 <form method="post" action="{{ report_action }}" id="report">
