@@ -85,7 +85,11 @@ def annotate(
     typer.echo(f"stopped; items rated of {len(session.items)}: {done}; ratings in {out / 'store.sqlite'}")
     from judgelab.annotate.report_link import refresh_report
 
-    _, line = refresh_report(out)  # the folder's report shows the ratings just collected
+    typer.echo(f"writing {out / 'report.html'} with the ratings collected (Ctrl-C skips it) …")
+    try:
+        _, line = refresh_report(out)  # the folder's report shows the ratings just collected
+    except KeyboardInterrupt:
+        line = f"report not written (interrupted); `judgelab report {out}` writes it"
     typer.echo(line)
 
 
