@@ -298,7 +298,9 @@ def test_overview_alpha_and_judge_correlation(tmp_path, opened):
     judge = {(j.criterion, j.method): j for j in view.judges}
     assert judge[("fluency", "kendall")].n == len(common) and judge[("fluency", "kendall")].rater == "judge@plain-quality"
     page = client.get("/overview").text
-    assert "Krippendorff" in page and "judge@plain-quality" in page and f"{fluency.alpha:.3f}" in page
+    assert "Krippendorff" in page and "judge@plain-quality" in page
+    assert fluency.items < 5 and not fluency.shown  # 5 of 8 items each: too few in common for a number
+    assert f"too few items ({fluency.items}; at least 5 needed)" in page and f">{fluency.alpha:.3f}<" not in page
 
 
 def test_the_store_is_held_while_the_session_runs(tmp_path, opened):
@@ -381,3 +383,129 @@ def test_the_form_parsing_examples_run():
 
     result = doctest.testmod(app_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_geval_summeval_form_shows_shared_text_once_and_each_criterion_on_its_scale(tmp_path, opened):
+    """The article and summary once; each criterion's definition, question and anchored scale under them;
+    G-Eval's model-only wording left out; fluency on its 1-3 scale (a 5 is refused, nothing written)."""
+    items = tmp_path / "summeval.jsonl"
+    article = "First paragraph of the article.\nSecond paragraph, with <b>markup</b> & more."
+    items.write_text(json.dumps({"id": "d1", "text": "The summary.", "context": article}) + "\n", encoding="utf-8")
+    session, client = opened(items, tmp_path / "out", template="geval-summeval")
+    template = load_template("geval-summeval")
+    page = client.get("/a/alice").text
+    assert page.count("First paragraph of the article.") == 1 and page.count("The summary.") == 1
+    assert "&lt;b&gt;markup&lt;/b&gt; &amp; more" in page
+    for wording in ("just give a score ONLY", "Evaluation Steps", "on one metric", "model_only"):
+        assert wording not in page
+    form = session.form("alice", 0)
+    fields = session.items[0].fields()
+    assert [q.labels for q in form.questions] == [(1, 2, 3, 4, 5), (1, 2, 3, 4, 5), (1, 2, 3), (1, 2, 3, 4, 5)]
+    for q in form.questions:
+        assert q.text == template.render(q.criterion, fields, for_people=True)
+        # nothing of the person's text is lost by the split: shared, own and question hold every line of it
+        shown = "\n".join([form.shared_head or "", q.own, q.question]).split("\n")
+        assert sorted(line for line in q.text.split("\n") if line) == sorted(line for line in shown if line)
+        assert q.own.startswith("Evaluation Criterion: ") and q.question == f"Evaluation Score - {q.criterion.capitalize()}:"
+        assert all(html.escape(label, quote=False) in page for _, label in q.anchors)
+    assert _texts(page, "own") == [q.own for q in form.questions]
+    refused = _submit(client, "/a/alice", page, {0: 4, 1: 5, 2: 5, 3: 2})
+    assert refused.status_code == 400 and "rating 5 is outside the scale 1–3" in html.unescape(refused.text)
+    assert _human_rows(tmp_path / "out") == []
+    assert _submit(client, "/a/alice", page, {0: 4, 1: 5, 2: 3, 3: 2}).status_code == 303
+    assert [(r[1], r[5]) for r in _human_rows(tmp_path / "out")] == [
+        ("coherence", 4.0), ("consistency", 5.0), ("fluency", 3.0), ("relevance", 2.0)]
+
+
+def _two_raters_and_a_judge(n_items: int, seed: int = 3):
+    """A ratings table: alice and bob on ``n_items`` items (two systems each), a judge with two samples."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, size=(n_items, 2))
+    rows = []
+    for k in range(n_items):
+        for s, system in enumerate(("alpha-sys", "beta-sys")):
+            for rater, noise in (("human:alice", 0), ("human:bob", 1)):
+                score = float(np.clip(truth[k, s] + rng.integers(-noise, noise + 1), 1, 5))
+                rows.append(dict(item_id=f"it{k:02d}", system=system, group=f"g{k}", criterion="quality", rater=rater,
+                                 sample=0, score=score, status="ok"))
+            for sample in range(2):
+                rows.append(dict(item_id=f"it{k:02d}", system=system, group=f"g{k}", criterion="quality",
+                                 rater="judge@t", sample=sample, score=float(truth[k, s] + sample), status="ok"))
+    return pd.DataFrame(rows), [(sy, f"it{k:02d}") for k in range(n_items) for sy in ("alpha-sys", "beta-sys")]
+
+
+def test_overview_says_in_words_when_too_few_items_are_in_common():
+    """Issue 20: the overview showed alpha -0.417 and r -1.000, p 0.000 on 2 common items, with no caution."""
+    from judgelab.annotate.overview import overview_of
+    from judgelab.annotate.pages import render_page
+
+    ratings, keys = _two_raters_and_a_judge(2)
+    view = overview_of(ratings, keys, ["quality"], ["alice", "bob"], {"alice": 4, "bob": 4}, {})
+    alpha = view.agreement[0]
+    assert alpha.items == 4 and not alpha.shown and np.isfinite(alpha.alpha)  # 4 texts: alpha exists, is not shown
+    assert all(j.items == 2 and not j.shown for j in view.judges)  # 2 items (of 2 systems each) in common
+    from judgelab.annotate.report_link import ReportState
+
+    page = render_page("overview.html", "n", overview=view, template="t", outputs=["quality"], sample="all",
+                       uniform=True, title="t", note="", report=ReportState(Path("r.html"), None, True),
+                       report_action="/overview/report")
+    alpha_row = re.search(r'<table id="alpha-table">.*?</table>', page, re.S).group(0)
+    judge_rows = re.search(r'<table id="judge-table">.*?</table>', page, re.S).group(0)
+    assert "too few items (4; at least 5 needed): no number yet" in alpha_row
+    assert "too few items (2; at least 5 needed): no number yet" in judge_rows
+    for j in view.judges:
+        assert np.isnan(j.r) or f"{j.r:.3f}" not in judge_rows
+    assert f"{alpha.alpha:.3f}" not in alpha_row and "a bootstrap needs at least 5" in alpha_row
+    assert re.search(r"<td class=\"num\">[01]\.\d{3}</td>", judge_rows) is None  # no p-value either
+
+
+def test_overview_alpha_interval_is_a_bootstrap_over_items():
+    """From 5 items on: alpha with its interval; checked against a hand-written bootstrap of the same matrix."""
+    import krippendorff
+
+    from judgelab.annotate.overview import alpha_with_interval, overview_of
+    from judgelab.stats.bootstrap import expanded_level
+
+    ratings, keys = _two_raters_and_a_judge(40)
+    view = overview_of(ratings, keys, ["quality"], ["alice", "bob"], {}, {})
+    alpha = view.agreement[0]
+    human = ratings[ratings["rater"].str.startswith("human:")]
+    wide = human.pivot_table(index="rater", columns=["system", "item_id"], values="score").to_numpy()
+    assert alpha.shown and alpha.items == 80 and alpha.note == ""
+    assert alpha.alpha == pytest.approx(krippendorff.alpha(reliability_data=wide, level_of_measurement="ordinal"))
+    rng = np.random.default_rng(0)
+    draws = [krippendorff.alpha(reliability_data=wide[:, rng.integers(0, 80, 80)], level_of_measurement="ordinal")
+             for _ in range(999)]
+    a = (1 - expanded_level(0.95, 80)) / 2
+    low, high = np.quantile(draws, [a, 1 - a])
+    assert alpha.ci_low == pytest.approx(low, abs=0.04) and alpha.ci_high == pytest.approx(high, abs=0.04)
+    assert alpha.ci_low < alpha.alpha < alpha.ci_high
+    judges = {j.method: j for j in view.judges}
+    assert judges["kendall"].shown and judges["kendall"].items == 40 and judges["kendall"].has_interval
+    # 12 items: shown, with the stats' own caution on an interval from fewer than 20 clusters
+    few = alpha_with_interval(wide[:, :12])[1]
+    assert few.note.startswith("only 12 item values") and np.isfinite(few.low)
+
+
+def test_the_overview_writes_the_report_and_says_when_it_is_stale(tmp_path, opened):
+    items = write_items(tmp_path / "items.jsonl", per_system=2)
+    (tmp_path / "out").mkdir()
+    put_judge(tmp_path / "out" / "store.sqlite", read_rows(items), lambda r, c, s: 3.0)
+    session, client = opened(items, tmp_path / "out", tokens=True)
+    paths = dict(links(session))
+    overview = paths["overview"]
+    assert "There is no" in client.get(overview).text
+    page = client.get(paths["alice"]).text
+    assert _submit(client, paths["alice"], page, {0: 4, 1: 2}).status_code == 303
+    report = tmp_path / "out" / "report.html"
+    assert client.post("/overview/report", follow_redirects=False).status_code == 404  # the organiser's token only
+    assert not report.exists()
+    written = client.post(overview.replace("/overview", "/overview/report"), follow_redirects=False)
+    assert written.status_code == 303 and written.headers["location"].endswith("&note=report")
+    shown = client.get(written.headers["location"]).text
+    assert f"report: {report}" in html.unescape(shown) and "shows every rating" in shown
+    assert '<h2 id="h-items">Disagreements' in report.read_text(encoding="utf-8")  # ranked against the ratings just given
+    os.utime(report, (0, 0))  # as if written long ago: the ratings are newer
+    assert "before the latest ratings: it does not show them yet" in client.get(overview).text

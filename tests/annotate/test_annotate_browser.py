@@ -14,14 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from annotate_helpers import Server, free_port, judgelab, read_rows, write_items
-
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+from annotate_helpers import CHROMEDRIVER, CHROMIUM, Server, chromium, free_port, judgelab, read_rows, write_items
 pytestmark = pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
                                 reason="needs Debian's chromium and chromedriver at /usr/bin/chromium and /usr/bin/chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install 'judgelab[test]')")
 from selenium.common.exceptions import NoAlertPresentException, TimeoutException, WebDriverException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -33,15 +30,7 @@ CRITERIA = ("fluency", "coherence")
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    profile = tmp_path_factory.mktemp("chromium-profile")  # a fresh profile, removed with pytest's temporary files
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--window-size=1200,900", f"--user-data-dir={profile}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(20)
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), 1200, 900)  # a fresh profile, removed with pytest's files
     yield driver
     driver.quit()
 

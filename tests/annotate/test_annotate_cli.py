@@ -103,6 +103,7 @@ def test_a_second_server_on_the_same_folder_and_ctrl_c(tmp_path, items):
         assert server.proc.wait(timeout=20) == 0
         tail = server.proc.stdout.read()
         assert "stopped; items rated of 4: alice 0" in tail and server.proc.stderr.read() == ""
+        assert f"report: {out / 'report.html'}" in tail and (out / "report.html").stat().st_size > 0  # written on stop
     finally:
         server.stop()
     # Another --sample for the same folder: one line naming the change.

@@ -5,7 +5,9 @@ Routes:
 * ``GET /`` — the start page (a list of name links; with tokens nothing but "use your link");
 * ``GET /a/<name>``, ``POST /a/<name>`` — an annotator by name (without ``--tokens``);
 * ``GET /t/<token>``, ``POST /t/<token>`` — an annotator by secret link token (with ``--tokens``);
-* ``GET /overview`` (``?token=<organiser token>`` with tokens) — progress, alpha, judge–human correlation.
+* ``GET /overview`` (``?token=<organiser token>`` with tokens) — progress, alpha, judge–human correlation,
+  and whether the folder's report.html shows every rating;
+* ``POST /overview/report`` (the same token) — write the folder's report.html now, back to the overview.
 
 ``GET`` shows the annotator's next unrated item (their own seeded order), so returning to the
 link continues where they left. ``POST`` records the form — written to the store before the
@@ -173,7 +175,7 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
             return _page("done.html", status, done=done, total=total, note=note)
         shown = session.now()
         return _page("item.html", status, form=session.form(annotator, position), position=position, total=total,
-                     done=done, labels=session.labels, action=action, shown=f"{shown:.3f}",
+                     done=done, action=action, shown=f"{shown:.3f}",
                      signature=session.sign(annotator, position, shown), note=note, error=error,
                      chosen=chosen or {}, comment=comment)
 
@@ -216,13 +218,32 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
             return _page("message.html", 503, heading="Not saved", message=f"Your rating was not saved: {exc}")
         return RedirectResponse(f"{action}?note={'saved' if result.status == 'recorded' else 'already'}", status_code=303)
 
+    report_line = {"text": ""}  # what the last report written from the overview said
+
+    def overview_url(token: str | None, note: str = "") -> str:
+        query = [f"token={quote(token, safe='')}"] if token else []
+        return "/overview" + ("?" + "&".join(query + ([f"note={note}"] if note else [])) if query or note else "")
+
     async def overview(request: Request) -> Response:
-        if not session.is_organiser(request.query_params.get("token")):
+        token = request.query_params.get("token")
+        if not session.is_organiser(token):
             return _not_found()
         view = await run_in_threadpool(session.overview)
+        note = report_line["text"] if request.query_params.get("note") == "report" else ""
         return _page("overview.html", overview=view, template=session.template.name, outputs=list(session.outputs),
                      sample=session.plan.settings.get("sample", "all"), uniform=session.plan.uniform,
-                     title="judgelab annotation: overview")
+                     report=session.report_state(), note=note, report_action=overview_url(token).replace(
+                         "/overview", "/overview/report", 1), title="judgelab annotation: overview")
+
+    async def write_report(request: Request) -> Response:
+        token = request.query_params.get("token")
+        if not session.is_organiser(token):
+            return _not_found()
+        from judgelab.annotate.report_link import refresh_report
+
+        _, line = await run_in_threadpool(refresh_report, session.folder)
+        report_line["text"] = line
+        return RedirectResponse(overview_url(token, "report"), status_code=303)
 
     async def missing(request: Request) -> Response:
         return _not_found()
@@ -235,6 +256,7 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
         Route("/t/{key}", annotate_get, methods=["GET"]),
         Route("/t/{key}", annotate_post, methods=["POST"]),
         Route("/overview", overview, methods=["GET"]),
+        Route("/overview/report", write_report, methods=["POST"]),
         Route("/{rest:path}", missing),
     ]
     app: ASGIApp = Starlette(routes=routes)

@@ -1,11 +1,19 @@
-"""The rating form: the text the judge gets, split for display only (Chiang & Lee 2023, §2.2).
+"""The rating form: the text the judge gets, as people read it (Chiang & Lee 2023, §2.2).
 
 Chiang & Lee (2023, §2.2): "the instructions, samples, and questions in human evaluation are
 formatted similarly to those in LLM evaluation"; a person picks a point of the Likert scale
-where the LLM writes an answer. :func:`render_form` builds the form from exactly the text
+where the LLM writes an answer. :func:`render_form` builds the form from the text
 :meth:`judgelab.prompts.Template.render` gives the judge for the same template, criterion, item
-and instruction variant, split only for display: the instruction with the sample (shown once
-when every criterion shares it) and each criterion's question with the scale's points.
+and instruction variant, with two differences, both for display only:
+
+* wording the template marks ``{% model_only %}`` (:mod:`judgelab.prompts.model_only`; e.g.
+  G-Eval's "just give a score ONLY" and its evaluation steps) is left out, and the scale's
+  points carry the criterion's ``anchors`` instead;
+* text every criterion shares (the instruction, the article, the story …) is shown once, at the
+  top; each criterion shows only its own part (e.g. G-Eval's definition of the criterion) above
+  its question. The lines all criteria's texts begin with and end with are the shared text;
+  what lies between is the criterion's own. ``Question.text`` is each criterion's full text as
+  a person reads it: the judge's text without the model-only wording.
 """
 from __future__ import annotations
 
@@ -25,39 +33,50 @@ class Question:
     Attributes:
         criterion: the template's criterion.
         outputs: the ratings one answer gives (the criterion, or each metric of a multi-metric criterion).
-        head: the variant's prepended sentence and the instruction with the sample.
+        own: the part of the criterion's text that the other criteria do not share ("" when none).
         question: the criterion's question and the variant's appended sentence.
+        labels: the points of the criterion's scale.
+        anchors: (point, label) for the points the template labels, in order of the points.
+        text: the criterion's whole text as a person reads it (the judge's, less model-only wording).
     """
 
     criterion: str
     outputs: tuple[str, ...]
-    head: str
+    own: str
     question: str
+    labels: tuple[int, ...]
+    anchors: tuple[tuple[int, str], ...]
+    text: str
 
-    @property
-    def text(self) -> str:
-        """The exact text the judge gets for this criterion (:meth:`Template.render`)."""
-        return f"{self.head}\n{self.question}" if self.head else self.question
+    def anchor(self, point: int) -> str:
+        """The label of one point of the scale ("" when the template gives none)."""
+        return dict(self.anchors).get(point, "")
 
 
 @dataclass(frozen=True)
 class ItemForm:
-    """The rating form of one item: the shared head (when every criterion has the same), the questions, the scale."""
+    """The rating form of one item: the text every criterion shares (None when they share none) and the questions."""
 
     shared_head: str | None
     questions: tuple[Question, ...]
-    labels: tuple[int, ...]
 
     @property
     def outputs(self) -> tuple[str, ...]:
         return tuple(o for q in self.questions for o in q.outputs)
 
+    @property
+    def output_labels(self) -> tuple[tuple[int, ...], ...]:
+        """The points each rating may take, in the order of :attr:`outputs`."""
+        return tuple(q.labels for q in self.questions for _ in q.outputs)
 
-def scale_labels(template: Template) -> tuple[int, ...]:
-    """The points a person can choose: the integers of the template's scale (at most 11)."""
-    lo, hi = template.scale
+
+def scale_labels(template: Template, criterion: str | None = None) -> tuple[int, ...]:
+    """The points a person can choose: the integers of the criterion's scale (the template's when
+    ``criterion`` is None), at most 11."""
+    lo, hi = template.scale_of(criterion) if criterion is not None else template.scale
     if not (float(lo).is_integer() and float(hi).is_integer()) or hi <= lo or hi - lo > 10:
-        raise JudgelabError(f"template {template.name!r}: scale {lo}–{hi} cannot be shown as a rating form "
+        where = f" criterion {criterion!r}:" if criterion is not None else ""
+        raise JudgelabError(f"template {template.name!r}:{where} scale {lo:g}–{hi:g} cannot be shown as a rating form "
                             "(integer points, at most 11)")
     return tuple(range(int(lo), int(hi) + 1))
 
@@ -71,22 +90,55 @@ def _head_template(template: Template, criterion: str) -> Template:
     })
 
 
-def render_form(template: Template, criteria: Sequence[str], fields: Mapping[str, Any], variant: str | None = None) -> ItemForm:
-    """The rating form for one item: exactly the text :meth:`Template.render` gives the judge, per criterion.
+def _split(heads: list[str]) -> tuple[str, list[str]]:
+    """(the lines every head begins and ends with, each head's lines in between), blank edges trimmed."""
+    lines = [h.split("\n") for h in heads]
+    shortest = min(len(x) for x in lines)
+    start = 0
+    while start < shortest and all(x[start] == lines[0][start] for x in lines):
+        start += 1
+    end = 0
+    while end < shortest - start and all(x[len(x) - 1 - end] == lines[0][len(lines[0]) - 1 - end] for x in lines):
+        end += 1
+    before, after = lines[0][:start], lines[0][len(lines[0]) - end:]
+    if before and after and not before[-1].strip() and not after[0].strip():
+        after = after[1:]  # one blank line where a criterion's own text was taken out
+    own = ["\n".join(x[start:len(x) - end]).strip("\n") for x in lines]
+    return "\n".join(before + after).strip("\n"), own
 
-    Each criterion's text is split into its head (variant prefix, instruction with the sample)
-    and its question (question, variant suffix); ``head + "\\n" + question`` is the judge's text,
-    character for character. When every criterion has the same head it is shown once.
+
+def render_form(template: Template, criteria: Sequence[str], fields: Mapping[str, Any], variant: str | None = None) -> ItemForm:
+    """The rating form for one item.
+
+    Each criterion's text (as people read it: :meth:`Template.render` with ``for_people``) is
+    split into its head (variant prefix, instruction with the sample) and its question
+    (question, variant suffix). The lines the heads of all criteria share at their start and
+    end are shown once (``shared_head``); the rest of each head is the criterion's ``own``
+    text, shown above its question.
+
+    Example:
+        >>> from judgelab.prompts import load_template
+        >>> form = render_form(load_template("geval-summeval"), ["coherence", "fluency"], {"text": "S.", "context": "A."})
+        >>> form.shared_head.count("A."), form.questions[1].labels, form.questions[1].anchor(3)
+        (1, (1, 2, 3), 'Good. Few or no errors; the summary reads easily.')
     """
-    questions = []
+    parts = []
     for criterion in criteria:
-        full = template.render(criterion, fields, variant)
-        head = _head_template(template, criterion).render(criterion, fields, variant)
+        full = template.render(criterion, fields, variant, for_people=True)
+        head = _head_template(template, criterion).render(criterion, fields, variant, for_people=True)
         if head and full.startswith(head + "\n"):
             question = full[len(head) + 1:]
         else:  # a template whose parts do not split cleanly: show the whole text with the question
             head, question = "", full
-        questions.append(Question(criterion, tuple(template.outputs(criterion)), head, question))
-    heads = {q.head for q in questions}
-    shared = heads.pop() if len(heads) == 1 and questions[0].head else None
-    return ItemForm(shared, tuple(questions), scale_labels(template))
+        parts.append((criterion, full, head, question))
+    shared: str | None = None
+    owns = [head for _, _, head, _ in parts]
+    if all(head for _, _, head, _ in parts):
+        common, rest = _split([head for _, _, head, _ in parts])
+        if common.strip():
+            shared, owns = common, rest
+    questions = tuple(
+        Question(criterion, tuple(template.outputs(criterion)), own, question, scale_labels(template, criterion),
+                 tuple(sorted(template.criteria[criterion].anchors.items())), full)
+        for (criterion, full, _, question), own in zip(parts, owns))
+    return ItemForm(shared, questions)

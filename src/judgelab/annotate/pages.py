@@ -32,6 +32,15 @@ main { max-width: 52rem; margin: 1.2rem auto; padding: 0 1.2rem 4rem; }
 .rating-row { display: flex; flex-wrap: wrap; align-items: center; gap: .4rem; padding: .3rem .4rem; border-radius: 5px; border: 2px solid transparent; }
 .rating-row.focused { border-color: var(--accent); background: var(--soft); }
 .rating-row .metric { min-width: 8rem; color: var(--muted); }
+main.wide { max-width: 68rem; }
+.prompt.long { column-width: 28rem; column-gap: 2.4rem; column-rule: 1px solid var(--line); }
+.own { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0 0 .5rem; color: var(--muted); font-size: .95rem; }
+.points { display: flex; flex-wrap: wrap; gap: .4rem; }
+.anchored { flex-wrap: nowrap; align-items: stretch; }
+.anchored .points { flex: 1; display: grid; grid-auto-flow: column; grid-auto-columns: minmax(0, 1fr); }
+.rating-row.anchored label { display: block; font-size: .85rem; line-height: 1.3; }
+.anchored .point { font-size: 1rem; font-weight: 600; }
+.anchor { display: block; overflow-wrap: anywhere; margin-top: .15rem; }
 .rating-row label { display: inline-flex; align-items: center; justify-content: center; min-width: 2.4rem; padding: .25rem .5rem; border: 1px solid var(--line); border-radius: 5px; background: #fff; cursor: pointer; }
 .rating-row input { margin: 0 .25rem 0 0; }
 .rating-row label:has(input:checked) { background: var(--accent); color: #fff; border-color: var(--accent); }
@@ -43,7 +52,8 @@ button { font: inherit; padding: .5rem 1rem; border-radius: 5px; border: 1px sol
 .error { background: #fdecea; border-radius: 5px; padding: .4rem .7rem; color: #a3261b; }
 table { border-collapse: collapse; margin: .6rem 0 1.4rem; background: #fff; }
 th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.words { color: var(--muted); font-style: italic; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 3px; padding: 0 .3rem; font-size: .85em; background: #fff; }
 """
 
@@ -61,13 +71,13 @@ _JS = """
   function rated(row) { return row.querySelector("input[type=radio]:checked") !== null; }
   function firstUnrated() { for (var i = 0; i < rows.length; i++) { if (!rated(rows[i])) { return i; } } return -1; }
   function say(text) { status.textContent = text; }
-  function show(i) {
+  function show(i, still) {  // still: highlight without scrolling (a new page opens at its top, on the text)
     focus = Math.max(0, Math.min(rows.length - 1, i));
     rows.forEach(function (row, j) {
       row.classList.toggle("focused", j === focus);
       row.setAttribute("aria-current", j === focus ? "true" : "false");
     });
-    rows[focus].scrollIntoView({block: "nearest"});
+    if (!still) { rows[focus].scrollIntoView({block: "nearest"}); }
   }
   function advance(from) { var next = firstUnrated(); show(next >= 0 ? next : from); }
   function send() {
@@ -91,13 +101,13 @@ _JS = """
       event.preventDefault();
       var input = rows[focus].querySelector("input[type=radio][value='" + event.key + "']");
       if (input) { input.checked = true; say(""); advance(focus); }
-      else { say("Use the points of the scale: " + form.getAttribute("data-scale") + "."); }
+      else { say("Use the points of the scale: " + rows[focus].getAttribute("data-scale") + "."); }
       return;
     }
     if (event.key === "ArrowDown" || event.key === "ArrowRight") { event.preventDefault(); show(focus + 1); }
     if (event.key === "ArrowUp" || event.key === "ArrowLeft") { event.preventDefault(); show(focus - 1); }
   });
-  show(Math.max(0, firstUnrated()));
+  show(Math.max(0, firstUnrated()), true);
 })();
 """
 
@@ -114,7 +124,7 @@ _PAGES = {
 </head>
 <body>
 <header><span class="title">judgelab annotation</span>{% block header %}{% endblock %}</header>
-<main>
+<main{% block main_class %}{% endblock %}>
 {% block main %}{% endblock %}
 </main>
 {% block script %}{% endblock %}
@@ -124,26 +134,28 @@ _PAGES = {
     "item.html": """{% extends "base.html" %}
 {% block header %}<span class="progress-text" id="progress">Item {{ position + 1 }} of {{ total }}</span>
 <progress value="{{ done }}" max="{{ total }}"></progress>{% endblock %}
+{% block main_class %}{% if form.shared_head and form.shared_head|length > long_text %} class="wide"{% endif %}{% endblock %}
 {% block main %}
 {% if note %}<p class="note" id="note">{{ note }}</p>{% endif %}
 {% if error %}<p class="error" id="error">{{ error }}</p>{% endif %}
-<p class="help">Read the text exactly as written and answer each question on the scale {{ labels[0] }}–{{ labels[-1] }}.
+{% set scales = form.questions|map(attribute="labels")|unique|list %}
+<p class="help">Read the text exactly as written and answer each question on {% if scales|length == 1 %}the scale {{ scales[0][0] }}–{{ scales[0][-1] }}{% else %}its scale{% endif %}.
 Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <kbd>↓</kbd> change the highlighted question,
 <kbd>Enter</kbd> saves and shows the next item.</p>
-{% if form.shared_head %}<div class="prompt" id="sample">{{ form.shared_head }}</div>{% endif %}
-<form method="post" action="{{ action }}" id="rating-form" data-scale="{{ labels[0] }}–{{ labels[-1] }}" autocomplete="off">
+{% if form.shared_head %}<div class="prompt{% if form.shared_head|length > long_text %} long{% endif %}" id="sample">{{ form.shared_head }}</div>{% endif %}
+<form method="post" action="{{ action }}" id="rating-form" autocomplete="off">
 <input type="hidden" name="position" value="{{ position }}">
 <input type="hidden" name="shown" value="{{ shown }}">
 <input type="hidden" name="signature" value="{{ signature }}">
 {% set counter = namespace(k=0) %}
 {% for q in form.questions %}
-<fieldset class="criterion">
-{% if not form.shared_head %}<div class="prompt">{{ q.head }}</div>{% endif %}
+<fieldset class="criterion" data-criterion="{{ q.criterion }}">
+{% if q.own %}<div class="{{ 'own' if form.shared_head else 'prompt' }}">{{ q.own }}</div>{% endif %}
 <div class="question">{{ q.question }}</div>
 {% for output in q.outputs %}
-<div class="rating-row" role="radiogroup" data-index="{{ counter.k }}">
+<div class="rating-row{% if q.anchors %} anchored{% endif %}" role="radiogroup" data-index="{{ counter.k }}" data-scale="{{ q.labels[0] }}–{{ q.labels[-1] }}">
 {% if q.outputs|length > 1 %}<span class="metric">{{ output }}</span>{% endif %}
-{% for v in labels %}<label><input type="radio" name="r{{ counter.k }}" value="{{ v }}" required{% if chosen.get(counter.k) == v|string %} checked{% endif %}>{{ v }}</label>{% endfor %}
+<div class="points">{% for v in q.labels %}<label><input type="radio" name="r{{ counter.k }}" value="{{ v }}" required{% if chosen.get(counter.k) == v|string %} checked{% endif %}><span class="point">{{ v }}</span>{% if q.anchor(v) %}<span class="anchor">{{ q.anchor(v) }}</span>{% endif %}</label>{% endfor %}</div>
 </div>
 {% set counter.k = counter.k + 1 %}
 {% endfor %}
@@ -184,10 +196,15 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% endblock %}
 """,
     "overview.html": """{% extends "base.html" %}
+{% macro estimate_cells(e) -%}
+{% if e.shown %}<td class="num">{{ fmt(e.estimate) }}</td><td class="num">{% if e.has_interval %}[{{ fmt(e.ci_low) }}, {{ fmt(e.ci_high) }}]{% else %}none{% endif %}</td>
+{%- else %}<td class="words">{{ e.in_words }}</td><td class="num">–</td>{% endif %}
+{%- endmacro %}
 {% block head %}<meta http-equiv="refresh" content="30">{% endblock %}
 {% block header %}<span class="progress-text">{{ overview.human_ratings }} human ratings of {{ overview.total_items }} items</span>{% endblock %}
 {% block main %}
 <h1>Overview</h1>
+{% if note %}<p class="note" id="note">{{ note }}</p>{% endif %}
 <p class="help">Template {{ template }}; questions: {{ outputs|join(", ") }}; selection: {{ sample }}{% if not uniform %} (not a uniform random sample: PPI estimates do not apply){% endif %}. Refreshes every 30 s.</p>
 <h2>Progress</h2>
 <table id="progress-table"><tr><th>annotator</th><th>done</th><th>of</th><th>last rating (UTC)</th></tr>
@@ -195,16 +212,24 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% else %}<tr><td colspan="4">nobody has rated yet</td></tr>{% endfor %}
 </table>
 <h2>Agreement between annotators</h2>
-<table id="alpha-table"><tr><th>question</th><th>annotators</th><th>items rated twice or more</th><th>Krippendorff α (ordinal)</th><th>note</th></tr>
-{% for a in overview.agreement %}<tr><td>{{ a.criterion }}</td><td class="num">{{ a.annotators }}</td><td class="num">{{ a.items_rated_twice }}</td><td class="num">{{ fmt(a.alpha) }}</td><td>{{ a.note }}</td></tr>{% endfor %}
+<table id="alpha-table"><tr><th>question</th><th>annotators</th><th>items rated twice or more</th><th>Krippendorff α (ordinal)</th><th>95% interval</th><th>note</th></tr>
+{% for a in overview.agreement %}<tr><td>{{ a.criterion }}</td><td class="num">{{ a.annotators }}</td><td class="num">{{ a.items }}</td>{{ estimate_cells(a) }}<td>{{ a.note }}</td></tr>{% endfor %}
 </table>
 <h2>Judge and humans</h2>
 {% if overview.judges %}
-<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>p</th><th>items</th><th>note</th></tr>
-{% for j in overview.judges %}<tr><td>{{ j.rater }}</td><td>{{ j.criterion }}</td><td>{{ j.method }}</td><td class="num">{{ fmt(j.r) }}</td><td class="num">{{ fmt(j.p) }}</td><td class="num">{{ j.n }}</td><td>{{ j.note }}</td></tr>{% endfor %}
+<table id="judge-table"><tr><th>judge</th><th>question</th><th>method</th><th>r</th><th>95% interval</th><th>p</th><th>texts</th><th>item ids</th><th>note</th></tr>
+{% for j in overview.judges %}<tr><td>{{ j.rater }}</td><td>{{ j.criterion }}</td><td>{{ j.method }}</td>{{ estimate_cells(j) }}<td class="num">{{ fmt(j.p) if j.shown else "–" }}</td><td class="num">{{ j.n }}</td><td class="num">{{ j.items }}</td><td>{{ j.note }}</td></tr>{% endfor %}
 </table>
-<p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the items people have rated so far (overall level).</p>
-{% else %}
+<p class="help">Correlation of the judge's mean over its samples with the mean human rating, on the texts people have rated so far (overall level); the bootstrap resamples item ids, each with all its systems' texts.</p>
+{% endif %}
+<h2>Report</h2>
+<form method="post" action="{{ report_action }}" id="report">
+<p>{% if report.written %}<code>{{ report.path }}</code> was written {{ report.written }}{% if report.stale %}, before the latest ratings: it does not show them yet{% else %} and shows every rating{% endif %}.
+{% else %}There is no <code>{{ report.path }}</code> yet.{% endif %}
+It is written again when annotation stops (Ctrl-C). <button type="submit">Write the report now</button></p>
+</form>
+<p class="help" id="small-n">Estimates rest on the items counted beside them. On fewer than {{ min_items }} items no number is shown (it would say nothing); intervals are cluster-bootstrap intervals over the items (expanded percentile), and from fewer than {{ few_items }} items they often cover less than 95%, as the note says.</p>
+{% if not overview.judges %}
 <p id="no-judge">No judge ratings of these items and questions in this store yet (run <code>judgelab rate --out</code> into this folder first), or nobody has rated yet.</p>
 {% endif %}
 {% endblock %}
@@ -225,11 +250,19 @@ def _env() -> SandboxedEnvironment:
     env = SandboxedEnvironment(loader=jinja2.DictLoader(_PAGES), autoescape=True, undefined=jinja2.StrictUndefined,
                                trim_blocks=False, lstrip_blocks=False)
     env.globals["fmt"] = _fmt
+    from judgelab.stats.bootstrap import FEW_CLUSTERS, MIN_CLUSTERS
+
+    env.globals.update(min_items=MIN_CLUSTERS, few_items=FEW_CLUSTERS)
     return env
+
+
+#: Shared text longer than this (characters; SummEval articles are 2,200 on average) is set in columns
+#: on a wide screen, in a wider page: a long article then takes half the height.
+LONG_TEXT = 1500
 
 
 def render_page(name: str, nonce: str, **context: object) -> str:
     """Render one page; every value is autoescaped. ``nonce`` authorises the page's inline CSS and JS."""
     # The stylesheet and the script are this module's constants (no data in them): marked safe so
     # that autoescaping does not turn their quotes into entities, which CSS and JS do not decode.
-    return _env().get_template(name).render(nonce=nonce, css=Markup(_CSS), js=Markup(_JS), **context)
+    return _env().get_template(name).render(nonce=nonce, css=Markup(_CSS), js=Markup(_JS), long_text=LONG_TEXT, **context)

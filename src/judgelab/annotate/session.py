@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from judgelab.annotate.form import ItemForm, render_form, scale_labels
 from judgelab.annotate.overview import Overview, overview_of
+from judgelab.annotate.report_link import ReportState, latest_time, report_state
 from judgelab.annotate.selection import ItemKey, Selection, annotator_order
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
@@ -261,7 +262,8 @@ class AnnotationSession:
         self.annotators = annotators
         self.items = [by_key[k] for k in plan.keys]
         self.outputs = tuple(o for c in self.criteria for o in template.outputs(c))
-        self.labels = scale_labels(template)
+        #: The points each rating may take (each criterion its own scale, e.g. G-Eval's fluency 1-3), in output order.
+        self.output_labels = tuple(scale_labels(template, c) for c in self.criteria for _ in template.outputs(c))
         self._clock = clock
         self._lock = threading.Lock()
         self._forms: dict[int, ItemForm] = {}
@@ -274,6 +276,8 @@ class AnnotationSession:
             if rater.startswith(HUMAN_PREFIX) and sample == 0:
                 self._done.add((rater[len(HUMAN_PREFIX):], criterion, system, item_id))
         self._last: dict[str, str] = _last_submissions(store)
+        #: When the latest rating was submitted (epoch s): to the second for earlier sessions' ratings, exact for this one's.
+        self._latest: float | None = latest_time(self._last.values())
 
     # -- who ---------------------------------------------------------------
     @property
@@ -371,8 +375,9 @@ class AnnotationSession:
             if not _POINT.fullmatch(raw):  # ASCII digits only: int() would also take "٤" or "4_0"
                 raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale")
             value = int(raw)
-            if value not in self.labels:
-                raise SubmissionError(f"rating {value} is outside the scale {self.labels[0]}–{self.labels[-1]}")
+            labels = self.output_labels[k]
+            if value not in labels:
+                raise SubmissionError(f"rating {value} is outside the scale {labels[0]}–{labels[-1]}")
             scores.append(float(value))
         if missing:
             raise SubmissionError("please answer every question (missing: " + ", ".join(map(str, missing)) + ")")
@@ -398,9 +403,21 @@ class AnnotationSession:
             self.store.put(judgments=fresh)  # committed (WAL) before the request is answered
             self._done.update((annotator, j.criterion, j.system, j.item_id) for j in fresh)
             self._last[annotator] = stamp
+            self._latest = max(now, self._latest or now)
         return SubmitResult("recorded", len(fresh))
 
     # -- the organiser's view -------------------------------------------------------
+    @property
+    def folder(self) -> Path:
+        """The annotation folder (the store's)."""
+        return Path(self.store.path).parent
+
+    def report_state(self) -> ReportState:
+        """When the folder's report.html was written, and whether ratings came in since."""
+        with self._lock:
+            latest = self._latest
+        return report_state(self.folder, latest)
+
     def overview(self) -> Overview:
         with self._lock:
             ratings = self.store.ratings()

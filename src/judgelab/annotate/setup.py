@@ -40,7 +40,8 @@ def prepare(items_path: Path, template_name: str, out: Path, *, criteria: Sequen
     template.check(chosen, variant)
     if template.answer != "rating":
         raise JudgelabError(f"template {template.name!r} asks for comparisons of two texts; annotate shows rating templates")
-    scale_labels(template)
+    for criterion in chosen:  # each criterion on its own scale (G-Eval's fluency 1-3 beside 1-5)
+        scale_labels(template, criterion)
     spec = parse_sample_spec(sample)
     if stratify and spec.kind != "random":
         raise JudgelabError("--stratify-by-system applies to --sample random:N only")

@@ -33,7 +33,8 @@ def annotate(
 
     Each annotator rates the selected items one at a time, in their own seeded order (digits
     rate, Enter saves); every rating is written to OUT/store.sqlite as a human:<name> row before
-    the page moves on. Stop with Ctrl-C; the same command resumes.
+    the page moves on. Stop with Ctrl-C; the same command resumes. When it stops, OUT/report.html
+    is written again (the overview can also write it while annotation goes on).
     """
     from judgelab.annotate.server import bind, is_loopback, url_host
 
@@ -82,6 +83,14 @@ def annotate(
         session.store.close()
     done = ", ".join(f"{a} {session.progress(a)[0]}" for a in session.known_annotators()) or "none yet"
     typer.echo(f"stopped; items rated of {len(session.items)}: {done}; ratings in {out / 'store.sqlite'}")
+    from judgelab.annotate.report_link import refresh_report
+
+    typer.echo(f"writing {out / 'report.html'} with the ratings collected (Ctrl-C skips it) …")
+    try:
+        _, line = refresh_report(out)  # the folder's report shows the ratings just collected
+    except KeyboardInterrupt:
+        line = f"report not written (interrupted); `judgelab report {out}` writes it"
+    typer.echo(line)
 
 
 @app.command("human-estimate")

@@ -26,10 +26,11 @@ from typing import Any, Literal, Mapping
 import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
-from pydantic import BaseModel, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, PrivateAttr, ValidationError, field_validator, model_validator
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
+from judgelab.prompts.model_only import ModelOnly, without_tags
 
 __all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file",
            "render_text"]
@@ -54,7 +55,12 @@ class _PromptEnvironment(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
 
-_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
+                          extensions=[ModelOnly])
+#: The same sandbox for the people's form: ``{% model_only %}`` blocks render to nothing.
+_PEOPLE_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
+                                 extensions=[ModelOnly])
+_PEOPLE_ENV.judgelab_for_people = True  # type: ignore[attr-defined]
 
 
 class Criterion(BaseModel):
@@ -68,6 +74,9 @@ class Criterion(BaseModel):
     metrics: list[str] = []
     #: This criterion's own scale (low, high); None = the template's ``scale``.
     scale: tuple[float, float] | None = None
+    #: Labels of scale points shown to people in ``judgelab annotate`` (e.g. ``{1: "Very incoherent"}``);
+    #: display only: never part of the judge's prompt or of the template's digest.
+    anchors: dict[int, str] = {}
 
 
 class Variant(BaseModel):
@@ -117,10 +126,23 @@ class Template(BaseModel):
         return texts
 
     def digest(self) -> str:
-        """SHA-256 of the template's full content (instructions, questions, scale, variants …)."""
+        """SHA-256 of the template's content as the judge gets it (instructions, questions, scale, variants …).
+
+        What only people see is left out, so that it does not change a run's identity: the
+        criteria's ``anchors`` and the exact ``{% model_only %}`` / ``{% endmodel_only %}`` tags
+        (:mod:`judgelab.prompts.model_only`; the wording between them stays in).
+        """
         from judgelab.digest import sha256_hex
 
-        return sha256_hex(self.model_dump(mode="json"))
+        content = self.model_dump(mode="json")
+        if content.get("instruction") is not None:
+            content["instruction"] = without_tags(content["instruction"])
+        for criterion in content["criteria"].values():
+            criterion.pop("anchors", None)
+            criterion["question"] = without_tags(criterion["question"])
+            if criterion.get("instruction") is not None:
+                criterion["instruction"] = without_tags(criterion["instruction"])
+        return sha256_hex(content)
 
     def render_example(self, fields: Mapping[str, Any]) -> str:
         if not self.example_format:
@@ -172,6 +194,15 @@ class Template(BaseModel):
             raise ValueError("a template needs at least one criterion")
         return value
 
+    @model_validator(mode="after")
+    def _anchors_on_the_scale(self) -> "Template":
+        for name, criterion in self.criteria.items():
+            lo, hi = criterion.scale or self.scale
+            outside = [k for k in criterion.anchors if not lo <= k <= hi]
+            if outside:
+                raise ValueError(f"criterion {name!r}: anchors {outside} are not points of its scale {lo:g}-{hi:g}")
+        return self
+
     def check(self, criteria: list[str], variant: str | None) -> None:
         """Fail with one line on unknown criteria or variants."""
         unknown = [c for c in criteria if c not in self.criteria]
@@ -190,10 +221,13 @@ class Template(BaseModel):
     def required_fields(self, criterion: str) -> list[str]:
         return ["text", *self.criteria[criterion].requires]
 
-    def render(self, criterion: str, item: Mapping[str, Any], variant: str | None = None) -> str:
-        """The exact text a human rater (and the judge) is shown for one criterion.
+    def render(self, criterion: str, item: Mapping[str, Any], variant: str | None = None, *,
+               for_people: bool = False) -> str:
+        """The exact text the judge is sent for one criterion (``for_people``: what a person is shown).
 
         Parts are joined by newlines: [variant prepend] instruction question [variant append].
+        With ``for_people`` the ``{% model_only %}`` wording is left out
+        (:mod:`judgelab.prompts.model_only`); the judge's text never changes with it.
         """
         spec = self.criteria[criterion]
         for field in self.required_fields(criterion):
@@ -208,16 +242,16 @@ class Template(BaseModel):
         chosen = self.variants.get(variant) if variant else None
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
-        parts.append(render_text(spec.instruction or self.instruction or "", context, self.origin))
-        parts.append(render_text(spec.question, context, self.origin))
+        parts.append(render_text(spec.instruction or self.instruction or "", context, self.origin, for_people))
+        parts.append(render_text(spec.question, context, self.origin, for_people))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
 
 
 @lru_cache(maxsize=256)
-def _compile(source: str) -> jinja2.Template:
-    return _ENV.from_string(source)
+def _compile(source: str, for_people: bool = False) -> jinja2.Template:
+    return (_PEOPLE_ENV if for_people else _ENV).from_string(source)
 
 
 def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "", line: int | None = None) -> JudgelabError:
@@ -225,13 +259,14 @@ def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "",
     return JudgelabError(f"{origin}: Jinja syntax error{' in ' + place if place else ''} at {at}: {exc.message}")
 
 
-def render_text(source: str, context: Mapping[str, Any], origin: str) -> str:
+def render_text(source: str, context: Mapping[str, Any], origin: str, for_people: bool = False) -> str:
     """Render one Jinja text in the sandbox; any failure is one error naming ``origin`` (the file).
 
     ``context`` is passed as one mapping, so a field may have any name (``self`` included).
+    ``for_people`` leaves out ``{% model_only %}`` wording (the form of ``judgelab annotate``).
     """
     try:
-        return _compile(source).render(dict(context))
+        return _compile(source, for_people).render(dict(context))
     except jinja2.UndefinedError as exc:
         raise JudgelabError(f"{origin}: template field missing: {exc.message}") from None
     except SecurityError as exc:
