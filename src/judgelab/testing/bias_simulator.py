@@ -1,7 +1,8 @@
 """Simulated studies with planted judge biases: the audit's self-check (``judgelab audit --self-check``).
 
 One study: ``n_items`` texts from four systems of two model families (``fam-a``, ``fam-b``; the
-judge ``sim-judge`` is of family ``fam-a``, half of the texts are its family's), each with a true
+judge ``sim-judge`` is of family ``fam-a``; each text's system is drawn, so half of the texts are its
+family's in expectation), each with a true
 quality ``Q ~ N(3, 0.8)`` and a length in words ``300 + 100 z`` whose ``z`` correlates
 ``length_quality_corr`` with quality (longer texts are better, as in real data: the error in the
 human mean must not be mistaken for a length bias). Three humans rate ``Q + N(0, 0.7)``; the judge
@@ -14,7 +15,7 @@ it picks the first-shown text whatever it is, otherwise the better text with pro
 ``logistic((Q_a - Q_b) / 0.5)``. Scores are continuous (not rounded to a scale) so that the planted
 values are exactly the effects the audit estimates (:attr:`SimulatedStudy.truth`):
 
-* ``leniency``: the judge's mean shift, ``leniency + self_preference / 2`` (half the texts are its own);
+* ``leniency``: the judge's expected mean shift, ``leniency + self_preference / 2``;
 * ``length``: points per 100 words (the audit's unit);
 * ``self_preference``: the own-minus-other gap;
 * ``position_first``: ``first_position / 2`` (the share of first-shown picks above 1/2).
@@ -52,8 +53,9 @@ class PlantedBiases:
     first_position: float = 0.0
 
 
-MODERATE = PlantedBiases(leniency=0.25, length=0.15, self_preference=0.4, first_position=0.2)
-"""Moderate biases: a quarter point of leniency (0.3 human SD), 0.15 points per 100 words, 0.4 points
+MODERATE = PlantedBiases(leniency=0.25, length=0.2, self_preference=0.4, first_position=0.2)
+"""Moderate biases: a quarter point of leniency (0.3 human SD), 0.2 points per 100 words (one SD of
+length; 0.2 human SD), 0.4 points
 for its own family, and a first-shown pick in 60% of verdicts."""
 NONE = PlantedBiases()
 
@@ -84,7 +86,7 @@ def simulate_study(n_items: int = 200, planted: PlantedBiases = MODERATE, seed: 
     q = 3 + 0.8 * zq
     rho = length_quality_corr
     words = np.maximum(300 + 100 * (rho * zq + np.sqrt(1 - rho ** 2) * rng.standard_normal(n_items)), 10.0)
-    system = np.array(SYSTEMS)[np.arange(n_items) % len(SYSTEMS)]
+    system = np.array(SYSTEMS)[rng.integers(0, len(SYSTEMS), n_items)]  # drawn: the bootstrap's model
     own = np.array([SYSTEM_FAMILY[s] == JUDGE_FAMILY[JUDGE] for s in system])
     item = np.array([f"i{i}" for i in range(n_items)])
     humans = q[None, :] + 0.7 * rng.standard_normal((n_humans, n_items))
@@ -108,7 +110,7 @@ def simulate_study(n_items: int = 200, planted: PlantedBiases = MODERATE, seed: 
         "rater": JUDGE, "item_id": np.concatenate([pair, pair]),
         "first": np.concatenate([item[a], item[b]]), "second": np.concatenate([item[b], item[a]]),
         "choice": np.where(np.concatenate([pick_a, pick_b]), "first", "second")})
-    truth = {"leniency": planted.leniency + planted.self_preference * float(own.mean()),
+    truth = {"leniency": planted.leniency + planted.self_preference / 2,
              "length": planted.length, "self_preference": planted.self_preference,
              "position_first": planted.first_position / 2}
     return SimulatedStudy(ratings, lengths, pairs, truth)
