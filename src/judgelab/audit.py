@@ -28,7 +28,8 @@ from judgelab.stats.bias import (
     self_preference,
 )
 
-__all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS"]
+__all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
+           "hanna_ratings", "jury_report"]
 
 TABLES = {
     "leniency": ("leniency", "spread_ratio"),
@@ -110,6 +111,46 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level, "per_words": per,
                 "interval": "percentile cluster bootstrap over item_id"}
     return AuditReport(tuple(effects), skipped, settings)
+
+
+def select_judges(ratings: pd.DataFrame, pattern: str | None) -> pd.DataFrame:
+    """The humans and the judges whose label matches the glob ``pattern`` (all judges for ``None``)."""
+    import fnmatch
+
+    from judgelab.ratings import is_human
+
+    if not pattern:
+        return ratings
+    judges = sorted(r for r in ratings["rater"].unique() if not is_human(r))
+    keep = [r for r in judges if fnmatch.fnmatchcase(r, pattern)]
+    if not keep:
+        raise JudgelabError(f"--judges {pattern!r} matches no judge; judges: {', '.join(judges)}")
+    return ratings[ratings["rater"].map(is_human) | ratings["rater"].isin(keep)].reset_index(drop=True)
+
+
+def hanna_ratings(path) -> pd.DataFrame:
+    """HANNA's ``hanna_metric_scores_llm.csv`` as a tidy table (:func:`judgelab.recipes.hanna.to_ratings`),
+    the ten generation systems only (the HANNA recipe's convention: the ``Human`` row left out)."""
+    from judgelab.recipes.hanna import load_scores, to_ratings
+
+    df = to_ratings(load_scores(path))
+    return df[df["system"] != "Human"].reset_index(drop=True)
+
+
+def jury_report(ratings: pd.DataFrame, methods: list[str], level: str = "group", method: str = "kendall",
+                folds: int = 5, n_resamples: int = 999, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Juries of every judge of ``ratings`` beside each single judge (:mod:`judgelab.stats.jury`).
+
+    Returns:
+        The agreement table (:func:`judgelab.stats.jury.jury_vs_judges`) and the learned weights.
+    """
+    from judgelab.ratings import combine
+    from judgelab.stats.jury import jury, jury_vs_judges
+
+    j = jury(ratings, None, methods, folds, seed)
+    both = combine([ratings, j.ratings])
+    table = jury_vs_judges(both, [f"jury:{m}" for m in methods], level, method, n_resamples=n_resamples, seed=seed)
+    return table, j.weights
 
 
 SELF_CHECK_COLUMNS = ["bias", "planted", "studies", "n_items", "detected", "detected_mcse", "coverage",

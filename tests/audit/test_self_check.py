@@ -19,7 +19,7 @@ def test_simulated_truth_is_what_the_model_implies():
     """The planted effects are the population values of the audit's estimands (checked on one huge study)."""
     s = simulate_study(40000, MODERATE, seed=5)
     r = s.ratings.pivot_table(index="item_id", columns="rater", values="score")
-    humans = r[["human:1", "human:2", "human:3"]].mean(1)
+    humans = r[["human:1", "human:2", "human:3"]].mean(axis=1)
     assert (r["sim-judge"] - humans).mean() == pytest.approx(s.truth["leniency"], abs=0.01)
     first = (s.pairs["choice"] == "first").mean() - 0.5
     assert first == pytest.approx(s.truth["position_first"], abs=0.01)

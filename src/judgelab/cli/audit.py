@@ -59,6 +59,15 @@ def audit(
                                                     "family (repeatable; a judge label or its part before @)"),
     system_family: Optional[list[str]] = typer.Option(None, "--system-family", help="SYSTEM=FAMILY: the family of "
                                                       "a system's texts (repeatable; unnamed systems: no judge's)"),
+    hanna_scores: Optional[Path] = typer.Option(None, "--hanna-scores", help="read HANNA's hanna_metric_scores_llm.csv "
+                                                "(LLM judges and three humans; the ten generation systems)"),
+    judges: Optional[str] = typer.Option(None, "--judges", help="glob of the judges to audit, e.g. '*@eval-prompt-1' "
+                                         "(default: every rater that is not human)"),
+    jury_methods: Optional[str] = typer.Option(None, "--jury", help="comma-separated jury methods to add as raters "
+                                               "and compare with each judge: mean, median, majority, weighted"),
+    jury_level: str = typer.Option("group", "--jury-level", help="level of the jury comparison: group (HANNA's "
+                                   "story level) or overall"),
+    folds: int = typer.Option(5, "--folds", help="cross-validation folds of the weighted jury"),
     criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
     per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
@@ -82,7 +91,7 @@ def audit(
     if per <= 0:
         raise JudgelabError("--per-words must be positive")
     if self_check:
-        if ratings or human or pairs or lengths:
+        if ratings or human or pairs or lengths or hanna_scores:
             raise JudgelabError("--self-check simulates its own studies: give no ratings, --human, --pairs or --lengths")
         from judgelab.audit import self_check as run_check
 
@@ -97,13 +106,19 @@ def audit(
         emit(table, fmt, "audit", title="audit self-check" if fmt == "table" else None)
         return
     from judgelab.audit import audit as run_audit
+    from judgelab.audit import hanna_ratings, jury_report, select_judges
     from judgelab.ratings import combine, import_long, import_wide, read_ratings
 
+    jury_list = split_list(jury_methods) or []
+    if jury_level not in {"group", "overall"}:
+        raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
     frames = [read_ratings(p) for p in (ratings or [])]
+    if hanna_scores is not None:
+        frames.append(hanna_ratings(hanna_scores))
     for h in human or []:
         frames.append(_import_human(h, human_layout, None, None, "criterion", "score", "system", "group", None,
                                     import_long, import_wide))
-    df = combine(frames)
+    df = select_judges(combine(frames), judges)
     judge_fam = _families(self_family, "--self-family")
     system_fam = _families(system_family, "--system-family")
     if system_fam and not judge_fam:
@@ -115,9 +130,19 @@ def audit(
     for name, reason in report.skipped.items():
         print(f"judgelab: {name} skipped: {reason}", file=sys.stderr)
     tables = report.tables()
+    written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped]
+    jury_parts = {}
+    if jury_list:
+        jury_table, weights = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
+        written += [(jury_table, "jury_agreement", f"Kendall tau ({jury_level} level) with the mean human rating of "
+                     "every judge and jury, and each jury minus the best single judge, with 95% CIs"),
+                    (weights, "jury_weights", "weights of the cross-validated weighted jury per fold")]
+        jury_parts = {"jury": jury_table, "jury_weights": weights}
+        for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
+            print(f"judgelab: {row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
+                  f"(95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})", file=sys.stderr)
     if out is not None:
-        _write(out, "audit", "Judge audit (`judgelab audit`)",
-               [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped],
+        _write(out, "audit", "Judge audit (`judgelab audit`)", written,
                report.lines(), {"inputs": [str(p) for p in ratings or []], "human": [str(h) for h in human or []],
                                 "settings": report.settings, "skipped": report.skipped})
     for line in report.lines():
@@ -127,15 +152,21 @@ def audit(
 
         from judgelab.output import json_document
 
-        typer.echo(json.dumps(json_document("audit", rows=pd_concat(tables), skipped=report.skipped),
+        typer.echo(json.dumps(json_document("audit", rows=pd_concat(tables), skipped=report.skipped,
+                                              **jury_parts),
                               ensure_ascii=False))
         return
     if fmt == "csv":
         emit(pd_concat(tables), fmt, "audit")
+        if jury_parts and out is None:
+            print("judgelab: note: CSV on stdout is the bias table; the jury tables are written with --out FOLDER",
+                  file=sys.stderr)
         return
     for name, t in tables.items():
         if not t.empty:
             emit(t.drop(columns=["line"]), fmt, "audit", title=name.replace("_", " "))
+    for name, t in jury_parts.items():
+        emit(t, fmt, "audit", title=name.replace("_", " "))
 
 
 def pd_concat(tables):
