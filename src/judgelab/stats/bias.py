@@ -138,9 +138,11 @@ def _sign_word(x: float, up: str, down: str) -> str:
     return up if x >= 0 else down
 
 
-def _interval_text(low: float, high: float, digits: int = 2, pct: bool = False) -> str:
+def _interval_text(low: float, high: float, digits: int = 2, pct: bool = False, points: bool = False) -> str:
     if math.isnan(low):
         return "no interval"
+    if points:
+        return f"95% CI {100 * low:+.1f} to {100 * high:+.1f} points"
     if pct:
         return f"95% CI {100 * low:.1f}% to {100 * high:.1f}%"
     return f"95% CI {low:.{digits}f} to {high:.{digits}f}"
@@ -229,7 +231,7 @@ def _scale_effects(rater, crit, joined, refrows, pts, n_resamples, seed, level) 
         label = f"{p:g}"
         shares = f"rater {100 * mine:.1f}%, humans {100 * theirs:.1f}%"
         line = (f"{rater} gives {crit} {label} in {100 * mine:.1f}% of its ratings, {who} in {100 * theirs:.1f}% "
-                f"(difference {100 * est:+.1f} points, {_interval_text(lo, hi, pct=True)}).")
+                f"(difference {100 * est:+.1f} points, {_interval_text(lo, hi, points=True)}).")
         effects.append(BiasEffect(f"scale_point:{label}", rater, crit, est, lo, hi, 0.0, n, k,
                                   "; ".join(s for s in (shares, note) if s), line))
     return effects
