@@ -11,6 +11,7 @@ false alarm when nothing is planted, each with its Monte-Carlo standard error.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from judgelab.stats.bias import (
 )
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
-           "hanna_ratings", "jury_report"]
+           "hanna_ratings", "jury_report", "selective_holdout", "SELECTIVE_COLUMNS"]
 
 TABLES = {
     "leniency": ("leniency", "spread_ratio"),
@@ -94,7 +95,7 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
     """
     effects: list[BiasEffect] = []
     skipped: dict[str, str] = {}
-    common = dict(n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
+    common: dict[str, Any] = dict(n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
     effects += scale_use(ratings, criteria, points, **common)
     if lengths is not None:
         effects += length_bias(ratings, lengths, criteria, per, **common)
@@ -192,7 +193,7 @@ _CHECKED = ("leniency", "length", "self_preference", "position_first")
 def _judge_effects(study, n_resamples: int, seed: int) -> dict[str, BiasEffect]:
     from judgelab.testing.bias_simulator import JUDGE
 
-    common = dict(n_resamples=n_resamples, seed=seed)
+    common: dict[str, Any] = dict(n_resamples=n_resamples, seed=seed)
     effects = scale_use(study.ratings, points=[], raters=[JUDGE], **common)
     effects += length_bias(study.ratings, study.lengths, **common)
     effects += self_preference(study.ratings, study.judge_family, study.system_family, **common)
@@ -219,11 +220,11 @@ def self_check(n_items: int = 200, n_studies: int = 200, seed: int = 0, n_resamp
     if n_studies < 1:
         raise JudgelabError("--n-studies: at least 1")
     planted = planted or MODERATE
-    hits = {b: [] for b in _CHECKED}
-    covered = {b: [] for b in _CHECKED}
-    alarms = {b: [] for b in _CHECKED}
-    null_cov = {b: [] for b in _CHECKED}
-    estimates = {b: [] for b in _CHECKED}
+    hits: dict[str, list[bool]] = {b: [] for b in _CHECKED}
+    covered: dict[str, list[bool]] = {b: [] for b in _CHECKED}
+    alarms: dict[str, list[bool]] = {b: [] for b in _CHECKED}
+    null_cov: dict[str, list[bool]] = {b: [] for b in _CHECKED}
+    estimates: dict[str, list[float]] = {b: [] for b in _CHECKED}
     truth: dict[str, float] = {}
     for i in range(n_studies):
         study = simulate_study(n_items, planted, seed=seed + 2 * i)
@@ -248,5 +249,57 @@ def self_check(n_items: int = 200, n_studies: int = 200, seed: int = 0, n_resamp
                      "false_alarms": f[0], "false_alarms_mcse": f[1], "mean_estimate": float(np.mean(estimates[b])),
                      "null_coverage": float(np.mean(null_cov[b]))})
     settings = {"n_items": n_items, "studies": n_studies, "seed": seed, "n_resamples": n_resamples,
-                "planted": dict(vars(planted)) if hasattr(planted, "__dict__") else {}}
+                "planted": dataclasses.asdict(planted)}
     return SelfCheckResult(tuple(rows), settings)
+
+
+SELECTIVE_COLUMNS = ["criterion", "target_agreement", "delta", "tolerance", "threshold", "n_calibration",
+                     "calibration_kept", "n_test", "test_kept", "test_coverage", "test_agreement_kept",
+                     "test_agreement_all", "note"]
+
+
+def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 0.1, tolerance: float = 1.0,
+                      seed: int = 0, folds: int = 5) -> pd.DataFrame:
+    """Selective judging of the cross-validated weighted jury, calibrated on half of the items and
+    checked on the other half (items split by ``item_id``, seeded).
+
+    The jury's weights for the test half are learned on the calibration half only (its human ratings
+    are hidden from :func:`judgelab.stats.jury.jury`); the confidence is minus the spread (SD) of the
+    judges' standardised scores on the item (jury disagreement; no human rating is used). The
+    threshold comes from :func:`judgelab.stats.selective.calibrate_selective`.
+
+    Returns:
+        One row per criterion (:data:`SELECTIVE_COLUMNS`): the threshold, items kept, and on the
+        held-out half the share kept and their agreement with the humans beside every item's.
+    """
+    from judgelab.ratings import is_human, item_means
+    from judgelab.stats.jury import jury
+    from judgelab.stats.selective import calibrate_selective, select
+
+    items = np.array(sorted(ratings["item_id"].astype(str).unique()))
+    rng = np.random.default_rng(seed)
+    test_items = set(rng.permutation(items)[: len(items) // 2])
+    is_test = ratings["item_id"].astype(str).isin(test_items)
+    hidden = ratings[~(ratings["rater"].map(is_human) & is_test)]
+    j = jury(hidden, None, ("weighted",), folds, seed)
+    means = item_means(ratings)
+    rows = []
+    for crit in sorted(j.ratings["criterion"].unique()):
+        m = means[means["criterion"] == crit]
+        wide = m[m["rater"].isin(j.judges)].pivot_table(index=["system", "item_id"], columns="rater", values="score")
+        z = (wide - wide.mean()) / wide.std(ddof=0)
+        conf = -z.std(axis=1, ddof=0)
+        human = m[m["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean()
+        jr = j.ratings[j.ratings["criterion"] == crit].set_index(["system", "item_id"])["score"]
+        t = pd.DataFrame({"conf": conf, "jury": jr.reindex(conf.index), "human": human.reindex(conf.index)}).dropna()
+        test = t.index.get_level_values("item_id").isin(list(test_items))
+        cal, held = t[~test], t[test]
+        th = calibrate_selective(cal["conf"], cal["jury"], cal["human"], alpha, delta, tolerance)
+        keep = select(th, held["conf"])
+        agree = (held["jury"] - held["human"]).abs() <= tolerance + 1e-12
+        rows.append({"criterion": crit, "target_agreement": 1 - alpha, "delta": delta, "tolerance": tolerance,
+                     "threshold": th.threshold, "n_calibration": th.n_calibration, "calibration_kept": th.n_kept,
+                     "n_test": len(held), "test_kept": int(keep.sum()), "test_coverage": float(keep.mean()),
+                     "test_agreement_kept": float(agree[keep].mean()) if keep.any() else float("nan"),
+                     "test_agreement_all": float(agree.mean()), "note": th.note})
+    return pd.DataFrame(rows, columns=SELECTIVE_COLUMNS)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -68,6 +68,11 @@ def audit(
     jury_level: str = typer.Option("group", "--jury-level", help="level of the jury comparison: group (HANNA's "
                                    "story level) or overall"),
     folds: int = typer.Option(5, "--folds", help="cross-validation folds of the weighted jury"),
+    selective: bool = typer.Option(False, "--selective", help="selective judging of the weighted jury, calibrated "
+                                   "on half of the items and checked on the other half (docs/audit.md)"),
+    alpha: float = typer.Option(0.1, "--alpha", help="--selective: disagreement allowed among kept items"),
+    delta: float = typer.Option(0.1, "--delta", help="--selective: probability that the guarantee fails"),
+    tolerance: float = typer.Option(1.0, "--tolerance", help="--selective: agreement is |jury - human| <= this"),
     criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
     per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
@@ -110,6 +115,8 @@ def audit(
     from judgelab.ratings import combine, import_long, import_wide, read_ratings
 
     jury_list = split_list(jury_methods) or []
+    if not (0 < alpha < 1 and 0 < delta < 1):
+        raise JudgelabError("--alpha and --delta are between 0 and 1")
     if jury_level not in {"group", "overall"}:
         raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
     frames = [read_ratings(p) for p in (ratings or [])]
@@ -131,7 +138,7 @@ def audit(
         print(f"judgelab: {name} skipped: {reason}", file=sys.stderr)
     tables = report.tables()
     written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped]
-    jury_parts = {}
+    jury_parts: dict[str, Any] = {}
     if jury_list:
         jury_table, weights = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
         written += [(jury_table, "jury_agreement", f"Kendall tau ({jury_level} level) with the mean human rating of "
@@ -141,6 +148,14 @@ def audit(
         for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
             print(f"judgelab: {row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
                   f"(95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})", file=sys.stderr)
+    if selective:
+        from judgelab.audit import selective_holdout
+
+        sel = selective_holdout(df, alpha, delta, tolerance, seed, folds)
+        written.append((sel, "selective", f"selective judging of the weighted jury: threshold calibrated on half of "
+                        f"the items for agreement >= {1 - alpha:.0%} with probability >= {1 - delta:.0%}, checked "
+                        "on the other half"))
+        jury_parts["selective"] = sel
     if out is not None:
         _write(out, "audit", "Judge audit (`judgelab audit`)", written,
                report.lines(), {"inputs": [str(p) for p in ratings or []], "human": [str(h) for h in human or []],

@@ -130,7 +130,8 @@ def calibrate_selective(confidence, judge, human, alpha: float = 0.1, delta: flo
     if passed == 0:
         why = (f"only {n} calibration items: at least {m} are needed to guarantee {1 - alpha:.0%} agreement with "
                f"probability {1 - delta:.0%}" if n < m else
-               "the most confident items already disagree too often: every item goes to people")
+               f"the first candidate (the {int(kept[0])} most confident items, {int(errors[0])} of them disagreeing) "
+               f"does not pass the test at {1 - alpha:.0%} agreement: every item goes to people")
         return SelectiveThreshold(math.inf, n_kept=0, errors=0, coverage=0.0, agreement=math.nan, p_value=math.nan,
                                   note=why, **base)
     i = passed - 1
