@@ -15,7 +15,7 @@ HANNA = "hanna/hanna_metric_scores_llm.csv"
 def folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("audit") / "audit-hanna"
     r = run_cli("audit", "--hanna-scores", str(SHARED_DATA / HANNA), "--judges", "*@eval-prompt-1",
-                "--jury", "mean,weighted", "--format", "csv", "--out", str(out))
+                "--jury", "mean,weighted", "--selective", "--format", "csv", "--out", str(out))
     assert r.returncode == 0, r.stderr
     return out
 
@@ -45,6 +45,11 @@ def test_the_documented_numbers(folder):
     r = _row(jury, rater="jury:weighted - OrcaPlatypus@eval-prompt-1", criterion="Relevance")
     assert (round(r["r"], 3), round(r["ci_low"], 3), round(r["ci_high"], 3)) == (0.028, -0.005, 0.060)
     assert (folder / "jury_weights.csv").exists() and (folder / "README.md").exists()
+    selective = pd.read_csv(folder / "selective.csv")
+    assert len(selective) == 6 and np.isinf(selective["threshold"]).all()  # nothing certified at 90%
+    assert (selective["test_kept"] == 0).all() and (selective["n_test"] == 480).all()
+    agree = selective.set_index("criterion")["test_agreement_all"]
+    assert (round(agree.min(), 2), round(agree.max(), 2)) == (0.80, 0.93)
 
 
 @pytest.mark.needs_shared_data(HANNA)
