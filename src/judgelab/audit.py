@@ -2,6 +2,7 @@
 table, and the planted-bias self-check that measures the audit's power at a sample size.
 
 :func:`audit` runs what its inputs allow: scale use and leniency always (ratings with humans),
+prompt sensitivity when a judge has several variants (``JUDGE@VARIANT``),
 length dependence with a table of text lengths, self-preference with a judge → family mapping,
 position bias with pairwise verdicts in both orders; what it cannot run is in ``skipped`` with the
 reason. :func:`self_check` simulates studies (:mod:`judgelab.testing.bias_simulator`) with moderate
@@ -24,10 +25,11 @@ from judgelab.stats.bias import (
     BiasEffect,
     effects_frame,
     length_bias,
-    position_bias,
     scale_use,
     self_preference,
 )
+from judgelab.stats.position import position_bias
+from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
            "hanna_ratings", "jury_report", "selective_holdout", "SELECTIVE_COLUMNS"]
@@ -38,6 +40,7 @@ TABLES = {
     "length": ("length",),
     "self_preference": ("self_preference",),
     "position": ("position_first", "position_consistency"),
+    "prompt_sensitivity": ("prompt_icc", "prompt_shift"),
 }
 """Table name → the ``bias`` values (or prefixes) it holds."""
 
@@ -97,6 +100,10 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
     skipped: dict[str, str] = {}
     common: dict[str, Any] = dict(n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
     effects += scale_use(ratings, criteria, points, **common)
+    if variant_groups(ratings["rater"]):
+        effects += prompt_sensitivity(ratings, criteria, **common)
+    else:
+        skipped["prompt_sensitivity"] = "no judge with two or more prompt variants (raters named JUDGE@VARIANT)"
     if lengths is not None:
         effects += length_bias(ratings, lengths, criteria, per, **common)
     else:

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from judgelab.errors import JudgelabError
-from judgelab.stats.bias import length_bias, position_bias, scale_use, self_preference
+from judgelab.stats.bias import length_bias, scale_use, self_preference
+from judgelab.stats.position import position_bias
 from judgelab.stats.bootstrap import cluster_bootstrap_ci
 from judgelab.stats.wboot import cluster_weights, weighted_ci
 
@@ -160,3 +161,25 @@ def test_position_bias_by_hand():
         position_bias(pairs.assign(choice="left"))
     with pytest.raises(JudgelabError, match="twice"):
         position_bias(pd.concat([pairs, pairs.iloc[:1]]))
+
+
+def test_prompt_sensitivity_by_hand():
+    from judgelab.stats import icc
+    from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
+
+    rng = np.random.default_rng(5)
+    q = rng.normal(3, 1, 40)
+    rows = [(f"i{i}", "s", "human:1", q[i]) for i in range(40)]
+    for v, shift in ((1, 0.0), (2, 0.5), (3, -0.2)):
+        rows += [(f"i{i}", "s", f"m@p{v}", q[i] + shift + rng.normal(0, 0.3)) for i in range(40)]
+    rows += [(f"i{i}", "s", "solo@p1", q[i]) for i in range(40)]
+    df = _tidy(rows)
+    assert variant_groups(df["rater"]) == {"m": ["m@p1", "m@p2", "m@p3"]}
+    effects = prompt_sensitivity(df, n_resamples=300)
+    ic, shift = _effect(effects, "prompt_icc", "m"), _effect(effects, "prompt_shift", "m")
+    wide = df[df["rater"].str.startswith("m@")].pivot(index="item_id", columns="rater", values="score")
+    assert ic.estimate == pytest.approx(icc(wide.to_numpy()).single.estimate)
+    means = wide.mean()
+    assert shift.estimate == pytest.approx(means.max() - means.min())
+    assert "highest m@p2, lowest m@p3" in shift.note and shift.ci_low < shift.estimate < shift.ci_high
+    assert not shift.detected and math.isnan(shift.null)  # a range has no no-bias value

@@ -197,6 +197,8 @@ _DESCRIPTIONS = {
     "length": "judge score per length unit beyond the human score (errors-in-variables corrected), with 95% CIs",
     "self_preference": "judge-human gap on its own family's texts minus other texts, with 95% CIs",
     "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
+    "prompt_sensitivity": "ICC(2,1) across a judge's prompt variants and the largest mean shift between them, "
+                          "with 95% CIs",
 }
 
 
