@@ -72,3 +72,28 @@ def test_independent_checks_on_the_raw_file(folder):
             # the HANNA recipe's story level: per-prompt tau over the ten systems, averaged
             story = level_correlation(matrix_frame(judge, scores.generated(crit)), "group", "kendall").r
             assert tau == pytest.approx(story)
+
+
+@pytest.mark.needs_shared_data(HANNA)
+def test_prompt_sensitivity_of_the_docs(tmp_path):
+    """docs/audit.md's prompt-sensitivity table (every judge, four Eval-Prompts); ICC against pingouin."""
+    import pingouin
+
+    from judgelab.audit import hanna_ratings
+    from judgelab.recipes.hanna import load_scores
+    from judgelab.stats.prompt_sensitivity import prompt_sensitivity
+
+    effects = prompt_sensitivity(hanna_ratings(SHARED_DATA / HANNA), ["Surprise", "Coherence"])
+    got = {(e.bias, e.rater, e.criterion): e for e in effects}
+    e = got[("prompt_shift", "Llama-13B", "Surprise")]
+    assert (round(e.estimate, 2), round(e.ci_low, 2), round(e.ci_high, 2)) == (1.26, 1.18, 1.33)
+    e = got[("prompt_icc", "Beluga-13B", "Coherence")]
+    assert (round(e.estimate, 2), round(e.ci_low, 2), round(e.ci_high, 2)) == (0.52, 0.48, 0.55)
+    scores = load_scores(SHARED_DATA / HANNA)
+    x = np.stack([scores.generated(f"Beluga-13B CH {p}").ravel() for p in (1, 2, 3, 4)], axis=1)
+    long = pd.DataFrame({"item": np.repeat(np.arange(len(x)), 4), "rater": np.tile(np.arange(4), len(x)),
+                         "score": x.ravel()})
+    ref = pingouin.intraclass_corr(long, "item", "rater", "score").set_index("Type").loc["ICC(A,1)"]  # ICC(2,1)
+    assert e.estimate == pytest.approx(ref["ICC"])
+    means = x.mean(axis=0)
+    assert got[("prompt_shift", "Beluga-13B", "Coherence")].estimate == pytest.approx(means.max() - means.min())

@@ -58,8 +58,10 @@ def prompt_sensitivity(df: pd.DataFrame, criterion: str | list[str] | None = Non
                                       f"{n} items rated by every variant; {which}"))
                 continue
             res = icc(wide.to_numpy(float), confidence_level).single
+            items = wide.index.get_level_values("item_id").nunique()
             out.append(BiasEffect("prompt_icc", base, crit, res.estimate, res.ci_low, res.ci_high, _NAN, n,
-                                  n, f"ICC(2,1), F-based interval; {which}",
+                                  items, f"ICC(2,1); its F-based interval treats the {n} rows as independent "
+                                  f"items; {which}",
                                   f"{base}'s {crit} ratings under its {len(variants)} prompt variants agree with "
                                   f"ICC(2,1) = {res.estimate:.2f} (95% CI {res.ci_low:.2f} to {res.ci_high:.2f})."))
             x = wide.to_numpy(float)
