@@ -28,7 +28,7 @@ from judgelab.stats.bias import (
     scale_use,
     self_preference,
 )
-from judgelab.stats.position import position_bias
+from judgelab.stats.position import length_preference, position_bias
 from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
@@ -37,7 +37,7 @@ __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "S
 TABLES = {
     "leniency": ("leniency", "spread_ratio"),
     "scale_points": ("scale_point:",),
-    "length": ("length",),
+    "length": ("length", "prefer_longer"),
     "self_preference": ("self_preference",),
     "position": ("position_first", "position_consistency"),
     "prompt_sensitivity": ("prompt_icc", "prompt_shift"),
@@ -114,6 +114,11 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
         skipped["self_preference"] = "no judge family given (--self-family JUDGE=FAMILY)"
     if pairs is not None:
         effects += position_bias(pairs, **common)
+        if lengths is not None:
+            try:
+                effects += length_preference(pairs, lengths, ratings, **common)
+            except JudgelabError as exc:
+                skipped["prefer_longer"] = str(exc)
     else:
         skipped["position"] = "no pairwise verdicts in both orders given (--pairs)"
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level, "per_words": per,

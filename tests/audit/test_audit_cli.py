@@ -51,7 +51,7 @@ def test_cli_writes_the_tables_and_a_line_per_bias(tmp_path, study):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     biases = {row["bias"] for row in doc["rows"] if row["rater"] == JUDGE}
-    assert {"leniency", "spread_ratio", "length", "self_preference", "position_first"} <= biases
+    assert {"leniency", "spread_ratio", "length", "prefer_longer", "self_preference", "position_first"} <= biases
     for name in ("leniency", "scale_points", "length", "self_preference", "position"):
         assert (out / f"{name}.csv").exists()
     table = pd.read_csv(out / "self_preference.csv")

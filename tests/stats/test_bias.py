@@ -183,3 +183,22 @@ def test_prompt_sensitivity_by_hand():
     assert shift.estimate == pytest.approx(means.max() - means.min())
     assert "highest m@p2, lowest m@p3" in shift.note and shift.ci_low < shift.estimate < shift.ci_high
     assert not shift.detected and math.isnan(shift.null)  # a range has no no-bias value
+
+
+def test_length_preference_by_hand():
+    from judgelab.stats.position import length_preference
+
+    lengths = pd.DataFrame({"item_id": list("abcdef"), "length": [100, 200, 300, 300, 50, 80]})
+    ratings = _tidy([(i, "s", "human:1", v) for i, v in zip("abcdef", [4, 3, 2, 2, 1, 5])])
+    pairs = pd.DataFrame({"rater": "j", "first": ["a", "b", "c", "d", "e", "f"],
+                          "second": ["b", "a", "d", "c", "f", "e"],
+                          "choice": ["second", "first", "first", "first", "tie", "tie"]})
+    (e,) = length_preference(pairs, lengths, ratings, n_resamples=0)
+    # (a, b): b longer, judge picks b in both orders (1); humans prefer a (0). (c, d) equal length: left out.
+    # (e, f): f longer, ties (0.5); humans prefer f (1).
+    assert e.n == 2 and e.estimate == pytest.approx(np.mean([1 - 0, 0.5 - 1]))
+    assert "judge 75.0%, humans 50.0%" in e.note and "2 verdicts on pairs of equal length" in e.note
+    (alone,) = length_preference(pairs, lengths, None, n_resamples=0)
+    assert alone.estimate == pytest.approx(0.75 - 0.5)
+    with pytest.raises(JudgelabError, match="one length per item_id"):
+        length_preference(pairs, pd.concat([lengths, lengths]))

@@ -194,7 +194,8 @@ def pd_concat(tables):
 _DESCRIPTIONS = {
     "leniency": "mean shift against the (other) humans and ratio of spreads, per rater and criterion, with 95% CIs",
     "scale_points": "share of each scale point, rater minus humans, with 95% CIs (the shares in note)",
-    "length": "judge score per length unit beyond the human score (errors-in-variables corrected), with 95% CIs",
+    "length": "judge score per length unit beyond the human score (errors-in-variables corrected), and on pairs "
+              "the judge's preference for the longer text minus the humans', with 95% CIs",
     "self_preference": "judge-human gap on its own family's texts minus other texts, with 95% CIs",
     "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
     "prompt_sensitivity": "ICC(2,1) across a judge's prompt variants and the largest mean shift between them, "

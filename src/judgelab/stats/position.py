@@ -13,7 +13,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.stats.bias import _NAN, BiasEffect, _ci, _interval_text, _wmean
 
-__all__ = ["position_bias"]
+__all__ = ["position_bias", "length_preference"]
 
 
 _CHOICE = {"first": 1.0, "second": 0.0, "tie": 0.5, "1": 1.0, "2": 0.0, "0": 0.5}
@@ -93,4 +93,83 @@ def position_bias(pairs: pd.DataFrame, n_resamples: int = 999, seed: int = 0,
                 f"({_interval_text(lo, hi, pct=True)}).")
         out.append(BiasEffect("position_consistency", rater, crit, est, lo, hi, _NAN, n, k,
                               "; ".join(s for s in (omitted, note) if s), line))
+    return out
+
+
+def length_preference(pairs: pd.DataFrame, lengths: pd.DataFrame, ratings: pd.DataFrame | None = None,
+                      n_resamples: int = 999, seed: int = 0, confidence_level: float = 0.95) -> list[BiasEffect]:
+    """How often a judge prefers the longer text of a pair, against how often the humans' ratings do.
+
+    Args:
+        pairs: as for :func:`position_bias`; ``first`` and ``second`` are ``item_id`` labels of ``lengths``.
+        lengths: ``item_id`` and ``length`` (one row per item id).
+        ratings: the tidy ratings table with humans (optional): the humans "prefer" the text with the
+            higher mean human rating (equal means: half each).
+
+    Returns:
+        Per (criterion, rater): ``prefer_longer``, the judge's share of verdicts for the longer text
+        (ties 1/2, both orders averaged so position cancels) minus the humans' share on the same pairs
+        (without human ratings: minus 1/2), with a paired item-bootstrap interval. Pairs of equal length,
+        or with a text the lengths or human ratings lack, are left out and counted in the note.
+    """
+    from judgelab.ratings import is_human, item_means
+
+    if "length" not in lengths.columns or "item_id" not in lengths.columns:
+        raise JudgelabError("lengths: need columns item_id and length")
+    ids = lengths["item_id"].astype(str)
+    if ids.duplicated().any():
+        raise JudgelabError("length preference on pairs needs one length per item_id (pairs name texts by item_id)")
+    length = dict(zip(ids, lengths["length"].astype(float)))
+    human: dict[str, float] = {}
+    if ratings is not None:
+        m = item_means(ratings)
+        h = m[m["rater"].map(is_human)]
+        human = h.groupby("item_id")["score"].mean().to_dict()
+    p = pairs.copy()
+    for c in ("rater", "first", "second"):
+        p[c] = p[c].astype(str)
+    p["criterion"] = p["criterion"].astype(str) if "criterion" in p.columns else "pairwise"
+    choice = p["choice"].astype(str).str.strip().str.lower().map(_CHOICE)
+    if choice.isna().any():
+        raise JudgelabError(f"pairs: choice {p.loc[choice.isna(), 'choice'].iloc[0]!r} is not first, second or tie")
+    lf, ls = p["first"].map(length), p["second"].map(length)
+    p["longer"] = np.where(lf > ls, choice, np.where(lf < ls, 1 - choice, np.nan))  # 1: picked the longer
+    usable = lf.notna() & ls.notna() & (lf != ls)
+    if human:
+        hf, hs = p["first"].map(human), p["second"].map(human)
+        hl = np.where(lf > ls, hf, hs) - np.where(lf > ls, hs, hf)
+        p["human_longer"] = np.where(hl > 0, 1.0, np.where(hl < 0, 0.0, 0.5))
+        usable &= hf.notna() & hs.notna()
+    else:
+        p["human_longer"] = 0.5
+    lo_, hi_ = p[["first", "second"]].min(axis=1), p[["first", "second"]].max(axis=1)
+    p["key"] = lo_ + "\x1f" + hi_
+    if "item_id" in pairs.columns:
+        p["cluster"] = pairs["item_id"].astype(str)
+    else:
+        p["cluster"] = p["key"]
+    out: list[BiasEffect] = []
+    for (crit, rater), g in p.groupby(["criterion", "rater"], sort=True):
+        left = int((~usable[g.index]).sum())
+        g = g[usable[g.index]]
+        per = g.groupby(["cluster", "key"]).agg(j=("longer", "mean"), h=("human_longer", "first")).reset_index()
+        n = len(per)
+        omitted = f"{left} verdicts on pairs of equal length or without a length or human rating left out" if left else ""
+        if n == 0:
+            out.append(BiasEffect("prefer_longer", rater, crit, _NAN, _NAN, _NAN, 0.0, 0, 0, omitted or "no pair"))
+            continue
+        codes, labels = pd.factorize(per["cluster"], sort=True)
+        d = (per["j"] - per["h"]).to_numpy(float)
+
+        def stat(w, d=d, codes=codes):
+            return _wmean(w[:, codes], d)
+        est = float(d.mean())
+        lo, hi, note = _ci(stat, len(labels), n_resamples, confidence_level, seed)
+        who = "the humans' ratings" if human else "no preference (50%; no human ratings given)"
+        shares = f"judge {100 * per['j'].mean():.1f}%, humans {100 * per['h'].mean():.1f}%" if human else \
+            f"judge {100 * per['j'].mean():.1f}%"
+        line = (f"{rater} prefers the longer text in {100 * per['j'].mean():.1f}% of pairs, {abs(100 * est):.1f} points "
+                f"{'more' if est >= 0 else 'less'} often than {who} ({_interval_text(lo, hi, points=True)}).")
+        out.append(BiasEffect("prefer_longer", rater, crit, est, lo, hi, 0.0, n, len(labels),
+                              "; ".join(s for s in (shares, omitted, note) if s), line))
     return out
