@@ -106,15 +106,27 @@ def _ci(stat, k: int, n_resamples: int, level: float, seed: int):
     return ci.low, ci.high, ci.message
 
 
-def _wmean(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (w * x).sum(1) / w.sum(1)
+def _csum(codes: np.ndarray, k: int, v) -> np.ndarray:
+    """Per-cluster sums of ``v`` (rows in clusters ``codes``): a resample's weighted sum is ``w @ sums``,
+    so no statistic builds a (resamples × rows) array."""
+    return np.bincount(codes, weights=np.asarray(v, dtype=float), minlength=k)
 
 
-def _wsd(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    m = _wmean(w, x)
+def _wmean(w: np.ndarray, codes: np.ndarray, x, where=None) -> np.ndarray:
+    """Mean of ``x`` over the rows (optionally only those with ``where``) in each resample ``w`` (B × k)."""
+    x = np.asarray(x, dtype=float)
+    mask = np.ones_like(x) if where is None else np.asarray(where, dtype=float)
+    k = w.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.sqrt((w * (x[None, :] - m[:, None]) ** 2).sum(1) / w.sum(1))
+        return (w @ _csum(codes, k, x * mask)) / (w @ _csum(codes, k, mask))
+
+
+def _wsd(w: np.ndarray, codes: np.ndarray, x) -> np.ndarray:
+    """Population SD of ``x`` over the rows in each resample (centred first: a constant gives exactly 0)."""
+    x = np.asarray(x, dtype=float)
+    x = x - x.mean()
+    m, m2 = _wmean(w, codes, x), _wmean(w, codes, x ** 2)
+    return np.sqrt(np.maximum(m2 - m ** 2, 0.0))
 
 
 def _criteria(df: pd.DataFrame, criterion: str | list[str] | None) -> list[str]:
@@ -202,7 +214,7 @@ def _scale_effects(rater, crit, joined, refrows, pts, n_resamples, seed, level) 
     effects = []
 
     def lenient(w):
-        return _wmean(w[:, cj], d)
+        return _wmean(w, cj, d)
     est = float(lenient(np.ones((1, k)))[0])
     lo, hi, note = _ci(lenient, k, n_resamples, level, seed)
     line = (f"{rater} rates {crit} {abs(est):.2f} points {_sign_word(est, 'higher', 'lower')} than {who} on average "
@@ -211,7 +223,7 @@ def _scale_effects(rater, crit, joined, refrows, pts, n_resamples, seed, level) 
 
     def spread(w):
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _wsd(w[:, cj], x) / _wsd(w[:, ch], h)
+            return _wsd(w, cj, x) / _wsd(w, ch, h)
     est = float(spread(np.ones((1, k)))[0])
     lo, hi, note = _ci(spread, k, n_resamples, level, seed + 1)
     line = (f"{rater}'s {crit} ratings spread {est:.2f} times as widely as the individual ratings of {who} "
@@ -223,7 +235,7 @@ def _scale_effects(rater, crit, joined, refrows, pts, n_resamples, seed, level) 
         xi, hi_ = (xr == p).astype(float), (hr == p).astype(float)
 
         def share(w, xi=xi, hi_=hi_):
-            return _wmean(w[:, cj], xi) - _wmean(w[:, ch], hi_)
+            return _wmean(w, cj, xi) - _wmean(w, ch, hi_)
         est = float(share(np.ones((1, k)))[0])
         lo, hi, note = _ci(share, k, n_resamples, level, seed + 2 + i)
         mine, theirs = float(xi.mean()), float(hi_.mean())
@@ -300,14 +312,16 @@ def _length_effect(rater, crit, j, per, correct_error, n_resamples, seed, level)
                      "fewer than two human ratings")
         correct_error = False
     err = np.nan_to_num(err) if correct_error else np.zeros(n)
-    xx = np.einsum("np,nq->npq", X, X)
-    xy = X * y[:, None]
+    xx = np.zeros((k, 3, 3))
+    np.add.at(xx, codes, np.einsum("np,nq->npq", X, X))
+    xy = np.zeros((k, 3))
+    np.add.at(xy, codes, X * y[:, None])
+    errs = _csum(codes, k, err)
 
     def coef(w):
-        wr = w[:, codes]
-        A = np.einsum("bn,npq->bpq", wr, xx)
-        A[:, 2, 2] -= wr @ err
-        b = np.einsum("bn,np->bp", wr, xy)
+        A = np.einsum("bk,kpq->bpq", w, xx)
+        A[:, 2, 2] -= w @ errs
+        b = w @ xy
         with np.errstate(invalid="ignore"):
             ok = np.linalg.det(A) > 1e-12 * np.abs(A).max(axis=(1, 2)) ** 3
         res = np.full(len(w), np.nan)
@@ -377,8 +391,7 @@ def self_preference(df: pd.DataFrame, judge_family: dict[str, str], system_famil
             o, t = own.astype(float), (~own).astype(float)
 
             def diff(w, o=o, t=t, gap=gap, codes=codes):
-                wr = w[:, codes]
-                return _wmean(wr * o, gap) - _wmean(wr * t, gap)
+                return _wmean(w, codes, gap, o) - _wmean(w, codes, gap, t)
             est = float(diff(np.ones((1, k)))[0])
             lo, hi, note = _ci(diff, k, n_resamples, confidence_level, seed)
             line = (f"Relative to the humans, {rater} rates {crit} of its own family ({fam}) {abs(est):.2f} points "

@@ -97,19 +97,17 @@ def calibration(confidence, agreed, n_bins: int = 10, clusters=None, n_resamples
     b = np.minimum((p * n_bins).astype(int), n_bins - 1)
     codes, labels = pd.factorize(pd.Series(np.arange(p.size) if clusters is None else list(clusters)), sort=True)
     k = len(labels)
-    onehot = np.zeros((n_bins, p.size))
-    onehot[b, np.arange(p.size)] = 1.0
+    count, hits, conf = (np.zeros((k, n_bins)) for _ in range(3))  # per item and bin: rows, agreements, confidence
+    np.add.at(count, (codes, b), 1.0)
+    np.add.at(hits, (codes, b), y)
+    np.add.at(conf, (codes, b), p)
 
     def ece(w: np.ndarray) -> np.ndarray:
-        wr = w[:, codes]
-        count = wr @ onehot.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gap = np.abs((wr * y) @ onehot.T - (wr * p) @ onehot.T)
-        return gap.sum(1) / count.sum(1)
+        return np.abs(w @ hits - w @ conf).sum(1) / (w @ count).sum(1)
 
     def brier(w: np.ndarray) -> np.ndarray:
-        wr = w[:, codes]
-        return (wr * (p - y) ** 2).sum(1) / wr.sum(1)
+        sq = np.bincount(codes, weights=(p - y) ** 2, minlength=k)
+        return (w @ sq) / (w @ count.sum(1))
     one = np.ones((1, k))
     notes = []
     bounds = []

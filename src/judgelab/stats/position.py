@@ -77,10 +77,10 @@ def position_bias(pairs: pd.DataFrame, n_resamples: int = 999, seed: int = 0,
         consistent = np.isclose(a, 1 - b).astype(float)
 
         def pref(w, first=first, codes=codes):
-            return _wmean(w[:, codes], first)
+            return _wmean(w, codes, first)
 
         def cons(w, consistent=consistent, codes=codes):
-            return _wmean(w[:, codes], consistent)
+            return _wmean(w, codes, consistent)
         est = float(first.mean())
         lo, hi, note = _ci(pref, k, n_resamples, confidence_level, seed)
         line = (f"{rater} picks the first-shown text in {100 * (0.5 + est):.1f}% of its verdicts "
@@ -162,7 +162,7 @@ def length_preference(pairs: pd.DataFrame, lengths: pd.DataFrame, ratings: pd.Da
         d = (per["j"] - per["h"]).to_numpy(float)
 
         def stat(w, d=d, codes=codes):
-            return _wmean(w[:, codes], d)
+            return _wmean(w, codes, d)
         est = float(d.mean())
         lo, hi, note = _ci(stat, len(labels), n_resamples, confidence_level, seed)
         who = "the humans' ratings" if human else "no preference (50%; no human ratings given)"

@@ -68,9 +68,12 @@ def prompt_sensitivity(df: pd.DataFrame, criterion: str | list[str] | None = Non
             codes, labels = pd.factorize(wide.index.get_level_values("item_id"), sort=True)
             k = len(labels)
 
-            def spread(w, x=x, codes=codes):
-                wr = w[:, codes]
-                col = (wr @ x) / wr.sum(1)[:, None]
+            sums = np.zeros((k, x.shape[1]))
+            np.add.at(sums, codes, x)
+            counts = np.bincount(codes, minlength=k).astype(float)
+
+            def spread(w, sums=sums, counts=counts):
+                col = (w @ sums) / (w @ counts)[:, None]
                 return col.max(1) - col.min(1)
             est = float(spread(np.ones((1, k)))[0])
             col = x.mean(0)
