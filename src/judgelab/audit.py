@@ -121,9 +121,27 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
                 skipped["prefer_longer"] = str(exc)
     else:
         skipped["position"] = "no pairwise verdicts in both orders given (--pairs)"
+    effects = _with_failures(effects, ratings)
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level, "per_words": per,
                 "interval": "percentile cluster bootstrap over item_id"}
     return AuditReport(tuple(effects), skipped, settings)
+
+
+def _with_failures(effects: list[BiasEffect], ratings: pd.DataFrame) -> list[BiasEffect]:
+    """Each effect's note names its rater's failed judgments on the criterion (left out of every statistic)."""
+    from judgelab.status import Status
+
+    failed = ratings["status"] != Status.OK
+    counts = failed.groupby([ratings["rater"], ratings["criterion"]]).agg(["sum", "size"])
+    out = []
+    for e in effects:
+        key = (e.rater, e.criterion)
+        if key in counts.index and counts.loc[key, "sum"] > 0:
+            k, n = int(counts.loc[key, "sum"]), int(counts.loc[key, "size"])
+            note = f"{k} of {n} judgments failed (no score) and are left out"
+            e = dataclasses.replace(e, note="; ".join(x for x in (note, e.note) if x))
+        out.append(e)
+    return out
 
 
 def select_judges(ratings: pd.DataFrame, pattern: str | None) -> pd.DataFrame:

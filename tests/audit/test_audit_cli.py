@@ -91,3 +91,15 @@ def test_cli_self_check_small(tmp_path):
     assert list(table["bias"]) == ["leniency", "length", "self_preference", "position_first"]
     assert (table["studies"] == 3).all()
     assert "detected in" in r.stderr
+
+
+def test_failed_judgments_are_left_out_and_counted(study):
+    ratings = study.ratings.copy()
+    bad = (ratings["rater"] == JUDGE) & ratings["item_id"].isin(["i0", "i1", "i2"])
+    ratings.loc[bad, "status"] = "no_rating"
+    ratings.loc[bad, "score"] = float("nan")
+    report = audit(ratings, n_resamples=0)
+    lenient = next(e for e in report.effects if e.rater == JUDGE and e.bias == "leniency")
+    assert lenient.n == 197 and "3 of 200 judgments failed" in lenient.note
+    clean = next(e for e in audit(study.ratings, n_resamples=0).effects if e.rater == JUDGE and e.bias == "leniency")
+    assert "failed" not in clean.note
