@@ -169,11 +169,13 @@ def hanna_ratings(path) -> pd.DataFrame:
 
 
 def jury_report(ratings: pd.DataFrame, methods: list[str], level: str = "group", method: str = "kendall",
-                folds: int = 5, n_resamples: int = 999, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+                folds: int = 5, n_resamples: int = 999,
+                seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Juries of every judge of ``ratings`` beside each single judge (:mod:`judgelab.stats.jury`).
 
     Returns:
-        The agreement table (:func:`judgelab.stats.jury.jury_vs_judges`) and the learned weights.
+        The agreement table (:func:`judgelab.stats.jury.jury_vs_judges`), the learned weights, and the
+        juries' ratings (tidy rows of the raters ``jury:<method>``).
     """
     from judgelab.ratings import combine
     from judgelab.stats.jury import jury, jury_vs_judges
@@ -181,7 +183,7 @@ def jury_report(ratings: pd.DataFrame, methods: list[str], level: str = "group",
     j = jury(ratings, None, methods, folds, seed)
     both = combine([ratings, j.ratings])
     table = jury_vs_judges(both, [f"jury:{m}" for m in methods], level, method, n_resamples=n_resamples, seed=seed)
-    return table, j.weights
+    return table, j.weights, j.ratings
 
 
 SELF_CHECK_COLUMNS = ["bias", "planted", "studies", "n_items", "detected", "detected_mcse", "coverage",

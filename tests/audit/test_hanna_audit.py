@@ -45,6 +45,10 @@ def test_the_documented_numbers(folder):
     r = _row(jury, rater="jury:weighted - OrcaPlatypus@eval-prompt-1", criterion="Relevance")
     assert (round(r["r"], 3), round(r["ci_low"], 3), round(r["ci_high"], 3)) == (0.028, -0.005, 0.060)
     assert (folder / "jury_weights.csv").exists() and (folder / "README.md").exists()
+    from judgelab.ratings import read_ratings
+
+    rows = read_ratings(folder / "jury_ratings.csv")  # a ratings file like any judge's
+    assert set(rows["rater"]) == {"jury:mean", "jury:weighted"} and len(rows) == 2 * 6 * 960
     selective = pd.read_csv(folder / "selective.csv")
     assert len(selective) == 6 and np.isinf(selective["threshold"]).all()  # nothing certified at 90%
     assert (selective["test_kept"] == 0).all() and (selective["n_test"] == 480).all()

@@ -140,10 +140,12 @@ def audit(
     written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped]
     jury_parts: dict[str, Any] = {}
     if jury_list:
-        jury_table, weights = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
+        jury_table, weights, jury_rows = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
         written += [(jury_table, "jury_agreement", f"Kendall tau ({jury_level} level) with the mean human rating of "
                      "every judge and jury, and each jury minus the best single judge, with 95% CIs"),
-                    (weights, "jury_weights", "weights of the cross-validated weighted jury per fold")]
+                    (weights, "jury_weights", "weights of the cross-validated weighted jury per fold"),
+                    (jury_rows, "jury_ratings", "the juries' ratings as raters jury:<method> of the tidy ratings "
+                     "table (input of `judgelab agree`)")]
         jury_parts = {"jury": jury_table, "jury_weights": weights}
         for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
             print(f"judgelab: {row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
