@@ -1,0 +1,217 @@
+"""``judgelab audit``: a bias report for one or more judges, and its planted-bias self-check."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from judgelab.cli.common import FormatOpt, app, split_list
+from judgelab.errors import JudgelabError
+
+
+def _families(values: Optional[list[str]], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, family = value.partition("=")
+        if not sep or not name.strip() or not family.strip():
+            raise JudgelabError(f"{option} {value!r}: expected NAME=FAMILY, e.g. {option} gpt-4o=openai")
+        out[name.strip()] = family.strip()
+    return out
+
+
+def _read_table(path: Path):
+    from judgelab.ratings import _frame
+
+    return _frame(path)[0]
+
+
+def read_lengths(path: Path):
+    """``--lengths``: item_id, optional system, and ``length`` (words) or ``text`` (words counted)."""
+    import pandas as pd
+
+    from judgelab.datasets.readers import parse_score
+
+    df = _read_table(path)
+    if "item_id" not in df.columns or not ({"length", "text"} & set(df.columns)):
+        raise JudgelabError(f"{path}: need columns item_id and length (words) or text")
+    out = pd.DataFrame({"item_id": df["item_id"].astype(str)})
+    if "system" in df.columns:
+        out["system"] = df["system"].astype(str)
+    if "length" in df.columns:
+        out["length"] = [parse_score(v, f"{path}: row {i + 1}, column 'length'") for i, v in enumerate(df["length"])]
+    else:
+        out["length"] = [float(len(str(t).split())) for t in df["text"]]
+    return out
+
+
+@app.command()
+def audit(
+    ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", help="human ratings to import (repeatable; long or "
+                                               "wide layout, read as by `judgelab agree --human`)"),
+    human_layout: str = typer.Option("auto", "--human-layout", help="auto | long | wide"),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="pairwise verdicts in both orders: rater, first, "
+                                         "second, choice (first|second|tie), optional item_id, criterion"),
+    lengths: Optional[Path] = typer.Option(None, "--lengths", help="text lengths: item_id, [system], length (words) "
+                                           "or text"),
+    self_family: Optional[list[str]] = typer.Option(None, "--self-family", help="JUDGE=FAMILY: the judge's model "
+                                                    "family (repeatable; a judge label or its part before @)"),
+    system_family: Optional[list[str]] = typer.Option(None, "--system-family", help="SYSTEM=FAMILY: the family of "
+                                                      "a system's texts (repeatable; unnamed systems: no judge's)"),
+    hanna_scores: Optional[Path] = typer.Option(None, "--hanna-scores", help="read HANNA's hanna_metric_scores_llm.csv "
+                                                "(LLM judges and three humans; the ten generation systems)"),
+    judges: Optional[str] = typer.Option(None, "--judges", help="glob of the judges to audit, e.g. '*@eval-prompt-1' "
+                                         "(default: every rater that is not human)"),
+    jury_methods: Optional[str] = typer.Option(None, "--jury", help="comma-separated jury methods to add as raters "
+                                               "and compare with each judge: mean, median, majority, weighted"),
+    jury_level: str = typer.Option("group", "--jury-level", help="level of the jury comparison: group (HANNA's "
+                                   "story level) or overall"),
+    folds: int = typer.Option(5, "--folds", help="cross-validation folds of the weighted jury"),
+    selective: bool = typer.Option(False, "--selective", help="selective judging of the weighted jury, calibrated "
+                                   "on half of the items and checked on the other half (docs/audit.md)"),
+    alpha: float = typer.Option(0.1, "--alpha", help="--selective: disagreement allowed among kept items"),
+    delta: float = typer.Option(0.1, "--delta", help="--selective: probability that the guarantee fails"),
+    tolerance: float = typer.Option(1.0, "--tolerance", help="--selective: agreement is |jury - human| <= this"),
+    criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
+    per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
+    n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
+    seed: int = typer.Option(0, "--seed"),
+    self_check: bool = typer.Option(False, "--self-check", help="simulate studies with planted biases and show "
+                                    "how often the audit finds them (no input read)"),
+    n_items: int = typer.Option(200, "--n-items", help="--self-check: items per simulated study"),
+    n_studies: int = typer.Option(200, "--n-studies", help="--self-check: simulated studies (with and without bias)"),
+    fmt: str = FormatOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
+) -> None:
+    """Bias report: leniency, spread and scale use against humans, length dependence, self-preference, position."""
+    import sys
+
+    from judgelab.cli.agreement import _check_output, _import_human
+    from judgelab.cli.output import emit
+
+    _check_output(fmt, out)
+    if n_resamples < 0:
+        raise JudgelabError("--n-resamples is 0 (no interval) or more")
+    if per <= 0:
+        raise JudgelabError("--per-words must be positive")
+    if self_check:
+        if ratings or human or pairs or lengths or hanna_scores:
+            raise JudgelabError("--self-check simulates its own studies: give no ratings, --human, --pairs or --lengths")
+        from judgelab.audit import self_check as run_check
+
+        result = run_check(n_items, n_studies, seed, n_resamples)
+        table = result.to_frame()
+        if out is not None:
+            _write(out, "audit --self-check", "Audit self-check (`judgelab audit --self-check`)",
+                   [(table, "self_check", "detection, coverage and false alarms per planted bias, with Monte-Carlo "
+                     "standard errors")], result.lines(), result.settings)
+        for line in result.lines():
+            print(f"judgelab: {line}", file=sys.stderr)
+        emit(table, fmt, "audit", title="audit self-check" if fmt == "table" else None)
+        return
+    from judgelab.audit import audit as run_audit
+    from judgelab.audit import hanna_ratings, jury_report, select_judges
+    from judgelab.ratings import combine, import_long, import_wide, read_ratings
+
+    jury_list = split_list(jury_methods) or []
+    if not (0 < alpha < 1 and 0 < delta < 1):
+        raise JudgelabError("--alpha and --delta are between 0 and 1")
+    if jury_level not in {"group", "overall"}:
+        raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
+    frames = [read_ratings(p) for p in (ratings or [])]
+    if hanna_scores is not None:
+        frames.append(hanna_ratings(hanna_scores))
+    for h in human or []:
+        frames.append(_import_human(h, human_layout, None, None, "criterion", "score", "system", "group", None,
+                                    import_long, import_wide))
+    df = select_judges(combine(frames), judges)
+    judge_fam = _families(self_family, "--self-family")
+    system_fam = _families(system_family, "--system-family")
+    if system_fam and not judge_fam:
+        raise JudgelabError("--system-family needs --self-family JUDGE=FAMILY (whose family to compare)")
+    pair_table = _read_table(pairs) if pairs is not None else None
+    length_table = read_lengths(lengths) if lengths is not None else None
+    report = run_audit(df, pair_table, length_table, judge_fam, system_fam, split_list(criteria), None, per,
+                       n_resamples, seed)
+    for name, reason in report.skipped.items():
+        print(f"judgelab: {name} skipped: {reason}", file=sys.stderr)
+    tables = report.tables()
+    written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped]
+    jury_parts: dict[str, Any] = {}
+    if jury_list:
+        jury_table, weights, jury_rows = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
+        written += [(jury_table, "jury_agreement", f"Kendall tau ({jury_level} level) with the mean human rating of "
+                     "every judge and jury, and each jury minus the best single judge, with 95% CIs"),
+                    (weights, "jury_weights", "weights of the cross-validated weighted jury per fold"),
+                    (jury_rows, "jury_ratings", "the juries' ratings as raters jury:<method> of the tidy ratings "
+                     "table (input of `judgelab agree`)")]
+        jury_parts = {"jury": jury_table, "jury_weights": weights}
+        for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
+            print(f"judgelab: {row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
+                  f"(95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})", file=sys.stderr)
+    if selective:
+        from judgelab.audit import selective_holdout
+
+        sel = selective_holdout(df, alpha, delta, tolerance, seed, folds)
+        written.append((sel, "selective", f"selective judging of the weighted jury: threshold calibrated on half of "
+                        f"the items for agreement >= {1 - alpha:.0%} with probability >= {1 - delta:.0%}, checked "
+                        "on the other half"))
+        jury_parts["selective"] = sel
+    if out is not None:
+        _write(out, "audit", "Judge audit (`judgelab audit`)", written,
+               report.lines(), {"inputs": [str(p) for p in ratings or []], "human": [str(h) for h in human or []],
+                                "settings": report.settings, "skipped": report.skipped})
+    for line in report.lines():
+        print(f"judgelab: {line}", file=sys.stderr)
+    if fmt == "json":
+        import json
+
+        from judgelab.output import json_document
+
+        typer.echo(json.dumps(json_document("audit", rows=pd_concat(tables), skipped=report.skipped,
+                                              **jury_parts),
+                              ensure_ascii=False))
+        return
+    if fmt == "csv":
+        emit(pd_concat(tables), fmt, "audit")
+        if jury_parts and out is None:
+            print("judgelab: note: CSV on stdout is the bias table; the jury tables are written with --out FOLDER",
+                  file=sys.stderr)
+        return
+    for name, t in tables.items():
+        if not t.empty:
+            emit(t.drop(columns=["line"]), fmt, "audit", title=name.replace("_", " "))
+    for name, t in jury_parts.items():
+        emit(t, fmt, "audit", title=name.replace("_", " "))
+
+
+def pd_concat(tables):
+    import pandas as pd
+
+    non_empty = [t for t in tables.values() if not t.empty]
+    return pd.concat(non_empty, ignore_index=True) if non_empty else next(iter(tables.values()))
+
+
+_DESCRIPTIONS = {
+    "leniency": "mean shift against the (other) humans and ratio of spreads, per rater and criterion, with 95% CIs",
+    "scale_points": "share of each scale point, rater minus humans, with 95% CIs (the shares in note)",
+    "length": "judge score per length unit beyond the human score (errors-in-variables corrected), and on pairs "
+              "the judge's preference for the longer text minus the humans', with 95% CIs",
+    "self_preference": "judge-human gap on its own family's texts minus other texts, with 95% CIs",
+    "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
+    "prompt_sensitivity": "ICC(2,1) across a judge's prompt variants and the largest mean shift between them, "
+                          "with 95% CIs",
+}
+
+
+def _write(out: Path, command: str, title: str, tables, lines: list[str], extra) -> None:
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.output import OutputFolder
+
+    with OutputFolder(out, title, command=command, display=NotesDisplay()) as output:
+        for df, name, description in tables:
+            output.table(df, name, description, show=False)
+        notes = ["Intervals: 95% percentile cluster bootstrap over item_id. An effect is detected when its interval "
+                 "excludes the no-bias value (0; 1 for the spread ratio).", "", *[f"- {line}" for line in lines]]
+        output.finish(notes, extra=extra)
