@@ -63,6 +63,12 @@ def rate(
     transport: Transport = TransportOpt,
     max_tokens_param: TokenParam = MaxTokensParamOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
+    export_batch: Optional[Path] = typer.Option(
+        None, "--export-batch", help="call no model: write the calls the store lacks as OpenAI batch-input JSONL "
+        "(for `vllm run-batch` or a provider), record them in the store; then `judgelab batch import` the answers "
+        "and run the same command again (docs/at-scale.md)"),
+    batch_max_requests: int = typer.Option(50_000, "--batch-max-requests", min=1, help="most requests per batch file"),
+    batch_max_mb: float = typer.Option(200.0, "--batch-max-mb", min=0.001, help="most megabytes per batch file"),
 ) -> None:
     """Rate items with one or more judges; write the ratings table and print the summary.
 
@@ -87,6 +93,15 @@ def rate(
                               max_retries=max_retries, timeout=timeout, no_n=no_n, transport=transport,
                               max_tokens_param=max_tokens_param, model_path=model_path),
     )
+    if export_batch is not None:
+        if dry_run:
+            from judgelab.errors import JudgelabError
+
+            raise JudgelabError("--export-batch and --dry-run: choose one (--export-batch calls no model either)")
+        from judgelab.cli.batch import export_run
+
+        export_run(spec, export_batch, batch_max_requests, int(batch_max_mb * 1024 * 1024))
+        return
     execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
 
 

@@ -108,6 +108,12 @@ class Runner:
         return make_plan(self.spec, self.template, self.criteria, items, self.rater, self.store.bindings(self.rater),
                          self.requests, self.ledger.is_cached, self.backend.capabilities.max_n)
 
+    def claim(self) -> str:
+        """Claim the run's rater label in the store (written: the run starts) and return it."""
+        self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
+        self.stats.rater = self.rater
+        return self.rater
+
     async def run(self, items: list[Item]) -> RunStats:
         """Claim the rater label, plan, and execute the plan; finished work is never lost.
 
@@ -121,8 +127,7 @@ class Runner:
             JudgelabError: bad input, an unwritable store, an unreachable judge.
         """
         start = time.perf_counter()
-        self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
-        self.stats.rater = self.rater
+        self.claim()
         plan = self.plan(items)
         s = self.stats
         s.total += plan.total

@@ -8,6 +8,10 @@ and counts the successful answers per ``X-Judgelab-Request-Key`` (``GET /stats``
 JSON-lines log with ``--log``). Used by the tests and ``benchmarks/``.
 
 Run: ``python -m judgelab.testing.openai_stub --port 0`` prints ``PORT <n>`` when ready.
+
+``python -m judgelab.testing.openai_stub run-batch -i IN.jsonl -o OUT.jsonl --model M`` is a
+stand-in for ``vllm run-batch``: it answers an OpenAI batch-input file offline with the same
+deterministic answers (:func:`answer_batch_file`).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import time
 from collections import Counter
 from typing import Any
 
-__all__ = ["StubState", "serve", "stub_reply"]
+__all__ = ["StubState", "serve", "stub_reply", "answer_batch_file", "answer_batch_line"]
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
@@ -88,6 +92,55 @@ def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
     words = len(prompt.split())
     return {"id": "stub", "object": obj, "created": int(time.time()), "model": model, "choices": choices,
             "usage": {"prompt_tokens": words, "completion_tokens": 9 * n, "total_tokens": words + 9 * n}}
+
+
+def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False) -> dict[str, Any]:
+    """The output line of one batch-input line, in vLLM's ``run-batch`` shape.
+
+    Args:
+        line: ``{"custom_id", "method", "url", "body"}``.
+        model: the served model (a request naming another model fails, as in vLLM).
+        failed: answer with an error instead (a failure injected by a test).
+    """
+    body = line.get("body") or {}
+    custom_id = line.get("custom_id")
+    request_id = "vllm-batch-" + hashlib.sha256(str(custom_id).encode()).hexdigest()[:16]
+    url = str(line.get("url", ""))
+    error = None
+    if failed:
+        error = "injected failure"
+    elif model is not None and body.get("model") != model:
+        error = f"The model `{body.get('model')}` does not exist."
+    elif not url.endswith("completions"):
+        error = f"unsupported url {url!r}"
+    if error is not None:
+        return {"id": f"vllm-{request_id[11:]}", "custom_id": custom_id,
+                "response": {"status_code": 400, "request_id": request_id, "body": None}, "error": error}
+    return {"id": f"vllm-{request_id[11:]}", "custom_id": custom_id,
+            "response": {"status_code": 200, "request_id": request_id, "body": _body(url, body)}, "error": None}
+
+
+def answer_batch_file(input_path: str, output_path: str, model: str | None = None, fail_rate: float = 0.0,
+                      seed: int = 0) -> dict[str, int]:
+    """A stand-in for ``vllm run-batch -i IN -o OUT --model M``: answer every line of a batch-input
+    file offline (the stub's deterministic answers) into a batch-output file.
+
+    Returns:
+        ``{"requests": n, "answered": a, "failed": f}``.
+    """
+    rng = random.Random(seed)
+    answered = failed = 0
+    with open(input_path, encoding="utf-8") as src, open(output_path, "w", encoding="utf-8") as dst:
+        for text in src:
+            if not text.strip():
+                continue
+            out = answer_batch_line(json.loads(text), model, failed=rng.random() < fail_rate)
+            if out["error"] is None:
+                answered += 1
+            else:
+                failed += 1
+            dst.write(json.dumps(out) + "\n")
+    return {"requests": answered + failed, "answered": answered, "failed": failed}
 
 
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, state: StubState) -> None:
@@ -176,6 +229,18 @@ async def serve(port: int = 0, state: StubState | None = None, ready: "asyncio.F
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m judgelab.testing.openai_stub [--port N] [--fail-rate F] [--mode M] [--log FILE]``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run-batch"]:
+        batch = argparse.ArgumentParser(prog="openai_stub run-batch", description="a stand-in for vllm run-batch")
+        batch.add_argument("-i", "--input-file", required=True)
+        batch.add_argument("-o", "--output-file", required=True)
+        batch.add_argument("--model", default=None)
+        batch.add_argument("--fail-rate", type=float, default=0.0)
+        batch.add_argument("--seed", type=int, default=0)
+        b = batch.parse_args(argv[1:])
+        counts = answer_batch_file(b.input_file, b.output_file, b.model, b.fail_rate, b.seed)
+        print(json.dumps(counts), flush=True)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500 (half each)")
