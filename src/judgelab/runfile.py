@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Sampling
-from judgelab.choices import QueryMode, RatingsFormat, Score
-from judgelab.spec import RUN_SAMPLING, JudgeOptions, JudgeSpec, RunSpec
+from judgelab.choices import Execution, QueryMode, RatingsFormat, Score
+from judgelab.spec import RUN_SAMPLING, BatchOptions, JudgeOptions, JudgeSpec, RunSpec
 
 __all__ = ["RunFile", "load_run_file", "RUN_FILE_KEYS", "CONNECTION_KEYS"]
 
@@ -80,6 +80,8 @@ class RunFile(BaseModel):
     group_field: str = "group"
     all_runs: bool = False
     max_failure_rate: float = Field(default=0.5, ge=0.0, le=1.0)
+    execution: Execution = "live"
+    batch: BatchOptions = BatchOptions()
     options: JudgeOptions = JudgeOptions()
 
     @model_validator(mode="before")
@@ -134,7 +136,7 @@ class RunFile(BaseModel):
         return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), template=self.template,
                         criteria=self.criteria, variant=self.variant, samples=self.samples, sampling=self.sampling,
                         score=self.score, query_mode=self.query_mode, max_refusal_retries=self.max_refusal_retries,
-                        top_logprobs=self.top_logprobs, rater=self.rater)
+                        top_logprobs=self.top_logprobs, rater=self.rater, execution=self.execution, batch=self.batch)
                 for judge in self.judge]
 
     def load_items(self) -> list:

@@ -139,6 +139,7 @@ def test_a_judge_without_batches_and_two_judges_are_refused(tmp_path):
     r = run_cli("rate", "--items", str(items), "--judge", f"scripted-test-double:{script}", "--out", str(tmp_path / "o"),
                 "--export-batch", str(tmp_path / "r.jsonl"))
     assert r.returncode == 2 and "batches need an openai:MODEL judge" in r.stderr and not (tmp_path / "r.jsonl").exists()
+    assert not (tmp_path / "o").exists()  # refused before the store is made
     r = run_cli("rate", "--items", str(items), "--judge", "openai:a@http://127.0.0.1:9/v1", "--judge",
                 "openai:b@http://127.0.0.1:9/v1", "--out", str(tmp_path / "o2"), "--export-batch", str(tmp_path / "r.jsonl"))
     assert r.returncode == 2 and "one --judge" in r.stderr

@@ -35,6 +35,26 @@ def export_run(spec, path: Path, max_requests: int, max_bytes: int) -> None:
                "--export-batch (it makes no call for imported answers)")
 
 
+def show_batch_plan(plans, options, price_in, price_out) -> None:
+    """The dry run of ``--execution batch``: batch files, requests and the price at the batch rate."""
+    import math
+
+    for p in plans:
+        d = p.to_dict()
+        requests = d["calls"]
+        size = p.plan.prompt_chars() + 400 * requests  # the messages plus each line's JSON around them, roughly
+        files = max(math.ceil(requests / options.max_requests), math.ceil(size / (options.max_mb * 1024 * 1024))) if requests else 0
+        line = (f"batch plan: {d['judge']}: {requests} requests in {files} batch file(s) (at most {options.max_requests} "
+                f"requests and {options.max_mb:g} MB each), ~{size / 1e6:.1f} MB")
+        cost_in, cost_out = p.cost_usd(price_in, price_out)
+        if cost_in is not None or cost_out is not None:
+            rate = 1.0 - options.discount
+            line += (f"; at the batch rate ({options.discount:.0%} off): about ${(cost_in or 0.0) * rate:.4f} in"
+                     + (f" + at most ${cost_out * rate:.4f} out" if cost_out is not None else ""))
+        typer.echo(line)
+    typer.echo("refusals asked again and later conversation turns are submitted in later batches (not planned)")
+
+
 @batch_app.command("import")
 def import_command(
     files: list[Path] = typer.Argument(..., help="batch-output JSONL files (vllm run-batch -o, or a provider's output/error files)"),
@@ -72,3 +92,18 @@ def list_command(
         counts = b.detail.get("counts")
         done = f" ({counts})" if counts else ""
         typer.echo(f"{b.id} {b.kind} {b.state}: {b.n_requests} requests of {b.rater}{provider}{done}")
+
+
+@batch_app.command("cancel")
+def cancel_command(
+    out: Path = typer.Option(..., "--out", help="a run's output folder (its store.sqlite)"),
+    batch: str = typer.Option(None, "--batch", help="judgelab's or the provider's batch id (default: every open batch)"),
+    api_key: str = typer.Option(None, "--api-key", help="the provider's key (default: $OPENAI_API_KEY)"),
+) -> None:
+    """Ask the provider to cancel a store's open batches; the next run records what they finished."""
+    from judgelab.run.provider_batch import cancel_batches
+
+    for record, status in cancel_batches(out, batch, api_key):
+        typer.echo(f"{record.id} (provider {record.provider_batch}): {status}")
+    typer.echo("run the same rate command to record what the batches finished (cancelled requests are submitted "
+               "again, up to --batch-max-attempts)")

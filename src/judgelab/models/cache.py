@@ -127,6 +127,11 @@ class CachedJudge:
             self._known = self.store.call_keys()
         return self._known
 
+    def refresh(self) -> None:
+        """Read the ledger's keys again at the next look-up (answers were written beside this wrapper,
+        e.g. by a batch executor)."""
+        self._known = None
+
     def is_cached(self, key: str) -> bool:
         """Whether the ledger answers ``key`` (no call would be made)."""
         return key in self.known_keys

@@ -155,6 +155,11 @@ def export_batch(items: "list[Item]", spec: "RunSpec", out: Path, path: Path, ma
     from judgelab.run.runner import Runner
     from judgelab.store import Store
 
+    from judgelab.models.registry import backend_entry
+
+    if not backend_entry(spec.judge.kind).batch:  # before the store is opened: a refused export writes nothing
+        raise JudgelabError(f"the {spec.judge.kind} judge cannot be asked through a batch file; batches need an "
+                            "openai:MODEL judge")
     if path.is_dir():
         raise JudgelabError(f"--export-batch {path} is a folder; give a .jsonl file")
     if not path.parent.is_dir():
@@ -219,7 +224,8 @@ def read_output_lines(text: str, where: str) -> list[OutputLine]:
             raise JudgelabError(f"{where} line {number}: not JSON (a batch-output file has one JSON object per line)") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
             raise JudgelabError(f"{where} line {number}: no custom_id; not a batch-output line")
-        response = entry.get("response") if isinstance(entry.get("response"), dict) else {}
+        found = entry.get("response")
+        response: dict[str, Any] = found if isinstance(found, dict) else {}
         error = entry.get("error")
         status = response.get("status_code")
         body = response.get("body")

@@ -96,10 +96,10 @@ async def pending_calls(runner: "Runner", items: "list[Item]") -> list[PendingCa
     recorder = Recorder(runner.spec, runner.template, runner.rater, runner.meta, _NoWriter(),  # type: ignore[arg-type]
                         stats, lambda done, failed: None)
     executor = Executor(ledger, runner.requests, recorder, stats, runner.spec.max_refusal_retries)
-    saved, failed_before = ledger.executor, ledger.calls_failed
+    saved, failed_before, hits_before = ledger.executor, ledger.calls_failed, ledger.cache_hits
     ledger.executor = collect
     try:
         await executor.run(plan.jobs, runner.width)
-    finally:
-        ledger.executor, ledger.calls_failed = saved, failed_before
+    finally:  # the collecting pass is no part of the run's counts
+        ledger.executor, ledger.calls_failed, ledger.cache_hits = saved, failed_before, hits_before
     return list(collected.values())

@@ -111,7 +111,8 @@ class BatchTable:
     def update_batch(self, batch_id: str, state: str | None = None, provider_file: str | None = None,
                      provider_batch: str | None = None, detail: dict[str, Any] | None = None) -> None:
         """Change a batch's state, provider ids or detail (committed at once)."""
-        sets, params = ["updated = ?"], [time.time()]
+        sets: list[str] = ["updated = ?"]
+        params: list[Any] = [time.time()]
         for column, value in (("state", state), ("provider_file", provider_file), ("provider_batch", provider_batch)):
             if value is not None:
                 sets.append(f"{column} = ?")
@@ -120,6 +121,18 @@ class BatchTable:
             sets.append("detail = ?")
             params.append(json.dumps(detail))
         self._write(f"UPDATE batches SET {', '.join(sets)} WHERE id = ?", (*params, batch_id))
+
+    def drop_batch(self, batch_id: str) -> None:
+        """Remove a batch that never left the process (state ``prepared``) and its requests."""
+        try:
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.execute("DELETE FROM batch_requests WHERE batch = ?", (batch_id,))
+                self._db.execute("DELETE FROM batches WHERE id = ?", (batch_id,))
+        except sqlite3.OperationalError as exc:
+            from judgelab.store import _write_error
+
+            raise _write_error(getattr(self, "path", ""), exc) from None
 
     def set_request_states(self, batch_id: str, states: Iterable[tuple[str, str]]) -> None:
         """``(key, state)`` of a batch's requests, in one transaction."""
@@ -135,7 +148,8 @@ class BatchTable:
         wanted = None if states is None else set(states)
         out = []
         for row in rows:
-            record = BatchRecord(*row[:8], json.loads(row[8] or "{}"), row[9], row[10], int(row[11]))
+            record = BatchRecord(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json.loads(row[8] or "{}"),
+                                 row[9], row[10], int(row[11]))
             if (kind is None or record.kind == kind) and (wanted is None or record.state in wanted):
                 out.append(record)
         return out

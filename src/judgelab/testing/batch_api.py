@@ -187,7 +187,8 @@ class BatchAPI:
                 return 200, self.files[route[1]], None
         elif route[0] == "batches":
             if method == "POST" and len(route) == 1:
-                return self._create(json.loads(body or b"{}"))
+                status, payload = self._create(json.loads(body or b"{}"))
+                return status, payload, None
             if method == "GET" and len(route) == 1:
                 for batch in self.batches.values():
                     self._advance(batch)

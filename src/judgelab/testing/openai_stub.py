@@ -45,7 +45,8 @@ class StubState:
 
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
-                 retry_after: str = "0") -> None:
+                 retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
+                 batch_seconds: float = 1.0, state_dir: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -59,6 +60,11 @@ class StubState:
         self.errors = 0
         self.requests = 0
         self._log = open(log, "a", buffering=1) if log else None
+        from judgelab.testing.batch_api import BatchAPI
+
+        #: The files and batches endpoints (OpenAI's Batch API), answering with :func:`answer_batch_line`.
+        self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
+                                  batch_expire_first, batch_seconds)
 
     def record(self, key: str) -> None:
         self.answered[key] += 1
@@ -157,10 +163,22 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     break
                 k, _, v = h.decode("latin-1").partition(":")
                 headers[k.strip().lower()] = v.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                body = b""
+                while True:
+                    size = int((await reader.readline()).strip().split(b";")[0], 16)
+                    chunk = await reader.readexactly(size + 2)
+                    if size == 0:
+                        break
+                    body += chunk[:-2]
+            else:
+                body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             extra = ""
             payload: Any
-            if method == "GET" and path.startswith("/stats"):
+            raw: bytes | None = None
+            if path.startswith(("/v1/files", "/v1/batches")):
+                status, payload, raw = state.batch_api.handle(method, path, headers, body)
+            elif method == "GET" and path.startswith("/stats"):
                 status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
             elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
                 state.requests += 1
@@ -198,8 +216,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                         state.record(headers.get("x-judgelab-request-key", ""))
             else:
                 status, payload = 404, {"error": {"message": "not found"}}
-            data = json.dumps(payload).encode()
-            content_type = "application/json"
+            data = json.dumps(payload).encode() if raw is None else raw
+            content_type = "application/json" if raw is None else "application/octet-stream"
             if state.mode == "html" and status == 200 and method == "POST":
                 data, content_type = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>", "text/html"
             reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}[status]
@@ -251,10 +269,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
+    parser.add_argument("--batch-fail-rate", type=float, default=0.0, help="share of batch requests that fail")
+    parser.add_argument("--batch-expire-first", action="store_true", help="the first batch expires half-done")
+    parser.add_argument("--batch-seconds", type=float, default=1.0, help="seconds a batch takes")
+    parser.add_argument("--state-dir", default=None, help="keep batches and files here (a restart continues them)")
     args = parser.parse_args(argv)
     try:
         asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
-                                               args.rate_limited, args.server_errors, args.retry_after)))
+                                               args.rate_limited, args.server_errors, args.retry_after,
+                                               args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
+                                               args.state_dir)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -272,6 +272,10 @@ class OpenAIBackend(Backend):
             raise CapabilityError(why)
         return self.request_body(request)
 
+    def batch_client(self) -> Any:
+        """The SDK client (its ``files`` and ``batches`` resources serve ``--execution batch``)."""
+        return self._client
+
     def read_batch_answer(self, body: Any) -> JudgeResponse:
         """An answer from a batch-output line's ``response.body`` (:meth:`read_body`)."""
         return self.read_body(body)
@@ -420,14 +424,25 @@ def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
     model, _, url = rest.partition("@")
     opts = {k: v for k, v in defaults.items() if k in _OPTIONS}
     opts.update(model=model, base_url=url or defaults.get("base_url"))
+    if url and "," in url:  # a fleet of replicas: openai:MODEL@URL1,URL2,…
+        opts["replicas"] = [u.strip() for u in url.split(",")]
+        opts["base_url"] = None
+        if len([u for u in opts["replicas"] if u]) < 2:
+            raise JudgelabError(f"a fleet names two or more replica URLs separated by commas, got {url!r}")
     return opts
 
 
-def _build(**options: Any) -> OpenAIBackend:
+def _build(**options: Any) -> Backend:
     if not options.get("model"):
         raise JudgelabError("the openai judge needs --model")
+    replicas = options.pop("replicas", None)
+    if replicas:
+        from judgelab.models.fleet import Fleet
+
+        return Fleet(options.pop("model"), replicas, **options)
     return OpenAIBackend(**options)
 
 
-register_backend("openai", syntax="openai:MODEL[@BASE_URL]", parse=_parse_spec, build=_build,
-                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)")
+register_backend("openai", syntax="openai:MODEL[@BASE_URL[,BASE_URL…]]", parse=_parse_spec, build=_build,
+                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)",
+                 batch=True)
