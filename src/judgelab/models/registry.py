@@ -154,7 +154,7 @@ def backend_entry(kind: str) -> BackendEntry:
 
     Example:
         >>> backend_entry("openai").syntax
-        'openai:MODEL[@BASE_URL]'
+        'openai:MODEL[@BASE_URL[,BASE_URL…]]'
     """
     _load_builtins()
     try:
