@@ -231,3 +231,25 @@ def test_cancel_then_rerun_records_what_the_batch_finished(tmp_path, stubs):
     assert 0 < statuses.get("ok", 0) < 100 and statuses.get("ok", 0) + statuses.get("error", 0) == 100
     assert set(stub.submitted().values()) == {1}  # the cancelled requests were not submitted again (limit 1)
     assert "openai cancelled: 100 requests" in run_cli("batch", "list", "--out", str(out)).stdout
+
+
+def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stubs):
+    items = write_items(tmp_path / "items.jsonl", 30)
+    stub = stubs("batch", "--batch-seconds", "0.2", "--download-delay", "3")
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not stub.answered() and time.monotonic() < deadline:  # the batch is complete: the download has begun
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT state FROM batches").fetchall() == [("submitted",)]  # killed before recording
+        assert db.execute("SELECT COUNT(*) FROM calls").fetchone() == (0,)
+    rerun = run_cli(*_args(items, stub.base_url, out, *BATCH))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "new statuses: ok 120" in rerun.stdout and "0 created, 1 resumed" in rerun.stdout
+    assert set(stub.submitted().values()) == {1} and set(stub.answered().values()) == {1}

@@ -46,7 +46,7 @@ class StubState:
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
                  retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
-                 batch_seconds: float = 1.0, state_dir: str | None = None) -> None:
+                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -61,6 +61,9 @@ class StubState:
         self.requests = 0
         self._log = open(log, "a", buffering=1) if log else None
         from judgelab.testing.batch_api import BatchAPI
+
+        #: Seconds before a file's content is sent (a kill while downloading, in tests).
+        self.download_delay = download_delay
 
         #: The files and batches endpoints (OpenAI's Batch API), answering with :func:`answer_batch_line`.
         self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
@@ -177,6 +180,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
             payload: Any
             raw: bytes | None = None
             if path.startswith(("/v1/files", "/v1/batches")):
+                if state.download_delay and path.endswith("/content"):
+                    await asyncio.sleep(state.download_delay)
                 status, payload, raw = state.batch_api.handle(method, path, headers, body)
             elif method == "GET" and path.startswith("/stats"):
                 status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
@@ -273,12 +278,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-expire-first", action="store_true", help="the first batch expires half-done")
     parser.add_argument("--batch-seconds", type=float, default=1.0, help="seconds a batch takes")
     parser.add_argument("--state-dir", default=None, help="keep batches and files here (a restart continues them)")
+    parser.add_argument("--download-delay", type=float, default=0.0, help="seconds before a file's content is sent")
     args = parser.parse_args(argv)
     try:
         asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
                                                args.rate_limited, args.server_errors, args.retry_after,
                                                args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
-                                               args.state_dir)))
+                                               args.state_dir, args.download_delay)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -1,0 +1,78 @@
+"""A fleet of replicas as one judge: identity, least-loaded routing, a replica lost mid-run."""
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from conftest import write_items
+from judgelab.datasets.items import load_items
+from judgelab.errors import JudgelabError
+from judgelab.models.fleet import Fleet
+from judgelab.models.spec import build_judge, parse_judge
+from judgelab.run import RunSpec, run_spec
+from judgelab.spec import JudgeOptions, JudgeSpec
+from judgelab.store import Store
+
+
+def test_the_fleet_is_one_identity_whatever_its_replicas_and_their_order():
+    a = build_judge("openai:m@http://127.0.0.1:9/v1,http://127.0.0.1:10/v1")
+    b = build_judge("openai:m@http://127.0.0.1:10/v1,http://127.0.0.1:9/v1,http://127.0.0.1:11/v1")
+    assert isinstance(a, Fleet) and a.identity() == b.identity() == {"kind": "openai", "model": "m", "style": "chat",
+                                                                     "endpoint": "fleet"}
+    single = build_judge("openai:m@http://127.0.0.1:9/v1")  # a single endpoint keeps its URL, as before
+    assert single.identity()["base_url"] == "http://127.0.0.1:9/v1"
+    assert parse_judge("openai:m@http://a/v1,http://b/v1")[1]["replicas"] == ["http://a/v1", "http://b/v1"]
+    with pytest.raises(JudgelabError, match="named twice"):
+        build_judge("openai:m@http://a/v1,http://a/v1")
+    with pytest.raises(JudgelabError, match="two or more"):
+        parse_judge("openai:m@http://a/v1,")
+
+
+def _run(urls, items, concurrency, store=None):
+    spec = RunSpec(judge=JudgeSpec(spec="openai:m@" + ",".join(urls), options=JudgeOptions(concurrency=concurrency)),
+                   samples=1)
+    backend = spec.judge.build()
+    store = store or Store(":memory:")
+    start = time.perf_counter()
+    stats = run_spec(spec, items, store, backend=backend)
+    return stats, time.perf_counter() - start, backend, store
+
+
+def test_four_replicas_answer_faster_than_one(tmp_path, stub_factory):
+    """The functional check (benchmarks/fleet_scale.py measures the ratio at a larger size)."""
+    items = load_items(write_items(tmp_path / "items.jsonl", 30))  # 120 calls, 2 in flight per replica
+    stubs = [stub_factory(latency=0.05) for _ in range(4)]
+    one, t_one, _, _ = _run([stubs[0].base_url], items, 2)
+    spec = RunSpec(judge=f"openai:m@{stubs[0].base_url},{stubs[1].base_url}", samples=1)
+    assert spec.judge.build().capabilities.concurrency == 32  # per replica × replicas
+    four, t_four, backend, store = _run([s.base_url for s in stubs], items, 2)
+    assert one.statuses == four.statuses == {"ok": 120}
+    assert t_one / t_four >= 2.0, (t_one, t_four)  # ~3.4 measured on a loaded 2-core machine
+    calls = [r["calls"] for r in backend.run_facts()["replicas"]]
+    assert sum(calls) == 120 and min(calls) >= 20  # spread over every replica
+    answered = Counter(k for s in stubs for k in s.answered())
+    # the fleet is another judge identity than the single endpoint (other keys): 120 + 120 calls, each paid once
+    assert len(answered) == 240 and set(answered.values()) == {1}
+
+
+def test_a_replica_killed_mid_run_loses_no_judgment_and_pays_nothing_twice(tmp_path, stub_factory):
+    items = load_items(write_items(tmp_path / "items.jsonl", 60))  # 240 calls
+    stubs = [stub_factory(latency=0.05) for _ in range(4)]
+    def kill_when_busy():  # once the replica has answered a few calls: it dies mid-run, with calls in flight
+        deadline = time.monotonic() + 60
+        while len(stubs[1].answered()) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stubs[1].proc.kill()
+
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    stats, _, backend, store = _run([s.base_url for s in stubs], items, 4)
+    killer.join()
+    assert stats.statuses == {"ok": 240} and stats.recorded == 240
+    answered = Counter(k for s in stubs for k in s.answered())
+    assert len(answered) == 240 and set(answered.values()) == {1}  # every call answered once, none paid twice
+    facts = {r["url"]: r for r in backend.run_facts()["replicas"]}
+    assert facts[stubs[1].base_url]["taken_out"] >= 1
+    assert 0 < len(stubs[1].answered()) < 60  # it did part of the work before it died
+    assert any("taken out of service" in note for note in backend.notes)
