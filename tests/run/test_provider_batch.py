@@ -253,3 +253,31 @@ def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stu
     assert rerun.returncode == 0, rerun.stderr
     assert "new statuses: ok 120" in rerun.stdout and "0 created, 1 resumed" in rerun.stdout
     assert set(stub.submitted().values()) == {1} and set(stub.answered().values()) == {1}
+
+
+def test_a_run_file_runs_as_a_batch_with_a_progress_line_from_the_provider(tmp_path, stubs):
+    import asyncio
+
+    from judgelab.datasets.items import load_items
+    from judgelab.run import Runner
+    from judgelab.run.provider_batch import run_batches
+    from judgelab.runfile import load_run_file
+    from judgelab.store import Store
+
+    items = write_items(tmp_path / "items.jsonl", 10)
+    stub = stubs("batch", "--batch-seconds", "0.5")
+    spec_file = tmp_path / "run.yaml"
+    spec_file.write_text(f"items: items.jsonl\njudge: openai:m@{stub.base_url}\nsamples: 1\nout: out\n"
+                         "execution: batch\nbatch: {poll_seconds: 0.05, max_attempts: 2}\n")
+    spec = load_run_file(spec_file).run_specs()[0]
+    assert spec.execution == "batch" and spec.batch.poll_seconds == 0.05
+    notes: list[str] = []
+    backend = spec.judge.build()
+    with Store(tmp_path / "s.sqlite") as store:
+        runner = Runner(backend, store, spec)
+        report = asyncio.run(run_batches(runner, load_items(items), on_note=notes.append))
+    assert report.batches == 1 and report.answered == 40 and report.gave_up == 0
+    assert any(n.startswith("batches: ") and "/40 done" in n and "ETA" in n for n in notes), notes[:5]
+    assert notes[-1].startswith("batches: 40/40 done, 0 failed")
+    assert run_cli("run", str(spec_file)).returncode == 0  # the same file through the command line
+    assert (tmp_path / "out" / "ratings.csv").exists()
