@@ -76,3 +76,30 @@ def test_a_replica_killed_mid_run_loses_no_judgment_and_pays_nothing_twice(tmp_p
     assert facts[stubs[1].base_url]["taken_out"] >= 1
     assert 0 < len(stubs[1].answered()) < 60  # it did part of the work before it died
     assert any("taken out of service" in note for note in backend.notes)
+
+
+def test_run_json_records_the_replicas(tmp_path, stub_factory):
+    import json
+
+    from conftest import run_cli
+
+    items = write_items(tmp_path / "items.jsonl", 4)
+    a, b = stub_factory(), stub_factory()
+    r = run_cli("rate", "--items", str(items), "--judge", f"openai:m@{a.base_url},{b.base_url}", "--samples", "1",
+                "--out", str(tmp_path / "o"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((tmp_path / "o" / "run.json").read_text())
+    text = json.dumps(run)
+    assert a.base_url in text and b.base_url in text and '"resent_to_another_replica": 0' in text
+    replicas = next(v for v in _values(run) if isinstance(v, dict) and "replicas" in v)["replicas"]
+    assert sorted(r["url"] for r in replicas) == sorted([a.base_url, b.base_url]) and sum(r["calls"] for r in replicas) == 16
+
+
+def _values(obj):
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _values(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _values(v)
