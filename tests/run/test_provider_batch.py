@@ -118,6 +118,8 @@ def _provider_batch_ids(store: Path) -> list[str]:
 
 def test_kill_9_while_polling_then_rerun_submits_nothing_twice(tmp_path, stubs):
     items = write_items(tmp_path / "items.jsonl", 60)
+    live_stub = stubs("live")
+    assert run_cli(*_args(items, live_stub.base_url, tmp_path / "live")).returncode == 0
     stub = stubs("batch", "--batch-seconds", "3")
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
@@ -138,6 +140,7 @@ def test_kill_9_while_polling_then_rerun_submits_nothing_twice(tmp_path, stubs):
     assert "new statuses: ok 240" in rerun.stdout and "3 resumed" in rerun.stdout
     assert set(stub.submitted().values()) == {1} and len(stub.submitted()) == 240  # nothing submitted twice
     assert set(stub.answered().values()) == {1}
+    pd.testing.assert_frame_equal(_ratings(out), _ratings(tmp_path / "live"))
 
 
 def test_a_server_restart_mid_poll_is_waited_out(tmp_path, stubs):
