@@ -103,3 +103,52 @@ def _values(obj):
     elif isinstance(obj, list):
         for v in obj:
             yield from _values(v)
+
+
+class _Fake:
+    """A replica's backend answering from a list of outcomes (an exception to raise, or text)."""
+
+    def __init__(self, url, outcomes):
+        self.base_url, self.outcomes, self.calls = url, list(outcomes), 0
+
+    async def _complete(self, request):
+        from judgelab.models.base import Choice, JudgeResponse
+
+        self.calls += 1
+        outcome = self.outcomes.pop(0) if self.outcomes else "4"
+        if isinstance(outcome, Exception):
+            raise outcome
+        return JudgeResponse([Choice(outcome, None, "stop")])
+
+
+def test_a_refusing_replica_is_taken_out_its_call_resent_and_tried_again_later(monkeypatch):
+    import asyncio
+
+    from judgelab.errors import ServerError, Unreachable
+    from judgelab.models import fleet as fleet_module
+    from judgelab.models.base import JudgeRequest, Sampling
+
+    monkeypatch.setattr(fleet_module, "PAUSE_S", 0.05)
+    fleet = Fleet("m", ["http://a/v1", "http://b/v1"])
+    a = _Fake("http://a/v1", [Unreachable("refused")])
+    b = _Fake("http://b/v1", [])
+    fleet.replicas[0].backend, fleet.replicas[1].backend = a, b
+    for r in fleet.replicas:
+        r.pause = 0.05
+    request = JudgeRequest((("user", "Rate it."),), Sampling())
+    assert asyncio.run(fleet.complete(request)).choices[0].text == "4"  # a refused, re-sent to b at once
+    assert (a.calls, b.calls, fleet.resent, fleet.replicas[0].taken_out) == (1, 1, 1, 1)
+    asyncio.run(fleet.complete(request))
+    assert a.calls == 1 and b.calls == 2  # a is out of service
+    time.sleep(0.06)
+    asyncio.run(fleet.complete(request))
+    assert a.calls == 2  # back after its pause: the next call probes it
+
+    b.outcomes = [ServerError("500")] * 3  # three server errors in a row take b out too
+    for _ in range(3):
+        fleet.replicas[0].out_until = time.monotonic() + 60  # only b in service
+        with pytest.raises(ServerError):
+            asyncio.run(fleet.complete(request))
+    assert fleet.replicas[1].taken_out == 1
+    with pytest.raises(Unreachable, match="every replica"):
+        asyncio.run(fleet.complete(request))
