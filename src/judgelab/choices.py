@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ScoreMode", "Score", "QueryMode", "Style", "Transport", "TokenParam", "RatingsFormat", "TableFormat"]
+__all__ = ["ScoreMode", "Score", "QueryMode", "Style", "Transport", "TokenParam", "RatingsFormat", "TableFormat", "Execution"]
 
 #: How a rating is read: from the answer's text, or as the expectation over the next-token distribution.
 ScoreMode = Literal["parsed", "logprob"]
@@ -23,3 +23,5 @@ TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
 RatingsFormat = Literal["csv", "jsonl", "parquet"]
 #: ``--format`` of the table commands.
 TableFormat = Literal["table", "csv", "json"]
+#: ``--execution``: how the calls the ledger lacks are answered (live calls, or a provider's batch API).
+Execution = Literal["live", "batch"]

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from judgelab.choices import QueryMode, Score, ScoreMode, Style, TokenParam, Transport
+from judgelab.choices import Execution, QueryMode, Score, ScoreMode, Style, TokenParam, Transport
 from judgelab.models.base import Sampling
 
 if TYPE_CHECKING:
     from judgelab.models.base import Backend
 
-__all__ = ["RunSpec", "JudgeSpec", "JudgeOptions", "RUN_SAMPLING"]
+__all__ = ["RunSpec", "AskSettings", "JudgeSpec", "JudgeOptions", "BatchOptions", "RUN_SAMPLING"]
 
 #: Sampling of rating runs unless told otherwise: Chiang & Lee (2023), §3.2 (T = 1.0, top-p 0.9).
 RUN_SAMPLING = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
@@ -128,6 +128,33 @@ class JudgeSpec(BaseModel):
         return build_judge(self.spec, self.options.for_backend())
 
 
+class BatchOptions(BaseModel):
+    """How ``--execution batch`` uses a provider's batch API (none of it changes the answers: not part
+    of the run's identity).
+
+    Args:
+        max_requests, max_mb: the most requests and megabytes per batch-input file (OpenAI: 50,000 and 200).
+        max_attempts: submissions of one request at most (a failed, expired or cancelled request is
+            submitted again in a new batch of only such requests, up to this many times in all).
+        poll_seconds: seconds between two looks at a batch's state.
+        discount: the batch price's discount on ``--price-in``/``--price-out`` (OpenAI: 0.5).
+        window: the completion window asked for.
+
+    Example:
+        >>> BatchOptions().max_requests, BatchOptions(discount=0.5).discount
+        (50000, 0.5)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_requests: int = Field(default=50_000, ge=1, le=1_000_000)
+    max_mb: float = Field(default=200.0, gt=0.0, le=10_000.0)
+    max_attempts: int = Field(default=3, ge=1, le=20)
+    poll_seconds: float = Field(default=30.0, gt=0.0, le=3600.0)
+    discount: float = Field(default=0.5, ge=0.0, le=1.0)
+    window: str = "24h"
+
+
 class AskSettings(BaseModel):
     """What a judge is asked and how — the settings a run spec and a run file share, declared once.
 
@@ -147,6 +174,8 @@ class AskSettings(BaseModel):
     max_refusal_retries: int = Field(default=3, ge=0, le=20)
     top_logprobs: int = Field(default=0, ge=0, le=20)
     rater: str | None = None
+    execution: Execution = "live"
+    batch: BatchOptions = BatchOptions()
 
     @field_validator("sampling", mode="before")
     @classmethod
@@ -187,6 +216,8 @@ class RunSpec(AskSettings):
         label: a preferred label (recipes, DHP; ``{model}`` is the judge's model id), suffixed
             ``#<digest>`` when another run holds it.
         concurrency: calls in flight at most (the backend's own limit when ``None``).
+        execution: ``live`` calls, or ``batch`` (the provider's batch API; :mod:`judgelab.run.provider_batch`).
+        batch: the batch API's limits (:class:`BatchOptions`).
 
     Example:
         >>> spec = RunSpec(judge="openai:m", samples=2, criteria=["likability"])
@@ -207,6 +238,14 @@ class RunSpec(AskSettings):
     def _consistent(self) -> "RunSpec":
         if self.score == "logprob" and self.query_mode == "conversation":
             raise ValueError("log-probability scoring asks each criterion on its own; use --query-mode independent")
+        if self.execution == "batch":
+            from judgelab.models.registry import backend_entry
+
+            if not backend_entry(self.judge.kind).batch:
+                from judgelab.errors import JudgelabError
+
+                raise JudgelabError(f"the {self.judge.kind} judge has no batch API; --execution batch needs an "
+                                 "openai:MODEL judge")
         return self
 
     @property

@@ -54,7 +54,7 @@ def test_a_registered_backend_works_through_build_judge_and_the_runner(echo_regi
 
 
 def test_unknown_kinds_name_every_registered_form(echo_registered):
-    with pytest.raises(JudgelabError, match=r"local\[:GGUF\], openai:MODEL\[@BASE_URL\], scripted-test-double:FILE or echo-test-double:WORD"):
+    with pytest.raises(JudgelabError, match=r"local\[:GGUF\], openai:MODEL\[@BASE_URL\[,BASE_URL…\]\], scripted-test-double:FILE or echo-test-double:WORD"):
         build_judge("nope:x")
     with pytest.raises(JudgelabError, match="unknown judge 'nope'"):
         make_judge("nope")

@@ -35,6 +35,7 @@ def _root(
 # -- shared judge options ------------------------------------------------------
 #: The one judge syntax of every command (parsed by :func:`judgelab.models.spec.parse_judge`).
 JUDGE_SYNTAX = ("local | local:PATH.gguf | openai:MODEL | openai:MODEL@BASE_URL | "
+                "openai:MODEL@URL1,URL2,... (a fleet of replicas, one rater) | "
                 "scripted-test-double:SCRIPT.json (a test double)")
 
 

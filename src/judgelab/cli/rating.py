@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from judgelab.choices import QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
+from judgelab.choices import Execution, QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
 
 from judgelab.cli.common import (
     app,
@@ -63,6 +63,19 @@ def rate(
     transport: Transport = TransportOpt,
     max_tokens_param: TokenParam = MaxTokensParamOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
+    export_batch: Optional[Path] = typer.Option(
+        None, "--export-batch", help="call no model: write the calls the store lacks as OpenAI batch-input JSONL "
+        "(for `vllm run-batch` or a provider), record them in the store; then `judgelab batch import` the answers "
+        "and run the same command again (docs/at-scale.md)"),
+    execution: Execution = typer.Option("live", "--execution", help="live | batch (the provider's batch API: "
+                                        "about half the price, hours not minutes; resumable; docs/at-scale.md)"),
+    batch_max_requests: int = typer.Option(50_000, "--batch-max-requests", min=1, help="most requests per batch file"),
+    batch_max_mb: float = typer.Option(200.0, "--batch-max-mb", min=0.001, help="most megabytes per batch file"),
+    batch_max_attempts: int = typer.Option(3, "--batch-max-attempts", min=1, max=20,
+                                           help="submissions of a request at most (failed, expired or cancelled ones are submitted again)"),
+    batch_poll: float = typer.Option(30.0, "--batch-poll", min=0.01, help="seconds between two looks at a batch"),
+    batch_discount: float = typer.Option(0.5, "--batch-discount", min=0.0, max=1.0,
+                                         help="the batch price's discount on --price-in/--price-out (OpenAI: 0.5)"),
 ) -> None:
     """Rate items with one or more judges; write the ratings table and print the summary.
 
@@ -75,6 +88,7 @@ def rate(
 
     from judgelab.cli.common import judge_options
     from judgelab.models.base import Sampling
+    from judgelab.spec import BatchOptions
 
     spec = RunFile(
         items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge),
@@ -82,11 +96,22 @@ def rate(
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, rater=rater,
         out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,
-        all_runs=all_runs, max_failure_rate=max_failure_rate,
+        all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution,
+        batch=BatchOptions(max_requests=batch_max_requests, max_mb=batch_max_mb, max_attempts=batch_max_attempts,
+                           poll_seconds=batch_poll, discount=batch_discount),
         options=judge_options(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
                               max_retries=max_retries, timeout=timeout, no_n=no_n, transport=transport,
                               max_tokens_param=max_tokens_param, model_path=model_path),
     )
+    if export_batch is not None:
+        if dry_run:
+            from judgelab.errors import JudgelabError
+
+            raise JudgelabError("--export-batch and --dry-run: choose one (--export-batch calls no model either)")
+        from judgelab.cli.batch import export_run
+
+        export_run(spec, export_batch, batch_max_requests, int(batch_max_mb * 1024 * 1024))
+        return
     execute_spec(spec, progress=not quiet, dry_run=dry_run, price_in=price_in, price_out=price_out)
 
 
@@ -100,7 +125,12 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
     if dry_run:
         from judgelab.cli.common import show_plans
 
-        show_plans(spec.plan(), price_in, price_out)
+        plans = spec.plan()
+        show_plans(plans, price_in, price_out)
+        if spec.execution == "batch":
+            from judgelab.cli.batch import show_batch_plan
+
+            show_batch_plan(plans, spec.batch, price_in, price_out)
         return
     result = spec.run(progress=progress, price_in=price_in, price_out=price_out)
     for run in result.runs:
@@ -112,6 +142,11 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         print_table(welch, title=f"Welch's t-test, {a} vs {b} (per-item means)")
     for run in result.runs:
         console.print(stats_line(run.stats))
+        if run.stats.batches:
+            b = run.stats.batches
+            console.print(f"batches: {b['batches']} created, {b['resumed']} resumed; {b['submitted']} requests submitted "
+                          f"({b['resubmitted']} again after failing or expiring), {b['answered']} answered, "
+                          f"{b['gave_up']} without an answer")
         if run.cost_usd is not None:
             console.print(f"cost of the calls made: ${run.cost_usd:.4f} (at --price-in/--price-out per 1M tokens)")
         for note in run.notes:

@@ -276,6 +276,35 @@ class Backend(abc.ABC):
         """
         return None
 
+    def batch_request(self, request: JudgeRequest) -> tuple[str, dict[str, Any]]:
+        """(URL path, JSON body) of a request as one line of an OpenAI batch-input file.
+
+        Args:
+            request: the request (checked as :meth:`complete` checks it).
+
+        Raises:
+            CapabilityError: this judge cannot be asked through a batch (the default).
+        """
+        raise CapabilityError(f"the {self.kind} judge cannot be asked through a batch file or batch API; "
+                              "batches need an openai:MODEL judge")
+
+    def batch_client(self) -> Any:
+        """The SDK client of the provider's files and batches API (``openai.AsyncOpenAI`` for OpenAI-compatible
+        judges), for :mod:`judgelab.run.provider_batch`.
+
+        Raises:
+            CapabilityError: this judge has no batch API (the default).
+        """
+        raise CapabilityError(f"the {self.kind} judge has no batch API; --execution batch needs an openai:MODEL judge")
+
+    def read_batch_answer(self, body: Any) -> "JudgeResponse":
+        """An answer from the JSON body of a batch-output line, read as a live answer is.
+
+        Raises:
+            CapabilityError: this judge cannot be asked through a batch (the default).
+        """
+        raise CapabilityError(f"the {self.kind} judge cannot read batch answers")
+
     def check(self, request: JudgeRequest) -> None:
         """Refuse a request the backend cannot serve (no silent fallback).
 

@@ -75,6 +75,9 @@ class CachedJudge:
         self.calls_failed = 0
         self._identity = backend.identity()
         self._known: set[str] | None = None
+        #: Key → canonical request JSON of the calls now with the executor (a batch executor
+        #: records it beside the key before sending, so an answer read back later is ledgered as live).
+        self.in_flight: dict[str, str] = {}
         self.calls_made = 0
         self.cache_hits = 0
         self.prompt_tokens = 0
@@ -124,6 +127,11 @@ class CachedJudge:
             self._known = self.store.call_keys()
         return self._known
 
+    def refresh(self) -> None:
+        """Read the ledger's keys again at the next look-up (answers were written beside this wrapper,
+        e.g. by a batch executor)."""
+        self._known = None
+
     def is_cached(self, key: str) -> bool:
         """Whether the ledger answers ``key`` (no call would be made)."""
         return key in self.known_keys
@@ -157,12 +165,15 @@ class CachedJudge:
         if stored is not None:
             self.cache_hits += 1
             return JudgeResponse.from_json(stored), key
+        self.in_flight[key] = request_json
         try:
             response = await self.executor(dataclasses.replace(request, key=key))
         except CallFailed as exc:
             exc.key = key
             self.calls_failed += 1
             raise
+        finally:
+            self.in_flight.pop(key, None)
         if not response.choices or len(response.choices) > request.n:
             raise JudgelabError(f"judge returned {len(response.choices)} answers for n={request.n}")
         self.remember(key, request_json, response)

@@ -49,6 +49,9 @@ class BackendEntry:
             next-token distribution is the backend's natural output, as for the embedded judge).
         file_argument: the text after ``kind:`` is a file path (a run file resolves it against its
             own folder), as in ``local:PATH.gguf``.
+        batch: the backend answers OpenAI batch files and has a batch API
+            (:meth:`~judgelab.models.base.Backend.batch_request`, ``batch_client``): ``--export-batch``
+            and ``--execution batch`` are refused for other kinds before any work.
 
     Example:
         >>> backend_entry("scripted-test-double").options
@@ -63,12 +66,13 @@ class BackendEntry:
     description: str = ""
     default_score: Literal["parsed", "logprob"] = "parsed"
     file_argument: bool = False
+    batch: bool = False
 
 
 def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, Any]], dict[str, Any]],
                      build: Callable[..., "Backend"], options: tuple[str, ...] | frozenset[str] = (),
                      description: str = "", default_score: Literal["parsed", "logprob"] = "parsed",
-                     file_argument: bool = False) -> BackendEntry:
+                     file_argument: bool = False, batch: bool = False) -> BackendEntry:
     """Register a backend kind (called at import by the backend's module).
 
     Args:
@@ -81,6 +85,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
         description: one line for help texts.
         default_score: the score mode of ``--score auto`` (``parsed`` or ``logprob``).
         file_argument: the text after ``kind:`` names a file (resolved against a run file's folder).
+        batch: the backend offers batch files and a batch API.
 
     Returns:
         The entry registered.
@@ -97,7 +102,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
     """
     if not kind or ":" in kind:
         raise ValueError(f"a backend kind is a name without ':', got {kind!r}")
-    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score, file_argument)
+    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score, file_argument, batch)
     _REGISTRY[kind] = entry
     return entry
 
@@ -149,7 +154,7 @@ def backend_entry(kind: str) -> BackendEntry:
 
     Example:
         >>> backend_entry("openai").syntax
-        'openai:MODEL[@BASE_URL]'
+        'openai:MODEL[@BASE_URL[,BASE_URL…]]'
     """
     _load_builtins()
     try:

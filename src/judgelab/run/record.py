@@ -53,6 +53,8 @@ class RunStats:
         retries: retries by reason (``rate_limited``, ``server_error``, ``timeout``, ``connection``)
             and ``gave_up`` (calls recorded as ``error``).
         warnings: what the run said on the way (also logged on ``judgelab.run``).
+        batches: with ``--execution batch``: batches submitted and resumed, requests submitted,
+            resubmitted and given up (:class:`judgelab.run.provider_batch.BatchReport`); empty when live.
 
     Example:
         >>> RunStats(rater="r").recorded
@@ -75,6 +77,7 @@ class RunStats:
     retried_errors: int = 0
     retries: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    batches: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,12 @@ class Runner:
         return make_plan(self.spec, self.template, self.criteria, items, self.rater, self.store.bindings(self.rater),
                          self.requests, self.ledger.is_cached, self.backend.capabilities.max_n)
 
+    def claim(self) -> str:
+        """Claim the run's rater label in the store (written: the run starts) and return it."""
+        self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
+        self.stats.rater = self.rater
+        return self.rater
+
     async def run(self, items: list[Item]) -> RunStats:
         """Claim the rater label, plan, and execute the plan; finished work is never lost.
 
@@ -121,8 +127,7 @@ class Runner:
             JudgelabError: bad input, an unwritable store, an unreachable judge.
         """
         start = time.perf_counter()
-        self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
-        self.stats.rater = self.rater
+        self.claim()
         plan = self.plan(items)
         s = self.stats
         s.total += plan.total
@@ -149,6 +154,25 @@ class Runner:
 
     def _advance(self, done: int, failed: int) -> None:
         self.on_progress(done, failed, self.ledger.gate.summary())
+
+
+async def _batched(runner: Runner, items: list[Item], advance: Advance) -> RunStats:
+    """``--execution batch``: the batch rounds answer what the ledger lacks, then the run records from the ledger."""
+    from judgelab.run.provider_batch import run_batches, unanswered
+
+    start = time.perf_counter()
+    report = await run_batches(runner, items, on_note=lambda note: advance(0, 0, note))
+    runner.ledger.executor = unanswered  # nothing is called live: a call without an answer is an error
+    stats = await runner.run(items)
+    stats.calls_made += report.answered
+    stats.cache_hits = max(0, stats.cache_hits - report.answered)
+    stats.prompt_tokens += report.prompt_tokens
+    stats.completion_tokens += report.completion_tokens
+    stats.batches = report.to_dict()
+    stats.wall_s = time.perf_counter() - start
+    for note in report.notes:
+        stats.warnings.append(note)
+    return stats
 
 
 def _no_progress(done: int, failed: int, note: str = "") -> None:
@@ -189,6 +213,8 @@ def run_spec(spec: RunSpec, items: list[Item], store: Store, *, backend: Backend
             with progress_display(len(items) * runner.total, label or f"judging ({judge.model_id})",
                                   enabled=progress) as advance:
                 runner.on_progress = advance
+                if spec.execution == "batch" and executor is None:
+                    return await _batched(runner, items, advance)
                 return await runner.run(items)
         finally:
             await judge.aclose()

@@ -1,6 +1,6 @@
 """SQLite persistence: the call ledger and the judgments, resumable after any kill.
 
-Two tables:
+Two tables (and the ``batches`` of :mod:`judgelab.store.batches`):
 
 * ``calls`` — one row per model call, keyed by a SHA-256 of the full request (judge
   identity, messages, sampling parameters, n, log-probability options, sample slot,
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from judgelab.errors import JudgelabError
+from judgelab.store.batches import BatchRecord, BatchTable
 from judgelab.store.judgments import RATING_COLUMNS, Judgment, JudgmentTable, prompt_key
 from judgelab.store.ledger import Ledger, _as_json
 from judgelab.store.lock import last_store_summary, remember_opened, take_lock
@@ -34,12 +35,12 @@ from judgelab.store.runs import RunLabels, describe_changes
 from judgelab.store.schema import JUDGMENT_COLUMNS, SCHEMA, STORE_FORMAT, STORE_VERSION, check_format, migrate
 from judgelab.store.writer import GroupWriter
 
-__all__ = ["Judgment", "Store", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary", "describe_changes"]
+__all__ = ["Judgment", "Store", "BatchRecord", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary", "describe_changes"]
 
 logger = logging.getLogger(__name__)
 
 
-class Store(Ledger, JudgmentTable, RunLabels):
+class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
     """The run database. Open with a path; ``:memory:`` works for tests.
 
     A writable store is held by one process at a time: opening it takes an exclusive lock

@@ -51,6 +51,27 @@ CREATE TABLE IF NOT EXISTS judgments (
     prompt_key TEXT,
     PRIMARY KEY (rater, criterion, system, item_id, sample)
 );
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    run TEXT NOT NULL,
+    rater TEXT NOT NULL,
+    endpoint TEXT,
+    provider_file TEXT,
+    provider_batch TEXT,
+    state TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_requests (
+    batch TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (batch, key)
+);
+CREATE INDEX IF NOT EXISTS batch_requests_key ON batch_requests (key);
 """
 
 #: Columns of the ``judgments`` table in the order :meth:`Store._row` fills them.

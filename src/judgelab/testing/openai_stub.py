@@ -8,6 +8,10 @@ and counts the successful answers per ``X-Judgelab-Request-Key`` (``GET /stats``
 JSON-lines log with ``--log``). Used by the tests and ``benchmarks/``.
 
 Run: ``python -m judgelab.testing.openai_stub --port 0`` prints ``PORT <n>`` when ready.
+
+``python -m judgelab.testing.openai_stub run-batch -i IN.jsonl -o OUT.jsonl --model M`` is a
+stand-in for ``vllm run-batch``: it answers an OpenAI batch-input file offline with the same
+deterministic answers (:func:`answer_batch_file`).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import time
 from collections import Counter
 from typing import Any
 
-__all__ = ["StubState", "serve", "stub_reply"]
+__all__ = ["StubState", "serve", "stub_reply", "answer_batch_file", "answer_batch_line"]
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
@@ -41,7 +45,8 @@ class StubState:
 
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
-                 retry_after: str = "0") -> None:
+                 retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
+                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -55,6 +60,14 @@ class StubState:
         self.errors = 0
         self.requests = 0
         self._log = open(log, "a", buffering=1) if log else None
+        from judgelab.testing.batch_api import BatchAPI
+
+        #: Seconds before a file's content is sent (a kill while downloading, in tests).
+        self.download_delay = download_delay
+
+        #: The files and batches endpoints (OpenAI's Batch API), answering with :func:`answer_batch_line`.
+        self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
+                                  batch_expire_first, batch_seconds)
 
     def record(self, key: str) -> None:
         self.answered[key] += 1
@@ -90,6 +103,55 @@ def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
             "usage": {"prompt_tokens": words, "completion_tokens": 9 * n, "total_tokens": words + 9 * n}}
 
 
+def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False) -> dict[str, Any]:
+    """The output line of one batch-input line, in vLLM's ``run-batch`` shape.
+
+    Args:
+        line: ``{"custom_id", "method", "url", "body"}``.
+        model: the served model (a request naming another model fails, as in vLLM).
+        failed: answer with an error instead (a failure injected by a test).
+    """
+    body = line.get("body") or {}
+    custom_id = line.get("custom_id")
+    request_id = "vllm-batch-" + hashlib.sha256(str(custom_id).encode()).hexdigest()[:16]
+    url = str(line.get("url", ""))
+    error = None
+    if failed:
+        error = "injected failure"
+    elif model is not None and body.get("model") != model:
+        error = f"The model `{body.get('model')}` does not exist."
+    elif not url.endswith("completions"):
+        error = f"unsupported url {url!r}"
+    if error is not None:
+        return {"id": f"vllm-{request_id[11:]}", "custom_id": custom_id,
+                "response": {"status_code": 400, "request_id": request_id, "body": None}, "error": error}
+    return {"id": f"vllm-{request_id[11:]}", "custom_id": custom_id,
+            "response": {"status_code": 200, "request_id": request_id, "body": _body(url, body)}, "error": None}
+
+
+def answer_batch_file(input_path: str, output_path: str, model: str | None = None, fail_rate: float = 0.0,
+                      seed: int = 0) -> dict[str, int]:
+    """A stand-in for ``vllm run-batch -i IN -o OUT --model M``: answer every line of a batch-input
+    file offline (the stub's deterministic answers) into a batch-output file.
+
+    Returns:
+        ``{"requests": n, "answered": a, "failed": f}``.
+    """
+    rng = random.Random(seed)
+    answered = failed = 0
+    with open(input_path, encoding="utf-8") as src, open(output_path, "w", encoding="utf-8") as dst:
+        for text in src:
+            if not text.strip():
+                continue
+            out = answer_batch_line(json.loads(text), model, failed=rng.random() < fail_rate)
+            if out["error"] is None:
+                answered += 1
+            else:
+                failed += 1
+            dst.write(json.dumps(out) + "\n")
+    return {"requests": answered + failed, "answered": answered, "failed": failed}
+
+
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, state: StubState) -> None:
     try:
         while True:
@@ -104,10 +166,24 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     break
                 k, _, v = h.decode("latin-1").partition(":")
                 headers[k.strip().lower()] = v.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                body = b""
+                while True:
+                    size = int((await reader.readline()).strip().split(b";")[0], 16)
+                    chunk = await reader.readexactly(size + 2)
+                    if size == 0:
+                        break
+                    body += chunk[:-2]
+            else:
+                body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             extra = ""
             payload: Any
-            if method == "GET" and path.startswith("/stats"):
+            raw: bytes | None = None
+            if path.startswith(("/v1/files", "/v1/batches")):
+                if state.download_delay and path.endswith("/content"):
+                    await asyncio.sleep(state.download_delay)
+                status, payload, raw = state.batch_api.handle(method, path, headers, body)
+            elif method == "GET" and path.startswith("/stats"):
                 status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
             elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
                 state.requests += 1
@@ -145,8 +221,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                         state.record(headers.get("x-judgelab-request-key", ""))
             else:
                 status, payload = 404, {"error": {"message": "not found"}}
-            data = json.dumps(payload).encode()
-            content_type = "application/json"
+            data = json.dumps(payload).encode() if raw is None else raw
+            content_type = "application/json" if raw is None else "application/octet-stream"
             if state.mode == "html" and status == 200 and method == "POST":
                 data, content_type = b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>", "text/html"
             reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}[status]
@@ -176,6 +252,18 @@ async def serve(port: int = 0, state: StubState | None = None, ready: "asyncio.F
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m judgelab.testing.openai_stub [--port N] [--fail-rate F] [--mode M] [--log FILE]``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run-batch"]:
+        batch = argparse.ArgumentParser(prog="openai_stub run-batch", description="a stand-in for vllm run-batch")
+        batch.add_argument("-i", "--input-file", required=True)
+        batch.add_argument("-o", "--output-file", required=True)
+        batch.add_argument("--model", default=None)
+        batch.add_argument("--fail-rate", type=float, default=0.0)
+        batch.add_argument("--seed", type=int, default=0)
+        b = batch.parse_args(argv[1:])
+        counts = answer_batch_file(b.input_file, b.output_file, b.model, b.fail_rate, b.seed)
+        print(json.dumps(counts), flush=True)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered 429 or 500 (half each)")
@@ -186,10 +274,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
+    parser.add_argument("--batch-fail-rate", type=float, default=0.0, help="share of batch requests that fail")
+    parser.add_argument("--batch-expire-first", action="store_true", help="the first batch expires half-done")
+    parser.add_argument("--batch-seconds", type=float, default=1.0, help="seconds a batch takes")
+    parser.add_argument("--state-dir", default=None, help="keep batches and files here (a restart continues them)")
+    parser.add_argument("--download-delay", type=float, default=0.0, help="seconds before a file's content is sent")
     args = parser.parse_args(argv)
     try:
         asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
-                                               args.rate_limited, args.server_errors, args.retry_after)))
+                                               args.rate_limited, args.server_errors, args.retry_after,
+                                               args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
+                                               args.state_dir, args.download_delay)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -22,6 +22,7 @@ from judgelab.errors import (
     ServerError,
     Unreachable,
 )
+from judgelab.models.backends.openai_answers import read_chat, read_completion, read_openai_body
 from judgelab.models.backends.openai_http import (
     SERVER_ERRORS,
     available_transports,
@@ -43,11 +44,10 @@ from judgelab.models.base import (
     Choice,
     JudgeRequest,
     JudgeResponse,
-    TokenLogprobs,
     flatten_messages,
 )
 
-__all__ = ["OpenAIBackend", "retry_after_seconds", "available_transports"]
+__all__ = ["OpenAIBackend", "retry_after_seconds", "available_transports", "read_openai_body"]
 
 class OpenAIBackend(Backend):
     """Any OpenAI-compatible endpoint through the official SDK (chat or completion requests).
@@ -221,7 +221,9 @@ class OpenAIBackend(Backend):
         kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
         return await method(**kwargs, extra_headers=headers)
 
-    async def _send(self, request: JudgeRequest, cue_suffix: str = "") -> JudgeResponse:
+    def request_body(self, request: JudgeRequest, cue_suffix: str = "") -> tuple[str, dict[str, Any]]:
+        """(URL path, JSON body) of one request exactly as the live call sends it (what an OpenAI
+        batch-input line carries: ``/v1/chat/completions`` or ``/v1/completions``)."""
         s = request.sampling
         scoring = request.score_cue is not None
         top = request.top_logprobs or (20 if scoring else 0)
@@ -234,52 +236,87 @@ class OpenAIBackend(Backend):
         }
         if s.seed is not None:
             common["seed"] = s.seed
-        headers = {"X-Judgelab-Request-Key": request.key} if request.key else None
         if self.style == "chat":
             messages = request.as_dicts()
             if scoring and request.score_cue:
                 messages[-1] = {"role": messages[-1]["role"], "content": messages[-1]["content"] + "\n" + request.score_cue}
-            kwargs = dict(common, messages=messages)
+            body = dict(common, messages=messages)
             if top:
-                kwargs.update(logprobs=True, top_logprobs=top)
+                body.update(logprobs=True, top_logprobs=top)
+            return "/v1/chat/completions", body
+        prompt = flatten_messages(request.messages)
+        if scoring and request.score_cue:
+            prompt = prompt + "\n" + request.score_cue + cue_suffix
+        body = dict(common, prompt=prompt)
+        if top:
+            body["logprobs"] = top
+        return "/v1/completions", body
+
+    def batchable(self, request: JudgeRequest) -> str | None:
+        """Why a request cannot be answered from a batch (one request, one answer), or None.
+
+        Completion-style log-probability scoring may need a second request after a bare space
+        (a tokenizer habit learnt from the first answer), which a batch line cannot express.
+        """
+        if self.style == "completion" and request.score_cue is not None:
+            return "completion-style log-probability scoring cannot run as a batch (use --style chat or --score parsed)"
+        return None
+
+    def batch_request(self, request: JudgeRequest) -> tuple[str, dict[str, Any]]:
+        """(URL path, body) of a batch-input line: the live request's body (see :meth:`request_body`)."""
+        self.check(request)
+        why = self.batchable(request)
+        if why is not None:
+            from judgelab.errors import CapabilityError
+
+            raise CapabilityError(why)
+        return self.request_body(request)
+
+    def batch_client(self) -> Any:
+        """The SDK client (its ``files`` and ``batches`` resources serve ``--execution batch``)."""
+        return self._client
+
+    def read_batch_answer(self, body: Any) -> JudgeResponse:
+        """An answer from a batch-output line's ``response.body`` (:meth:`read_body`)."""
+        return self.read_body(body)
+
+    def read_body(self, body: Any) -> JudgeResponse:
+        """An answer from the JSON body of a (batch) response, read as a live answer is (:func:`read_openai_body`)."""
+        return read_openai_body(body, self.style, self.model_id)
+
+    def _read_chat(self, raw: Any) -> JudgeResponse:
+        return read_chat(raw, self.model_id)
+
+    def _read_completion(self, raw: Any) -> JudgeResponse:
+        return read_completion(raw, self.model_id)
+
+    async def _send(self, request: JudgeRequest, cue_suffix: str = "") -> JudgeResponse:
+        scoring = request.score_cue is not None
+        headers = {"X-Judgelab-Request-Key": request.key} if request.key else None
+        if self.style == "chat":
+            _, kwargs = self.request_body(request)
             raw = await self._create(self._client.chat.completions.create, kwargs, headers)
-            if not isinstance(raw.choices, list) or any(getattr(c, "message", None) is None for c in raw.choices):
-                raise ValueError("no choices with a message")
-            choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason, _reasoning(c.message))
-                       for c in raw.choices]
-        else:
-            if scoring and not cue_suffix and self.space_before_label:
-                return await self._send(request, cue_suffix=" ")  # known tokenizer habit: one request
-            prompt = flatten_messages(request.messages)
-            if scoring and request.score_cue:
-                prompt = prompt + "\n" + request.score_cue + cue_suffix
-            kwargs = dict(common, prompt=prompt)
-            if top:
-                kwargs["logprobs"] = top
-            raw = await self._create(self._client.completions.create, kwargs, headers)
-            if not isinstance(raw.choices, list) or any(getattr(c, "text", None) is None for c in raw.choices):
-                raise ValueError("no choices with a text")
-            choices = [Choice(c.text or "", _completion_tokens(c), c.finish_reason) for c in raw.choices]
-            if scoring and not cue_suffix:
-                if self.space_before_label is None:
-                    self.space_before_label = _space_then_digit(choices)
-                    if self.space_before_label:
-                        self._notes.append("the judge's tokenizer spells ' 4' as ' ' + '4': scores are read after a space "
-                                          "appended to the cue, as the embedded judge does")
+            return self._read_chat(raw)
+        if scoring and not cue_suffix and self.space_before_label:
+            return await self._send(request, cue_suffix=" ")  # known tokenizer habit: one request
+        _, kwargs = self.request_body(request, cue_suffix)
+        raw = await self._create(self._client.completions.create, kwargs, headers)
+        response = self._read_completion(raw)
+        if scoring and not cue_suffix:
+            choices = response.choices
+            if self.space_before_label is None:
+                self.space_before_label = _space_then_digit(choices)
                 if self.space_before_label:
-                    # Tokenizers such as Gemma's have no " 4" token: the labels come one token after a
-                    # bare space. Read them there — exactly what the embedded judge does for such tokenizers.
-                    second = await self._send(request, cue_suffix=" ")
-                    second.extra["score_prefix"] = " "
-                    second.prompt_tokens += getattr(raw.usage, "prompt_tokens", 0) or 0
-                    return second
-        usage = raw.usage
-        return JudgeResponse(
-            choices=choices,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            model=raw.model or self.model_id,
-        )
+                    self._notes.append("the judge's tokenizer spells ' 4' as ' ' + '4': scores are read after a space "
+                                      "appended to the cue, as the embedded judge does")
+            if self.space_before_label:
+                # Tokenizers such as Gemma's have no " 4" token: the labels come one token after a
+                # bare space. Read them there — exactly what the embedded judge does for such tokenizers.
+                second = await self._send(request, cue_suffix=" ")
+                second.extra["score_prefix"] = " "
+                second.prompt_tokens += response.prompt_tokens
+                return second
+        return response
 
 
 def _space_then_digit(choices: list[Choice]) -> bool:
@@ -297,33 +334,6 @@ def _space_then_digit(choices: list[Choice]) -> bool:
     return " " in seen and not any(re.fullmatch(r"\s+\d+", t) for t in seen)
 
 
-def _reasoning(message: Any) -> str | None:
-    """A reasoning model's reasoning text (``reasoning_content`` in DeepSeek/vLLM, ``reasoning`` elsewhere)."""
-    for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
-        if value is None and getattr(message, "model_extra", None):
-            value = message.model_extra.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _chat_tokens(choice: Any) -> list[TokenLogprobs] | None:
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if not content:
-        return None
-    return [(t.token, t.logprob, {a.token: a.logprob for a in (t.top_logprobs or [])}) for t in content]
-
-
-def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
-    lp = getattr(choice, "logprobs", None)
-    if lp is None or not getattr(lp, "tokens", None):
-        return None
-    tops = lp.top_logprobs or [{}] * len(lp.tokens)
-    return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
-            for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]
-
-
 # -- registry ------------------------------------------------------------------
 _OPTIONS = ("api_key", "style", "concurrency", "max_retries", "backoff_base", "supports_n", "timeout", "transport",
             "max_tokens_param")
@@ -335,14 +345,25 @@ def _parse_spec(rest: str, defaults: dict[str, Any]) -> dict[str, Any]:
     model, _, url = rest.partition("@")
     opts = {k: v for k, v in defaults.items() if k in _OPTIONS}
     opts.update(model=model, base_url=url or defaults.get("base_url"))
+    if url and "," in url:  # a fleet of replicas: openai:MODEL@URL1,URL2,…
+        opts["replicas"] = [u.strip() for u in url.split(",")]
+        opts["base_url"] = None
+        if len([u for u in opts["replicas"] if u]) < 2:
+            raise JudgelabError(f"a fleet names two or more replica URLs separated by commas, got {url!r}")
     return opts
 
 
-def _build(**options: Any) -> OpenAIBackend:
+def _build(**options: Any) -> Backend:
     if not options.get("model"):
         raise JudgelabError("the openai judge needs --model")
+    replicas = options.pop("replicas", None)
+    if replicas:
+        from judgelab.models.fleet import Fleet
+
+        return Fleet(options.pop("model"), replicas, **options)
     return OpenAIBackend(**options)
 
 
-register_backend("openai", syntax="openai:MODEL[@BASE_URL]", parse=_parse_spec, build=_build,
-                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)")
+register_backend("openai", syntax="openai:MODEL[@BASE_URL[,BASE_URL…]]", parse=_parse_spec, build=_build,
+                 options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)",
+                 batch=True)

@@ -1,0 +1,378 @@
+"""Offline batch files: a run's pending calls as OpenAI batch-input JSONL, and the answers read back.
+
+The format is OpenAI's Batch API format, which ``vllm run-batch`` reads and writes too:
+
+* input, one request per line: ``{"custom_id": KEY, "method": "POST", "url":
+  "/v1/chat/completions", "body": {...}}`` — ``custom_id`` is the call's ledger key and ``body``
+  is exactly what the live call would send (:meth:`~judgelab.models.base.Backend.batch_request`);
+* output, one answer per line: ``{"id", "custom_id", "response": {"status_code", "body"},
+  "error"}``.
+
+:func:`export_batch` writes the calls a live run would send now (:func:`~judgelab.run.pending.pending_calls`),
+split into files of at most ``max_requests`` lines and ``max_bytes`` bytes, and records them
+in the store's ``batches`` table first. :func:`import_batch` records each answer in the call
+ledger exactly as a live answer (key, canonical request, answer), so the same ``rate`` command
+afterwards makes no call for them and records the judgments a live run would. A file whose
+``custom_id`` values were not exported from this store (another run, other settings, another
+store) is refused in one line before anything is written; importing a file twice changes nothing.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from judgelab.errors import JudgelabError
+
+if TYPE_CHECKING:
+    from judgelab.datasets.items import Item
+    from judgelab.models.base import Backend
+    from judgelab.run.pending import PendingCall
+    from judgelab.spec import RunSpec
+    from judgelab.store import Store
+
+__all__ = ["BatchExport", "BatchImport", "OutputLine", "export_batch", "import_batch", "batch_line", "split_lines",
+           "read_output_lines", "record_output", "MAX_REQUESTS", "MAX_BYTES", "new_batch_id"]
+
+#: OpenAI's limits per batch-input file (requests, bytes); vLLM has none, the same split does no harm.
+MAX_REQUESTS = 50_000
+MAX_BYTES = 200 * 1024 * 1024
+
+
+def new_batch_id() -> str:
+    """judgelab's id of a new batch: ``b-`` and 12 random hex digits."""
+    return "b-" + uuid.uuid4().hex[:12]
+
+
+def batch_line(backend: "Backend", call: "PendingCall") -> str:
+    """One batch-input line: ``custom_id`` = the ledger key, ``body`` = the live request's body."""
+    url, body = backend.batch_request(call.request)
+    return json.dumps({"custom_id": call.key, "method": "POST", "url": url, "body": body}, ensure_ascii=False)
+
+
+def split_lines(lines: list[str], max_requests: int = MAX_REQUESTS, max_bytes: int = MAX_BYTES) -> list[list[str]]:
+    """Lines in order, cut into chunks of at most ``max_requests`` lines and ``max_bytes`` bytes.
+
+    Raises:
+        JudgelabError: one line alone is larger than ``max_bytes``.
+
+    Example:
+        >>> [len(c) for c in split_lines(["a" * 9] * 5, max_requests=2, max_bytes=100)]
+        [2, 2, 1]
+        >>> [len(c) for c in split_lines(["a" * 9] * 5, max_requests=10, max_bytes=25)]
+        [2, 2, 1]
+    """
+    if max_requests < 1 or max_bytes < 1:
+        raise JudgelabError("batch limits must be positive")
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        n = len(line.encode("utf-8")) + 1
+        if n > max_bytes:
+            raise JudgelabError(f"one batch request is {n} bytes, more than the limit of {max_bytes} bytes per file")
+        if current and (len(current) >= max_requests or size + n > max_bytes):
+            chunks.append(current)
+            current, size = [], 0
+        current.append(line)
+        size += n
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a file through a temporary file in its folder (no half-written file on failure)."""
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class BatchExport:
+    """What :func:`export_batch` wrote.
+
+    Attributes:
+        batch: judgelab's id of the batch (``judgelab batch list``); "" when nothing was pending.
+        rater: the run's label.
+        model: the judge's model (``vllm run-batch --model``).
+        files: the batch-input files written.
+        requests: requests in them.
+        store: the store that records the batch.
+    """
+
+    batch: str
+    rater: str
+    model: str
+    files: tuple[Path, ...]
+    requests: int
+    store: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": 1, "batch": self.batch, "rater": self.rater, "model": self.model,
+                "files": [str(f) for f in self.files], "requests": self.requests, "store": str(self.store)}
+
+
+def _file_names(path: Path, n: int) -> list[Path]:
+    if n == 1:
+        return [path]
+    suffix = path.suffix or ".jsonl"
+    return [path.with_name(f"{path.stem}-{i:03d}{suffix}") for i in range(1, n + 1)]
+
+
+def export_batch(items: "list[Item]", spec: "RunSpec", out: Path, path: Path, max_requests: int = MAX_REQUESTS,
+                 max_bytes: int = MAX_BYTES) -> BatchExport:
+    """Write the calls a live run of ``spec`` over ``items`` would send now as batch-input JSONL.
+
+    The batch and its keys are recorded in ``out/store.sqlite`` (created) before the files are
+    written. Nothing is called; no judgment is recorded.
+
+    Args:
+        items: the items; spec: the run (one judge, which must offer batches: ``openai:MODEL``).
+        out: the run's output folder (its store records the batch).
+        path: the batch-input file; several files ``STEM-001.jsonl`` … when the limits split it.
+        max_requests, max_bytes: the most lines and bytes per file.
+
+    Returns:
+        :class:`BatchExport` (``requests == 0``: the ledger answers every call; no file is written).
+
+    Raises:
+        JudgelabError: a judge without batches, an unwritable file or folder.
+    """
+    from judgelab.paths import output_folder
+    from judgelab.run.identity import identity_digest
+    from judgelab.run.pending import pending_calls
+    from judgelab.run.runner import Runner
+    from judgelab.store import Store
+
+    from judgelab.models.registry import backend_entry
+
+    if not backend_entry(spec.judge.kind).batch:  # before the store is opened: a refused export writes nothing
+        raise JudgelabError(f"the {spec.judge.kind} judge cannot be asked through a batch file; batches need an "
+                            "openai:MODEL judge")
+    if path.is_dir():
+        raise JudgelabError(f"--export-batch {path} is a folder; give a .jsonl file")
+    if not path.parent.is_dir():
+        raise JudgelabError(f"the folder of --export-batch {path} does not exist")
+    backend = spec.judge.build()
+    try:
+        store_path = output_folder(out) / "store.sqlite"
+        with Store(store_path) as store:
+            runner = Runner(backend, store, spec)
+            calls = asyncio.run(pending_calls(runner, items))
+            lines = [batch_line(backend, call) for call in calls]  # a judge without batches fails here, before writing
+            chunks = split_lines(lines, max_requests, max_bytes)
+            files = _file_names(path, len(chunks))
+            if not calls:
+                return BatchExport("", runner.rater, backend.model_id, (), 0, store_path)
+            rater = runner.claim()
+            batch = new_batch_id()
+            store.add_batch(batch, "file", identity_digest(runner.identity), rater,
+                            [(c.key, c.request_json) for c in calls], state="exported",
+                            detail={"files": [str(f) for f in files], "model": backend.model_id,
+                                    "judge": backend.identity(), "requests": len(calls)})
+            for file, chunk in zip(files, chunks):
+                _write_text(file, "\n".join(chunk) + "\n")
+            return BatchExport(batch, rater, backend.model_id, tuple(files), len(calls), store_path)
+    finally:
+        asyncio.run(backend.aclose())
+
+
+# -- answers ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutputLine:
+    """One line of a batch-output (or error) file.
+
+    Attributes:
+        custom_id: the ledger key.
+        body: the answer's JSON body (``None`` when the request failed).
+        error: why it failed ("" when answered).
+    """
+
+    custom_id: str
+    body: Any
+    error: str = ""
+
+
+def read_output_lines(text: str, where: str) -> list[OutputLine]:
+    """Parse a batch-output file's text (OpenAI's and vLLM's shapes; results and error files).
+
+    Raises:
+        JudgelabError: a line that is not JSON or has no ``custom_id`` (naming the file and line).
+
+    Example:
+        >>> read_output_lines('{"custom_id": "k", "response": {"status_code": 200, "body": {"x": 1}}, "error": null}\\n', "f")
+        [OutputLine(custom_id='k', body={'x': 1}, error='')]
+    """
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            raise JudgelabError(f"{where} line {number}: not JSON (a batch-output file has one JSON object per line)") from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
+            raise JudgelabError(f"{where} line {number}: no custom_id; not a batch-output line")
+        found = entry.get("response")
+        response: dict[str, Any] = found if isinstance(found, dict) else {}
+        error = entry.get("error")
+        status = response.get("status_code")
+        body = response.get("body")
+        if error or status != 200 or not isinstance(body, dict):
+            if isinstance(error, dict):
+                text_error = str(error.get("message") or error.get("code") or error)
+            elif error:
+                text_error = str(error)
+            else:
+                text_error = f"HTTP {status}" if status is not None else "no answer"
+            out.append(OutputLine(entry["custom_id"], None, text_error))
+        else:
+            out.append(OutputLine(entry["custom_id"], body))
+    return out
+
+
+@dataclass(frozen=True)
+class BatchImport:
+    """What :func:`import_batch` recorded.
+
+    Attributes:
+        batches: judgelab's ids of the batches the answers belong to.
+        lines: answer lines read.
+        new: answers recorded in the ledger now.
+        already: answers the ledger held already (a second import records nothing).
+        failed: requests the file reports as failed or whose answer is unreadable (asked again by the next export).
+        examples: up to three ``(custom_id, why)`` of failed requests.
+        store: the store.
+    """
+
+    batches: tuple[str, ...]
+    lines: int
+    new: int
+    already: int
+    failed: int
+    store: Path
+    examples: tuple[tuple[str, str], ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": 1, "batches": list(self.batches), "lines": self.lines, "new": self.new,
+                "already": self.already, "failed": self.failed, "store": str(self.store),
+                "examples": [list(e) for e in self.examples]}
+
+
+def record_output(store: "Store", lines: Iterable[OutputLine], requests: dict[str, str], reader: Any) -> tuple[
+        dict[str, Any], dict[str, str]]:
+    """Record answered lines in the ledger (key, canonical request, answer), as a live answer is recorded.
+
+    Args:
+        store: the store; lines: the output lines; requests: key → canonical request JSON;
+        reader: ``body -> JudgeResponse`` (the judge's reader of live answers).
+
+    Returns:
+        ``({key: JudgeResponse}, {key: why it failed})``; keys already in the ledger are answered
+        from it (nothing is written twice).
+    """
+    from judgelab.models.base import JudgeResponse
+
+    answers: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    rows = []
+    known = store.call_keys()
+    for line in lines:
+        key = line.custom_id
+        if line.body is None:
+            if key not in answers:
+                failures[key] = line.error
+            continue
+        try:
+            response = reader(line.body)
+        except JudgelabError as exc:
+            failures.setdefault(key, str(exc))
+            continue
+        if not response.choices:
+            failures.setdefault(key, "an answer without choices")
+            continue
+        failures.pop(key, None)
+        if key in known:
+            stored = store.get_call(key)
+            if stored is not None:
+                answers[key] = JudgeResponse.from_json(stored)
+                continue
+        answers[key] = response
+        known.add(key)
+        rows.append((key, requests[key], json.dumps(response.to_json(), ensure_ascii=False)))
+    if rows:
+        store.put(calls=rows)
+    return answers, failures
+
+
+def import_batch(paths: list[Path], out: Path) -> BatchImport:
+    """Record the answers of batch-output files in ``out/store.sqlite``'s ledger.
+
+    Every ``custom_id`` must be a key exported from this store (:func:`export_batch`); otherwise
+    nothing is written and the file is refused in one line. Answers the ledger holds already are
+    left as they are (importing twice changes nothing); failed lines are counted, and their calls
+    are exported again by the next ``--export-batch``.
+
+    Args:
+        paths: batch-output files (``vllm run-batch -o``, or a provider's output and error files).
+        out: the run's output folder.
+
+    Returns:
+        :class:`BatchImport`.
+
+    Raises:
+        JudgelabError: a missing store or file, a line that is not a batch-output line, answers
+            that were not exported from this store.
+    """
+    from judgelab.models.backends.openai_compatible import read_openai_body
+    from judgelab.store import Store
+
+    store_path = Path(out) / "store.sqlite"
+    if not store_path.is_file():
+        raise JudgelabError(f"no store in {out}: import into the --out folder the batch was exported from")
+    lines: list[OutputLine] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
+        lines += read_output_lines(text, str(path))
+    with Store(store_path) as store:
+        keys = {line.custom_id for line in lines}
+        owners = store.batches_of(keys)
+        files = {b.id: b for b in store.batches(kind="file")}
+        owned = {k: [b for b in owners.get(k, []) if b in files] for k in keys}
+        unknown = sorted(k for k, found in owned.items() if not found)
+        if unknown:
+            raise JudgelabError(f"{paths[0]}: {len(unknown)} of {len(keys)} answers were not exported from {store_path} "
+                                f"(custom_id {unknown[0][:16]}…): the file belongs to another run, other settings or "
+                                "another store; nothing was imported")
+        batches = sorted({b for found in owned.values() for b in found})
+        requests: dict[str, str] = {}
+        for b in batches:
+            requests.update({k: q for k, (q, _) in store.batch_requests(b).items()})
+        before = store.call_keys() & keys
+        reader_of = {b: files[b].detail.get("judge", {}) for b in batches}
+        judge = reader_of[batches[0]]
+        style, model = judge.get("style", "chat"), judge.get("model", "")
+        answers, failures = record_output(store, lines, requests, lambda body: read_openai_body(body, style, model))
+        for b in batches:
+            states = store.batch_requests(b)
+            store.set_request_states(b, [(k, "answered" if k in answers else "failed") for k in states
+                                         if k in answers or k in failures])
+            if all(k in answers or s == "answered" for k, (_, s) in states.items()):
+                store.update_batch(b, state="done")
+    new = len(set(answers) - before)
+    return BatchImport(tuple(batches), len(lines), new, len(set(answers) & before), len(failures), store_path,
+                       tuple(sorted(failures.items())[:3]))
