@@ -236,3 +236,46 @@ def test_few_groups_give_an_interval_with_its_caveat_and_too_few_give_none(tmp_p
                      read_ratings(j)])
     row = judge_vs_human(small, ["pearson"], ["group"], n_resamples=200).iloc[0]
     assert np.isnan(row["ci_low"]) and "at least 5" in row["note"]
+
+
+def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
+    """The count-table Kendall of the bootstrap's fast path gives scipy's float exactly (b and c, ties, NaN)."""
+    from scipy import stats
+
+    from judgelab.stats.bootstrap import _dense_codes, kendall_from_codes
+
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        n = int(rng.integers(1, 40))
+        x = rng.integers(1, 6, n) / rng.choice([1.0, 3.0])
+        y = rng.integers(1, 4, n) + rng.integers(0, 3, n) / 3
+        x[rng.random(n) < 0.1] = np.nan
+        (xc, ux), (yc, uy) = _dense_codes(x, "exact"), _dense_codes(y, "exact")
+        keep = ~np.isnan(x)
+        for variant in "bc":
+            got = kendall_from_codes(xc, yc, ux, uy, variant)
+            constant = keep.sum() < 3 or np.unique(x[keep]).size < 2 or np.unique(y[keep]).size < 2
+            want = np.nan if constant else stats.kendalltau(x[keep], y[keep], variant=variant).statistic
+            assert (np.isnan(got) and np.isnan(want)) or got == want, (x, y, variant)
+
+
+def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_path, monkeypatch):
+    """judge_vs_human and human_baseline give the same tables (r, CIs, notes) with the count-table
+    Kendall and with one scipy kendalltau per resample (the implementation before it)."""
+    from judgelab.stats import bootstrap
+
+    df = load(tmp_path)
+    fast = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
+            human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
+    for variant in "bc":
+        fast_v = human_baseline(df, ["kendall"], ["overall"], variant=variant, n_resamples=99, seed=1)
+        monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
+        slow_v = human_baseline(df, ["kendall"], ["overall"], variant=variant, n_resamples=99, seed=1)
+        monkeypatch.undo()
+        pd.testing.assert_frame_equal(fast_v, slow_v, check_exact=True)
+    monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
+    slow = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
+            human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
+    for a, b in zip(fast, slow):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert fast[1]["vs_mean_ci_low"].notna().all()
