@@ -42,7 +42,18 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.report import html_build as B
-from judgelab.report.folder import RATINGS_FILES, StoreReader, is_human, load_humans, open_folder, ratings_from_file
+from judgelab.report.folder import (
+    RATINGS_FILES,
+    RunFolder,
+    StoreReader,
+    agree_inputs,
+    agree_steps,
+    is_human,
+    load_humans,
+    open_folder,
+    ratings_from_file,
+    read_table,
+)
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -90,6 +101,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         name = next((n for n in RATINGS_FILES if rf.has(n)), None)
         if name is not None:
             judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
+    if judgments is None and agree_inputs(rf):  # an `agree --out` folder: the ratings agree read, where they are
+        reader, judgments = _guard(problems, "the ratings named in run.json", lambda: _agree_judgments(rf)) or (None, None)
     try:
         humans = load_humans(rf, judgments, human)
         problems += humans.problems
@@ -129,6 +142,36 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
                           "are left out.")
     data.problems = problems
     return data
+
+
+def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | None]:
+    """The judgments of the ratings files a recorded ``agree`` read: from the store beside a run's
+    ratings file (so prompts and raw answers are shown), else from the file; criteria renamed with
+    the recorded ``--map``. The reader of the first such store is returned open (for its calls)."""
+    reader: StoreReader | None = None
+    frames = []
+    for path in agree_inputs(rf):
+        store = path.parent / "store.sqlite"
+        if path.name in RATINGS_FILES and store.is_file():
+            mine = StoreReader(store)
+            stored = mine.judgments()
+            raters = set(read_table(path)["rater"].astype(str))  # the runs of this ratings file, not the store's others
+            frames.append(stored[stored["rater"].isin(raters)].reset_index(drop=True))
+            if reader is None:
+                reader = mine
+            else:
+                mine.close()
+        else:
+            frames.append(ratings_from_file(path))
+    if not frames:
+        return None, None
+    judgments = pd.concat(frames, ignore_index=True)
+    mapping: dict[str, str] = {}
+    for step in agree_steps(rf.manifest):
+        mapping.update(step.get("map") or {})
+    if mapping:
+        judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
+    return reader, judgments
 
 
 def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:
