@@ -239,10 +239,11 @@ def test_few_groups_give_an_interval_with_its_caveat_and_too_few_give_none(tmp_p
 
 
 def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
-    """The count-table Kendall of the bootstrap's fast path gives scipy's float exactly (b and c, ties, NaN)."""
+    """The count-table Kendall of the bootstrap's fast path gives scipy's float exactly (b and c, ties, NaN),
+    one table at a time and many at once."""
     from scipy import stats
 
-    from judgelab.stats.bootstrap import _dense_codes, kendall_from_codes
+    from judgelab.stats.bootstrap import _dense_codes, kendall_from_codes, kendall_from_tables
 
     rng = np.random.default_rng(3)
     for _ in range(400):
@@ -257,6 +258,16 @@ def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
             constant = keep.sum() < 3 or np.unique(x[keep]).size < 2 or np.unique(y[keep]).size < 2
             want = np.nan if constant else stats.kendalltau(x[keep], y[keep], variant=variant).statistic
             assert (np.isnan(got) and np.isnan(want)) or got == want, (x, y, variant)
+    tables = rng.integers(0, 4, size=(50, 4, 3))
+    for variant in "bc":
+        many = kendall_from_tables(tables, variant)
+        for t, got in zip(tables, many):
+            xs, ys = np.nonzero(t)
+            reps = t[xs, ys]
+            x, y = np.repeat(xs, reps).astype(float), np.repeat(ys, reps).astype(float)
+            constant = x.size < 3 or np.unique(x).size < 2 or np.unique(y).size < 2
+            want = np.nan if constant else stats.kendalltau(x, y, variant=variant).statistic
+            assert (np.isnan(got) and np.isnan(want)) or got == want
 
 
 def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_path, monkeypatch):
@@ -267,10 +278,10 @@ def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_pat
     df = load(tmp_path)
     fast = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
             human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
-    for variant in "bc":
-        fast_v = human_baseline(df, ["kendall"], ["overall"], variant=variant, n_resamples=99, seed=1)
+    for variant, ci in (("b", "BCa"), ("c", "expanded"), ("b", "basic")):
+        fast_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
         monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
-        slow_v = human_baseline(df, ["kendall"], ["overall"], variant=variant, n_resamples=99, seed=1)
+        slow_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
         monkeypatch.undo()
         pd.testing.assert_frame_equal(fast_v, slow_v, check_exact=True)
     monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
