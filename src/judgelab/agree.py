@@ -39,7 +39,7 @@ from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_cor
 from judgelab.status import Status
 
 __all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "self_consistency", "williams_matrix",
-           "agreement", "AgreeReport", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
+           "agreement", "AgreeReport", "matched_means", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
            "CONSISTENCY_COLUMNS", "WILLIAMS_COLUMNS"]
 
 JSON_SCHEMA = 1
@@ -82,6 +82,20 @@ def _joined(mine: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     return joined[["system", "item_id", "group", "score_x", "score_y"]]
 
 
+def matched_means(df: pd.DataFrame, rater: str, criterion: str, means: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The pairs :func:`judge_vs_human` correlates for one rater and criterion: per (system, item) the
+    rater's mean over its successful samples (``score_x``) and the mean of the human raters
+    (``score_y``), joined on the labels; ``means`` is :func:`judgelab.ratings.item_means` of ``df``
+    when already computed.
+
+    Example:
+        >>> matched_means(ratings, "judge", "coherence")[["score_x", "score_y"]].mean()  # doctest: +SKIP
+    """
+    means = item_means(df) if means is None else means
+    mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
+    return _joined(mine, _human_mean(means, criterion))
+
+
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
                    variant: str = "b", n_resamples: int = 999, seed: int = 0,
                    ci_method: str = "percentile") -> pd.DataFrame:
@@ -110,10 +124,8 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
     rated = set(zip(df["rater"], df["criterion"]))  # a judge is compared on the criteria it rated
     rows = []
     for criterion in _check_criteria(df, criteria):
-        ref = _human_mean(means, criterion)
         for rater in sorted(r for r in df["rater"].unique() if not is_human(r) and (r, criterion) in rated):
-            mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
-            joined = _joined(mine, ref)
+            joined = matched_means(df, rater, criterion, means)
             for level in levels:
                 for method in methods:
                     c = level_correlation(joined, level, method, variant, n_resamples=n_resamples, seed=seed,

@@ -301,18 +301,40 @@ def read_human_file(path: Path, options: dict[str, Any] | None = None, where: st
     return _tidy_humans(df, where or str(path))
 
 
+def _argv_options(argv: Any) -> dict[str, Any]:
+    """``agree``'s --human options read back from a recorded command line (for a run.json without
+    ``human_options``)."""
+    args = [str(a) for a in argv] if isinstance(argv, list) else []
+
+    def value(name: str) -> str | None:
+        for i, arg in enumerate(args):
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+        return None
+
+    out: dict[str, Any] = {k: value(f"--{k}-col") for k in ("item", "rater", "criterion", "score", "system", "group")}
+    out["layout"] = value("--human-layout")
+    out["criteria"] = [c.strip() for c in (value("--criteria-cols") or "").split(",") if c.strip()]
+    return out
+
+
 def _agree_human_files(folder: RunFolder) -> list[tuple[pd.DataFrame, str]]:
     """The ``--human`` file of each recorded ``judgelab agree`` command, read with its recorded options
     (criteria renamed with its ``--map``)."""
     out = []
     for step in agree_steps(folder.manifest):
         given = step.get("human")
+        if not given and isinstance(step.get("argv"), list):
+            argv = [str(a) for a in step["argv"]]
+            given = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--human"), None)
         if not given:
             continue
         path = _recorded_path(str(given), step.get("human_file"), folder)
         if path is None:
             raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
-        df = read_human_file(path, step.get("human_options"))
+        df = read_human_file(path, step.get("human_options") or _argv_options(step.get("argv")))
         mapping = step.get("map") or {}
         if mapping:
             df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))

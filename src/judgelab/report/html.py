@@ -54,6 +54,7 @@ from judgelab.report.folder import (
     ratings_from_file,
     read_table,
 )
+from judgelab.report.headline import build_headline
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -122,7 +123,11 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         )
         data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
         data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
-        data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(rf, judge, humans))
+        tables = _guard(problems, "Agreement with humans", lambda: B.agreement_tables(rf, judge, humans))
+        if tables is not None:
+            data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
+                tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
+        data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(tables))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:

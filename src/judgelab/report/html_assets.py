@@ -69,6 +69,17 @@ table.dist code { white-space: pre; }
 ol.attempts { margin: 0.2rem 0; padding-left: 1.4rem; font-size: 0.86rem; }
 .status-bad { color: var(--bad); font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+details.files { color: var(--muted); font-size: 0.9rem; }
+details.files p { margin: 0.2rem 0; }
+.hl-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 0.8rem; }
+article.hl-card { border: 1px solid var(--line); border-radius: 6px; padding: 0.3rem 0.8rem 0.5rem; }
+article.hl-card h3 { margin: 0.2rem 0 0.3rem; }
+.hl-judge { font-weight: normal; color: var(--muted); font-size: 0.9rem; overflow-wrap: anywhere; }
+.hl-r, .hl-base, .hl-means { margin: 0.2rem 0; }
+.hl-r strong { font-size: 1.15rem; }
+.hl-none { color: var(--bad); }
+article.hl-card figure { margin: 0.3rem 0; }
+article.hl-card figcaption { font-size: 0.82rem; }
 @media print { .controls, .pager { display: none; } }
 """
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from dataclasses import dataclass
 from typing import Any, Iterable, TypeGuard, cast
 
 import numpy as np
@@ -32,7 +33,7 @@ from judgelab.report.html_model import (
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
 from judgelab.status import Status
 
-__all__ = ["df_table", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
+__all__ = ["df_table", "mean_ci", "what_ran", "results", "agreement", "agreement_tables", "AgreementTables", "discernment", "failures",
            "cost_time", "other_tables", "CONSUMED_FILES", "OTHER_TABLE_ROWS"]
 
 #: Files the sections read; any other CSV in the folder is shown under "Other tables".
@@ -328,30 +329,53 @@ def _tidy_for_agree(judge: pd.DataFrame, humans: HumanRatings) -> pd.DataFrame:
     return both.drop_duplicates(["rater", "criterion", "system", "item_id", "sample"])
 
 
-def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Agreement | None:
-    """From ``judgelab agree``'s CSVs in the folder; else computed from the folder's judge and human ratings."""
-    notes: list[str] = []
-    tables: dict[str, pd.DataFrame] = {}
-    names = ("correlations", "williams", "human_baseline", "self_consistency")
+@dataclass
+class AgreementTables:
+    """agree's tables for the report (from ``agree --out`` CSVs, or computed once by :func:`judgelab.agree.agreement`),
+    why a table is empty, where they came from, and the tidy ratings behind them (None when not at hand)."""
+
+    tables: dict[str, pd.DataFrame]
+    skipped: dict[str, str]
+    source: str
+    tidy: pd.DataFrame | None
+
+
+def agreement_tables(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> AgreementTables | None:
+    """From ``judgelab agree``'s CSVs in the folder; else agree's analysis of the folder's judge and human ratings."""
+    from judgelab.report.folder import agree_steps
+
+    have_both = judge is not None and not judge.empty and humans.table is not None and not humans.table.empty
+    tidy = _tidy_for_agree(judge, humans) if have_both and judge is not None else None
     if folder.has("correlations.csv"):
         source = "the tables written by `judgelab agree --out` (correlations.csv, williams.csv, human_baseline.csv, self_consistency.csv)"
-        for name in names:
-            if folder.has(f"{name}.csv"):
-                tables[name] = read_table(folder.file(f"{name}.csv"))
-    elif judge is not None and not judge.empty and humans.table is not None and not humans.table.empty:
-        from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
-
-        df = _tidy_for_agree(judge, humans)
-        levels = ["overall", "group", "system"] if df["group"].notna().any() else ["overall", "system"]
-        source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
-                  f"(Kendall τ-b; levels {', '.join(levels)})")
-        tables["correlations"] = judge_vs_human(df, ["kendall"], levels)
-        tables["human_baseline"] = human_baseline(df, ["kendall"], levels)
-        tables["self_consistency"] = self_consistency(df)
-        if df.loc[~df["rater"].map(is_human), "rater"].nunique() > 1:
-            tables["williams"] = williams_matrix(df, "overall", "kendall")
-    else:
+        tables = {name: read_table(folder.file(f"{name}.csv")) for name in
+                  ("correlations", "williams", "human_baseline", "self_consistency") if folder.has(f"{name}.csv")}
+        skipped: dict[str, str] = {}
+        for step in agree_steps(folder.manifest):
+            skipped.update({str(k): str(v) for k, v in (step.get("skipped") or {}).items()})
+        return AgreementTables(tables, skipped, source, tidy)
+    if tidy is None:
         return None
+    from judgelab.agree import agreement as agree_all
+
+    levels = ["overall", "group", "system"] if tidy["group"].notna().any() else ["overall", "system"]
+    report = agree_all(tidy, ["kendall"], levels)
+    source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
+              f"(Kendall τ-b; levels {', '.join(levels)})")
+    tables = {k: v for k, v in report.tables().items() if not (k == "williams" and v.empty)}
+    return AgreementTables(tables, dict(report.skipped), source, tidy)
+
+
+def agreement(at: AgreementTables | None) -> Agreement | None:
+    """The "Agreement with humans" section: agree's tables as they are, and a chart of the correlations
+    (an interval is drawn only where it is one; otherwise the reason is written on its row)."""
+    from judgelab.report.headline import interval_words
+
+    if at is None:
+        return None
+    notes: list[str] = [f"{name.replace('_', ' ').capitalize()}: no rows — {why}." for name, why in at.skipped.items()
+                        if name != "williams"]
+    tables, source = at.tables, at.source
     corr = tables.get("correlations", pd.DataFrame())
     corr_table = None
     figures: list[Figure] = []
@@ -371,9 +395,13 @@ def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRating
             points, markers = [], []
             for row in mine.itertuples(index=False):
                 label = f"{row.criterion} · {row.level}" + (f" · {row.rater}" if len(raters) > 1 else "")
-                points.append(Point(label, _clean(row.r), _clean(row.ci_low), _clean(row.ci_high),
+                words, caveat = interval_words(row.r, row.ci_low, row.ci_high, getattr(row, "note", ""),
+                                               getattr(row, "n_clusters", None), str(row.level))
+                drawn = words.startswith("95% CI")  # no bare dot where there is no interval: the reason instead
+                points.append(Point(label, _clean(row.r) if drawn else None, _clean(row.ci_low) if drawn else None,
+                                    _clean(row.ci_high) if drawn else None,
                                     raters.index(str(row.rater)) if str(row.rater) in raters else 0,
-                                    str(row.note) if isinstance(getattr(row, "note", None), str) and row.note else ""))
+                                    caveat if drawn else (f"r = {float(row.r):.3f}; {words}" if _finite(row.r) else words)))
                 if not baseline.empty and {"criterion", "level", "method", "vs_mean"} <= set(baseline.columns):
                     b = baseline[(baseline["criterion"] == row.criterion) & (baseline["level"] == row.level)
                                  & (baseline["method"] == method)]

@@ -64,6 +64,20 @@ def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
     return str(value), None, kind
 
 
+def _fixed(value: Any, digits: int = 2) -> str:
+    f = _number(value)
+    return "\u2014" if f is None else f"{f + 0.0:,.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    f = _number(value)
+    return "\u2014" if f is None else f"{int(f):,}"
+
+
+def _symbol(method: str) -> str:
+    return {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}.get(method, method)
+
+
 def _finalize(value: Any) -> Any:
     if value is None:
         return ""
@@ -108,7 +122,8 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <header class="top">
 <h1>{{ d.title }}</h1>
 <p>Folder: <code>{{ d.folder }}</code></p>
-<p>Report written {{ d.generated }} by judgelab {{ d.judgelab_version }}. Files: {{ d.files | join(", ") }}</p>
+<p>Report written {{ d.generated }} by judgelab {{ d.judgelab_version }}.</p>
+<details class="files"><summary>Files in the folder ({{ d.files | length }})</summary><p>{{ d.files | join(", ") }}</p></details>
 <nav class="toc" aria-label="Sections"><ul>
 {%- for anchor, heading in d.sections() %}<li><a href="#{{ anchor }}">{{ heading }}</a></li>{% endfor %}
 </ul></nav>
@@ -120,46 +135,23 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- endif %}
 {%- for note in d.notes %}<p class="note">{{ note }}</p>{% endfor %}
 
-{%- if d.what_ran %}{% set w = d.what_ran %}
-<section id="what-ran" aria-labelledby="h-what-ran">
-<h2 id="h-what-ran">What ran</h2>
-<dl class="kv">
-{%- if w.command %}<dt>command</dt><dd>judgelab {{ w.command }}</dd>{% endif %}
-{%- if w.argv %}<dt>command line</dt><dd><code>{{ w.argv }}</code></dd>{% endif %}
-{%- if w.started %}<dt>started</dt><dd>{{ w.started }}</dd>{% endif %}
-{%- if w.finished %}<dt>finished</dt><dd>{{ w.finished }}</dd>{% endif %}
-{%- if w.wall_s is not none %}<dt>wall time</dt><dd>{{ w.wall_s }} s</dd>{% endif %}
-{%- if w.python %}<dt>Python</dt><dd>{{ w.python }}</dd>{% endif %}
-{%- if w.platform %}<dt>platform</dt><dd>{{ w.platform }}</dd>{% endif %}
-<dt>read from</dt><dd>{{ w.sources | join("; ") }}</dd>
-</dl>
-{%- for r in w.runs %}
-<h3>Run {{ r.rater }}</h3>
-<dl class="kv"><dt>judge</dt><dd>{{ r.judge or "unknown" }}</dd>
-{%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
-{%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
-{%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
-{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ r.prompt_tokens }} prompt, {{ r.completion_tokens }} completion</dd>{% endif %}
-{%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
-</dl>
+{%- if d.headline %}{% set h = d.headline %}
+<section id="headline" aria-labelledby="h-headline">
+<h2 id="h-headline">Judge vs humans</h2>
+{%- for note in h.notes %}<p class="note">{{ note }}</p>{% endfor %}
+<div class="hl-grid">
+{%- for r in h.rows %}
+<article class="hl-card" data-criterion="{{ r.criterion }}" data-judge="{{ r.judge }}">
+<h3>{{ r.criterion }} <span class="hl-judge">{{ r.judge }}</span></h3>
+<p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ count(r.n) }}{% endif %}{% if r.n_clusters %} ({{ count(r.n_clusters) }} {{ "groups" if r.level == "group" else "items" }} resampled){% endif %}</p>
+{%- if r.caveat %}<p class="note hl-caveat">Caution: {{ r.caveat }}</p>{% endif %}
+<p class="hl-base">Humans: {{ r.baseline }}</p>
+{%- if r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ count(r.items) }} items both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
+{%- if r.figure %}{{ figure(r.figure) }}{% endif %}
+{%- if r.confusion %}{{ table(r.confusion, sortable=False) }}{% endif %}
+</article>
 {%- endfor %}
-{%- if w.settings_table %}{{ table(w.settings_table, sortable=False) }}{% endif %}
-{%- if w.versions %}
-<details><summary>Versions of judgelab and its dependencies</summary>
-<dl class="kv">{% for k, v in w.versions.items() %}<dt>{{ k }}</dt><dd>{{ v or "not installed" }}</dd>{% endfor %}</dl>
-</details>
-{%- endif %}
-{%- if w.prompts %}
-<h3>The exact prompts</h3>
-<p class="note">The messages of the first request stored for each rater and criterion, exactly as sent (rendered for the item named).</p>
-{%- for p in w.prompts %}
-<details class="prompt-example"{% if loop.first %} open{% endif %}>
-<summary>{{ p.criterion }} — {{ p.rater }} (item {{ p.item_id }}, system {{ p.system }})</summary>
-{%- for role, content in p.messages %}<div class="msg"><span class="role">{{ role }}</span><pre>{{ content }}</pre></div>{% endfor %}
-{%- if p.score_cue is not none %}<p class="note">followed by the score cue <code>{{ p.score_cue }}</code></p>{% endif %}
-</details>
-{%- endfor %}
-{%- endif %}
+</div>
 </section>
 {%- endif %}
 
@@ -277,6 +269,48 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- endfor %}
 </section>
 {%- endif %}
+{%- if d.what_ran %}{% set w = d.what_ran %}
+<section id="what-ran" aria-labelledby="h-what-ran">
+<h2 id="h-what-ran">What ran</h2>
+<dl class="kv">
+{%- if w.command %}<dt>command</dt><dd>judgelab {{ w.command }}</dd>{% endif %}
+{%- if w.argv %}<dt>command line</dt><dd><code>{{ w.argv }}</code></dd>{% endif %}
+{%- if w.started %}<dt>started</dt><dd>{{ w.started }}</dd>{% endif %}
+{%- if w.finished %}<dt>finished</dt><dd>{{ w.finished }}</dd>{% endif %}
+{%- if w.wall_s is not none %}<dt>wall time</dt><dd>{{ w.wall_s }} s</dd>{% endif %}
+{%- if w.python %}<dt>Python</dt><dd>{{ w.python }}</dd>{% endif %}
+{%- if w.platform %}<dt>platform</dt><dd>{{ w.platform }}</dd>{% endif %}
+<dt>read from</dt><dd>{{ w.sources | join("; ") }}</dd>
+</dl>
+{%- for r in w.runs %}
+<h3>Run {{ r.rater }}</h3>
+<dl class="kv"><dt>judge</dt><dd>{{ r.judge or "unknown" }}</dd>
+{%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
+{%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
+{%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
+{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ r.prompt_tokens }} prompt, {{ r.completion_tokens }} completion</dd>{% endif %}
+{%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
+</dl>
+{%- endfor %}
+{%- if w.settings_table %}{{ table(w.settings_table, sortable=False) }}{% endif %}
+{%- if w.versions %}
+<details><summary>Versions of judgelab and its dependencies</summary>
+<dl class="kv">{% for k, v in w.versions.items() %}<dt>{{ k }}</dt><dd>{{ v or "not installed" }}</dd>{% endfor %}</dl>
+</details>
+{%- endif %}
+{%- if w.prompts %}
+<h3>The exact prompts</h3>
+<p class="note">The messages of the first request stored for each rater and criterion, exactly as sent (rendered for the item named).</p>
+{%- for p in w.prompts %}
+<details class="prompt-example"{% if loop.first %} open{% endif %}>
+<summary>{{ p.criterion }} — {{ p.rater }} (item {{ p.item_id }}, system {{ p.system }})</summary>
+{%- for role, content in p.messages %}<div class="msg"><span class="role">{{ role }}</span><pre>{{ content }}</pre></div>{% endfor %}
+{%- if p.score_cue is not none %}<p class="note">followed by the score cue <code>{{ p.score_cue }}</code></p>{% endif %}
+</details>
+{%- endfor %}
+{%- endif %}
+</section>
+{%- endif %}
 </main>
 <script>{{ script }}</script>
 </body>
@@ -293,5 +327,6 @@ def render(data: ReportData) -> str:
     if data.items is not None:
         index_json = json_for_script(data.items.index)
         details_json = json_for_script({"encoding": "gzip+base64", "data": data.items.details_gzip_base64})
-    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell,
+    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell, num=_fixed, count=_count,
+                            sym=_symbol,
                             index_json=index_json, details_json=details_json)
