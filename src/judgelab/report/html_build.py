@@ -14,7 +14,7 @@ from typing import Any, Iterable, TypeGuard, cast
 import numpy as np
 import pandas as pd
 
-from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, is_human, read_table
+from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, read_table
 from judgelab.report.html_items import CallCache, messages_of
 from judgelab.report.html_model import (
     Agreement,
