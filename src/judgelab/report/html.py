@@ -157,17 +157,15 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
     frames = []
     for path in agree_inputs(rf):
         store = path.parent / "store.sqlite"
+        rated = ratings_from_file(path)  # what agree read, as it read it (a recipe may relabel the store's raters)
         if path.name in RATINGS_FILES and store.is_file():
             mine = StoreReader(store)
-            stored = mine.judgments()
-            raters = set(read_table(path)["rater"].astype(str))  # the runs of this ratings file, not the store's others
-            frames.append(stored[stored["rater"].isin(raters)].reset_index(drop=True))
+            rated = _with_calls(rated, mine.judgments())
             if reader is None:
                 reader = mine
             else:
                 mine.close()
-        else:
-            frames.append(ratings_from_file(path))
+        frames.append(rated)
     if not frames:
         return None, None
     judgments = pd.concat(frames, ignore_index=True)
@@ -177,6 +175,22 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
     if mapping:
         judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
     return reader, judgments
+
+
+def _with_calls(rated: pd.DataFrame, stored: pd.DataFrame) -> pd.DataFrame:
+    """A ratings file's rows with the ledger keys, attempts and tokens of the same judgment in the store beside
+    it, matched by item, system, criterion, sample and raw answer (rows without a match keep none)."""
+    on = ["item_id", "system", "criterion", "sample", "raw"]
+    extra = ["attempts", "keys", "prompt_tokens", "completion_tokens", "latency_s"]
+    found = stored[on + extra].copy()
+    for col in ("item_id", "system", "criterion", "raw"):
+        found[col] = found[col].astype(str)
+    found = found.drop_duplicates(on, keep="first")
+    base = rated.drop(columns=extra).assign(raw=rated["raw"].astype(str))
+    merged = base.merge(found, on=on, how="left")
+    merged["raw"] = rated["raw"].to_numpy()
+    merged["keys"] = [k if isinstance(k, list) else [] for k in merged["keys"]]
+    return merged[rated.columns]
 
 
 def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:
