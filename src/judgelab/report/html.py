@@ -52,7 +52,6 @@ from judgelab.report.folder import (
     load_humans,
     open_folder,
     ratings_from_file,
-    read_table,
 )
 from judgelab.report.headline import build_headline
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
