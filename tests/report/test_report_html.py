@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -362,3 +363,53 @@ def test_store_with_human_ratings_only_and_a_readme(tmp_path):
     assert XSS not in html and XSS in "".join(parse(html).text)
     assert "readme" in parse(html).ids()
     assert not (folder / "store.sqlite-wal").exists() and not (folder / "store.sqlite-shm").exists()
+
+
+def _small_folder(tmp_path, n_items: int, groups: int = 1, humans=("human:ann", "human:bob")):
+    """A ratings.csv with one judge and human raters (two by default) on ``n_items`` items (one system)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(n_items):
+        truth = rng.integers(1, 6)
+        for rater, noise in (("judge", 1.0), *((h, 0.5) for h in humans)):
+            rows.append({"item_id": f"i{i}", "system": "s", "group": f"g{i % groups}", "criterion": "quality",
+                         "rater": rater, "sample": 0, "status": "ok",
+                         "score": float(np.clip(np.round(truth + rng.normal(0, noise)), 1, 5))})
+    folder = tmp_path / f"small{n_items}-{len(humans)}"
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "ratings.csv", index=False)
+    return folder
+
+
+def test_small_n_is_said_in_words_never_drawn_as_an_interval(tmp_path):
+    """4 items: no interval anywhere on the first screen or in the chart, the reason instead; a single
+    group is said to be one; 2 raters: the pairwise value is named the baseline."""
+    data = build_report(_small_folder(tmp_path, 4))
+    rows = {(r.level, r.judge): r for r in data.headline.rows}
+    card = rows[("overall", "judge")]
+    assert card.interval.startswith("no 95% interval: only 4 item_id value(s)") and "[" not in card.interval
+    assert "two humans agree at" in card.baseline and "with 2 raters" in card.baseline
+    html = render_report(data)
+    headline = html[html.index('id="headline"'):html.index('id="results"')]
+    assert "95% CI [" not in headline and "no 95% interval" in headline
+    chart = html[html.index('id="fig-corr-0"'):]
+    chart = chart[:chart.index("</svg>")]
+    assert "<circle" not in chart and "only 4 item_id value(s)" in chart  # the reason written, no bare dot
+    from judgelab.report.headline import interval_words
+
+    words, caveat = interval_words(0.5, 0.1, 0.9, "", 1, "group")
+    assert words.startswith("no interval: a single group") and not caveat
+
+
+def test_enough_items_give_an_interval_with_the_few_clusters_caveat(tmp_path):
+    data = build_report(_small_folder(tmp_path, 12))
+    card = next(r for r in data.headline.rows if r.level == "overall")
+    assert card.interval.startswith("95% CI [") and card.caveat.startswith("only 12 item_id values")
+    assert card.items == 12 and card.judge_mean is not None and card.figure is not None  # human means: a scatter
+    html = render_report(data)
+    assert "Caution: only 12 item_id values" in html
+    one = build_report(_small_folder(tmp_path / "one", 12, humans=("human:ann",)))
+    card = next(r for r in one.headline.rows if r.level == "overall")
+    assert card.figure is None and card.confusion is not None  # whole scores on both sides: a confusion table
+    assert sum(sum(row[1:]) for row in card.confusion.rows) == 12
+    assert "needs at least two individual human raters" in card.baseline
