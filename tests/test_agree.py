@@ -290,3 +290,28 @@ def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_pat
     for a, b in zip(fast, slow):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert fast[1]["vs_mean_ci_low"].notna().all()
+
+
+def test_fail_under_gates_on_the_ci_lower_bound(tmp_path):
+    """--fail-under METHOD:LEVEL[:CRITERION]:VALUE: exit 3 when a judge's 95% CI lower bound is below VALUE,
+    0 when every bound is above; a bad gate is one line (exit 2) and writes nothing."""
+    h, j = synthetic(tmp_path)
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col",
+            "story", "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "200",
+            "--format", "json"]
+    table = pd.DataFrame(json.loads(run_cli(*args).stdout)["tables"]["correlations"])
+    lows = table[(table.level == "overall")].set_index("rater")["ci_low"]
+    good, bad = lows["good"], lows["bad"]
+    assert good > bad
+    passed = run_cli(*args, "--fail-under", f"kendall:overall:{bad - 0.01:.4f}")
+    assert passed.returncode == 0 and "--fail-under met" in passed.stderr
+    failed = run_cli(*args, "--fail-under", f"kendall:overall:clarity:{(good + bad) / 2:.4f}", "--out", str(tmp_path / "o"))
+    assert failed.returncode == 3
+    lines = [x for x in failed.stderr.splitlines() if "below --fail-under" in x]
+    assert len(lines) == 1 and "bad, clarity, kendall at the overall level: CI lower bound" in lines[0]
+    assert (tmp_path / "o" / "correlations.csv").exists()  # the tables are written; the status says the gate failed
+    for gate, needle in (("spearman:overall:0.3", "method 'spearman' is not computed"), ("kendall:overall:x", "not a number"),
+                         ("kendall:0.3", "expected METHOD:LEVEL:VALUE"), ("kendall:overall:nope:0.3", "no criterion 'nope'")):
+        r = run_cli(*args, "--fail-under", gate, "--out", str(tmp_path / "refused"))
+        assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not (tmp_path / "refused").exists()

@@ -40,6 +40,10 @@ def agree(
                                        "closest to nominal with few clusters, see docs/intervals.md)"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
+    fail_under: Optional[list[str]] = typer.Option(
+        None, "--fail-under", metavar="METHOD:LEVEL[:CRITERION]:VALUE",
+        help="CI gate (repeatable): exit status 3 when a judge's 95% CI lower bound is below VALUE, or has no "
+             "interval, e.g. kendall:overall:0.3"),
 ) -> None:
     """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
     import sys
@@ -71,8 +75,14 @@ def agree(
 
     if ci_method not in CI_METHODS:
         raise JudgelabError(f"unknown --ci-method {ci_method!r}: {', '.join(CI_METHODS)}")
+    from judgelab.agree import parse_threshold, threshold_failures
+
+    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
+    if gates and n_resamples == 0:
+        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+    failed_gates = threshold_failures(report.correlations, gates)
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
     for table, note, n in report.nan_notes():
@@ -85,6 +95,7 @@ def agree(
         import json as _json
 
         typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
+        _gate(failed_gates, gates)
         return
     if fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
         emit(report.tables()["correlations"], fmt, "agree")
@@ -92,9 +103,26 @@ def agree(
         if others and out is None:
             print(f"judgelab: note: CSV on stdout is the correlations table; {', '.join(others)} are written with "
                   "--out FOLDER (or use --format json for all tables)", file=sys.stderr)
+        _gate(failed_gates, gates)
         return
     for name, table in report.tables().items():
         emit(table, fmt, "agree", title=name.replace("_", " "))
+    _gate(failed_gates, gates)
+
+
+def _gate(failed: list[str], gates: list) -> None:
+    """--fail-under: every failed gate on stderr, then exit status 3 (as too many failed judgments)."""
+    import sys
+
+    from judgelab.errors import EXIT_TOO_MANY_FAILURES
+
+    if not failed:
+        if gates:
+            print(f"judgelab: --fail-under met: {', '.join(map(str, gates))}", file=sys.stderr)
+        return
+    for line in failed:
+        print(f"judgelab: below --fail-under: {line}", file=sys.stderr)
+    sys.exit(EXIT_TOO_MANY_FAILURES)
 
 
 def _check_output(fmt: str, out: Optional[Path]) -> None:
