@@ -413,3 +413,19 @@ def test_enough_items_give_an_interval_with_the_few_clusters_caveat(tmp_path):
     assert card.figure is None and card.confusion is not None  # whole scores on both sides: a confusion table
     assert sum(sum(row[1:]) for row in card.confusion.rows) == 12
     assert "needs at least two individual human raters" in card.baseline
+
+
+def test_one_rounding_rule_per_column_and_thousands_separators():
+    from judgelab.report.html_model import Table
+    from judgelab.report.html_render import format_cell, table_styles
+
+    t = Table("t", "c", ["a", "b", "c", "d", "p"], ["num", "num", "int", "num", "p"],
+              [[0.5, 0.0004, 100000, 1234.56, 0.0002], [0.000423, 0.0001, 20, 2.0, 0.2]])
+    styles = table_styles(t)
+    assert styles == ["fixed", "sci", "int", "thousands", "p"]
+    column = lambda k: [format_cell(row[k], t.kinds[k], styles[k])[0] for row in t.rows]  # noqa: E731
+    assert column(0) == ["0.500", "0.000"]  # not "4.23e-04" beside three decimals
+    assert column(1) == ["4.00e-04", "1.00e-04"]
+    assert column(2) == ["100,000", "20"]
+    assert column(3) == ["1,234.6", "2.0"]
+    assert column(4) == ["< 0.001", "0.200"]

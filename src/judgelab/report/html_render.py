@@ -19,7 +19,7 @@ from judgelab.report.html_assets import CSS, SCRIPT
 from judgelab.report.html_model import ReportData
 from judgelab.report.svg import esc
 
-__all__ = ["render", "json_for_script", "format_cell"]
+__all__ = ["render", "json_for_script", "format_cell", "column_style", "table_styles"]
 
 
 def json_for_script(value: Any) -> Markup:
@@ -40,8 +40,23 @@ def _number(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
-    """(text, sort value or None for text sorting, CSS class) of one table cell."""
+def column_style(values: list[Any], kind: str) -> str:
+    """One rounding rule for a whole column: ``int`` (thousands separators); for ``num``, ``sci`` when
+    every non-zero value is below 0.001 in size, ``thousands`` (one decimal) when one reaches 1,000,
+    else ``fixed`` (three decimals); ``p`` columns write values below 0.001 as ``< 0.001``."""
+    if kind != "num":
+        return kind
+    sizes = [abs(f) for f in (_number(v) for v in values) if f is not None and f != 0]
+    if sizes and max(sizes) < 0.001:
+        return "sci"
+    if sizes and max(sizes) >= 1000:
+        return "thousands"
+    return "fixed"
+
+
+def format_cell(value: Any, kind: str, style: str | None = None) -> tuple[str, str | None, str]:
+    """(text, sort value or None for text sorting, CSS class) of one table cell; ``style`` is its
+    column's rule (:func:`column_style`; by default the rule of this value alone)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "\u2014", "", kind
     if kind in {"num", "int", "p"}:
@@ -49,19 +64,25 @@ def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
         if f is None:
             return str(value), "", kind
         f = f + 0.0 if f != 0 else 0.0  # no "-0.000"
+        style = style or column_style([f], kind)
         if kind == "int" and f.is_integer():
             text = f"{int(f):,}"
         elif kind == "p":
-            text = f"{f:.1e}" if 0 < abs(f) < 0.001 else f"{f:.3f}"
-        elif abs(f) >= 1000:
-            text = f"{f:,.1f}"
-        elif f != 0 and abs(f) < 0.001:
+            text = "< 0.001" if 0 <= f < 0.001 and f != 0 else f"{f:.3f}"
+        elif style == "sci":
             text = f"{f:.2e}"
+        elif style == "thousands":
+            text = f"{f:,.1f}"
         else:
-            text = f"{f:.3f}"
+            text = f"{f:,.3f}"
         css = kind + (" sig" if kind == "p" and f < 0.05 else "")
         return text, repr(f), css
     return str(value), None, kind
+
+
+def table_styles(table: Any) -> list[str]:
+    """The rounding rule of each column of a report table."""
+    return [column_style([row[k] for row in table.rows if k < len(row)], kind) for k, kind in enumerate(table.kinds)]
 
 
 def _fixed(value: Any, digits: int = 2) -> str:
@@ -105,8 +126,9 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <caption>{{ t.caption }}</caption>
 <thead><tr>{% for c in t.columns %}<th scope="col" class="{{ t.kinds[loop.index0] }}" aria-sort="none">{% if sortable %}<button type="button">{{ c }}</button>{% else %}{{ c }}{% endif %}</th>{% endfor %}</tr></thead>
 <tbody>
+{%- set styles = styles_of(t) %}
 {%- for row in t.rows %}
-<tr>{% for v in row %}{% set c = cell(v, t.kinds[loop.index0]) %}{% if loop.first and t.row_header %}<th scope="row"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</th>{% else %}<td class="{{ c[2] }}"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</td>{% endif %}{% endfor %}</tr>
+<tr>{% for v in row %}{% set c = cell(v, t.kinds[loop.index0], styles[loop.index0]) %}{% if loop.first and t.row_header %}<th scope="row"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</th>{% else %}<td class="{{ c[2] }}"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</td>{% endif %}{% endfor %}</tr>
 {%- endfor %}
 </tbody>
 </table>
@@ -328,6 +350,6 @@ def render(data: ReportData) -> str:
     if data.items is not None:
         index_json = json_for_script(data.items.index)
         details_json = json_for_script({"encoding": "gzip+base64", "data": data.items.details_gzip_base64})
-    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell, num=_fixed, count=_count,
+    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell, styles_of=table_styles, num=_fixed, count=_count,
                             sym=_symbol,
                             index_json=index_json, details_json=details_json)
