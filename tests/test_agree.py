@@ -315,3 +315,17 @@ def test_fail_under_gates_on_the_ci_lower_bound(tmp_path):
         r = run_cli(*args, "--fail-under", gate, "--out", str(tmp_path / "refused"))
         assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not (tmp_path / "refused").exists()
+
+
+def test_icc_note_names_the_real_cause():
+    """Identical samples within each item: the note says so (not 'needs two complete items')."""
+    def table(score):
+        return pd.DataFrame([dict(item_id=f"i{i}", system="s", group=None, criterion="c", rater="j", sample=k,
+                                  score=score(i, k), status="ok") for i in range(6) for k in range(3)])
+
+    same_within = self_consistency(table(lambda i, k: float(i % 3 + 1))).iloc[0]
+    assert same_within.icc2k == 1.0 and "identical scores (no disagreement within an item)" in same_within.note
+    constant = self_consistency(table(lambda i, k: 2.0)).iloc[0]
+    assert "every score is the same (2)" in constant.note
+    one_item = self_consistency(table(lambda i, k: float(k)).query("item_id == 'i0'")).iloc[0]
+    assert "two items scored by every one of the samples; 1 item(s) are" in one_item.note

@@ -227,10 +227,28 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
             if math.isnan(alpha):
                 notes.append("alpha: no item with two ratings, or every rating the same")
             if any(math.isnan(v) for v in res):  # estimate, ci_low, ci_high
-                notes.append("icc2k: needs two complete items with variation between them")
+                notes.append(f"icc2k: {_icc_reason(wide, kind, res.estimate)}")
             rows.append({**base, "alpha": alpha, "icc2k": res.estimate, "icc2k_low": res.ci_low, "icc2k_high": res.ci_high,
                          "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
+
+
+def _icc_reason(wide: pd.DataFrame, kind: str, estimate: float) -> str:
+    """Why ICC(2,k) or its interval is undefined, named from the data (items × raters or samples)."""
+    complete = wide.dropna()
+    what = "estimate and interval" if math.isnan(estimate) else "interval"
+    if len(complete) < 2:
+        return f"the {what} need two items scored by every one of the {kind}; {len(complete)} item(s) are"
+    same_within = bool((complete.nunique(axis=1) == 1).all())
+    constant_means = complete.mean(axis=1).nunique() == 1
+    if same_within and constant_means:
+        return f"every score is the same ({complete.iloc[0, 0]:g}): there is no variation to split"
+    if same_within:
+        return (f"the {kind} of each item give identical scores (no disagreement within an item): the {what} "
+                "cannot be computed from a zero error variance")
+    if constant_means:
+        return f"every item has the same mean score (no variation between items): the {what} is undefined"
+    return f"the {what} is undefined for these scores"
 
 
 def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "kendall",
