@@ -27,4 +27,4 @@ def report(
     typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")
 
 
-from judgelab.cli import view  # noqa: E402, F401  - registers `judgelab view` beside `report`
+from judgelab.cli.view import view as _view  # noqa: E402, F401  - registers `judgelab view` beside `report`

@@ -377,6 +377,8 @@ def _given_humans(path: Path, folder: RunFolder) -> pd.DataFrame:
     except UnicodeDecodeError:
         raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
     except JudgelabError as exc:
+        if "not UTF-8 text" in str(exc):
+            raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
         raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
     except (OSError, ValueError) as exc:
         raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
@@ -405,9 +407,15 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
             sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
         except (OSError, ValueError, JudgelabError) as exc:
             problems.append(f"human ratings {path} could not be read: {exc}")
+    judged = set() if judgments is None else set(judgments.loc[~judgments["rater"].map(is_human), "criterion"].astype(str))
     for given in extra:
         frames.append(_given_humans(Path(given), folder))
         sources.append(frames[-1]["source"].iloc[0])
+        mine = set(frames[-1]["criterion"])
+        if judged and not mine & judged:
+            raise JudgelabError(f"human ratings {given} share no criterion with the judgments (the file has "
+                                f"{', '.join(sorted(mine))}; the judge rated {', '.join(sorted(judged))}); "
+                                "rename with agree --map, or give a file in the tidy layout")
     try:
         for found in _agree_human_files(folder):
             frames.append(found[0])
