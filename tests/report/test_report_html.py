@@ -429,3 +429,17 @@ def test_one_rounding_rule_per_column_and_thousands_separators():
     assert column(2) == ["100,000", "20"]
     assert column(3) == ["1,234.6", "2.0"]
     assert column(4) == ["< 0.001", "0.200"]
+
+
+def test_never_no_human_ratings_beside_an_agreement_table(rate_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    manifest = json.loads((folder / "run.json").read_text())
+    for step in manifest.get("steps") or []:
+        if step.get("command") == "agree":
+            step["human"] = step["human_file"] = str(tmp_path / "gone.csv")
+    (folder / "run.json").write_text(json.dumps(manifest))
+    data = build_report(folder)
+    assert data.agreement is not None and data.agreement.correlations is not None and not data.items.has_human
+    assert not any("No human ratings were found" in n for n in data.items.notes)
+    assert "could not be matched to these items here" in data.items.notes[0] and "gone.csv" in data.items.notes[0]

@@ -131,6 +131,13 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
+        if data.items is not None and not data.items.has_human and data.agreement is not None:
+            # never "no human ratings" beside an agreement table: say why the items have none
+            data.items.notes = [n for n in data.items.notes if not n.startswith("No human ratings were found")]
+            data.items.notes.insert(0, "The agreement tables above were computed from human ratings that could not "
+                                       "be matched to these items here" + (f" ({'; '.join(humans.problems)})"
+                                                                           if humans.problems else "")
+                                    + "; items are ranked by the spread of the judge's own samples.")
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
         if rf.has("README.md"):
