@@ -194,7 +194,8 @@ def _settings_table(infos: list[RunInfo]) -> Table | None:
     ):
         values = [getter(i) for i in infos]
         if any(v is not None for v in values):
-            rows.append([label, *["" if v is None else str(v) for v in values]])
+            rows.append([label, *["" if v is None else f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
+                                  else str(v) for v in values]])
     return Table(id="settings", caption="Run settings (the run identity) and what each run did",
                  columns=["setting", *[i.rater for i in infos]], kinds=["text"] * (len(infos) + 1), rows=rows,
                  note="One column per run (rater). template_sha256 is the SHA-256 of the template's full content.")

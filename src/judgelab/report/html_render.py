@@ -215,7 +215,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.failures %}{% set fl = d.failures %}
 <section id="failures" aria-labelledby="h-failures">
 <h2 id="h-failures">Failures</h2>
-<p>{{ fl.failed }} of {{ fl.total }} judgments failed (no rating could be read).</p>
+<p>{{ count(fl.failed) }} of {{ count(fl.total) }} judgments failed (no rating could be read).</p>
 {{ table(fl.by_status) }}
 {%- if fl.by_criterion %}{{ table(fl.by_criterion) }}{% endif %}
 {%- if fl.examples %}
@@ -234,7 +234,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.items %}{% set it = d.items %}
 <section id="items" aria-labelledby="h-items">
 <h2 id="h-items">{{ "Disagreements" if it.has_human else "Items" }}</h2>
-<p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ it.units }} items in all, {{ it.page_size }} per page.</p>
+<p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ count(it.units) }} items in all, {{ it.page_size }} per page.</p>
 {%- for note in it.notes %}<p class="note">{{ note }}</p>{% endfor %}
 <div id="browser" data-page-size="{{ it.page_size }}" data-sort="{{ it.default_sort }}" data-ready="0">
 <div class="controls" role="group" aria-label="Filter and sort the items">
@@ -311,7 +311,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
 {%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
 {%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
-{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ r.prompt_tokens }} prompt, {{ r.completion_tokens }} completion</dd>{% endif %}
+{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ count(r.prompt_tokens) }} prompt, {{ count(r.completion_tokens) }} completion</dd>{% endif %}
 {%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
 </dl>
 {%- endfor %}
