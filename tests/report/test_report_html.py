@@ -443,3 +443,14 @@ def test_never_no_human_ratings_beside_an_agreement_table(rate_run, tmp_path):
     assert data.agreement is not None and data.agreement.correlations is not None and not data.items.has_human
     assert not any("No human ratings were found" in n for n in data.items.notes)
     assert "could not be matched to these items here" in data.items.notes[0] and "gone.csv" in data.items.notes[0]
+
+
+def test_two_raters_baseline_marker_is_their_pairwise_correlation(tmp_path):
+    data = build_report(_small_folder(tmp_path, 30))
+    rows = data.agreement.human_baseline.rows
+    columns = data.agreement.human_baseline.columns
+    overall = next(r for r in rows if r[columns.index("level")] == "overall")
+    pairwise, vs_mean = overall[columns.index("pairwise")], overall[columns.index("vs_mean")]
+    assert vs_mean > pairwise
+    svg = data.agreement.figures[0].svg
+    assert f"human baseline: {pairwise:.3f}" in svg and f": {vs_mean:.3f}</title>" not in svg

@@ -406,20 +406,23 @@ def agreement(at: AgreementTables | None) -> Agreement | None:
                 if not baseline.empty and {"criterion", "level", "method", "vs_mean"} <= set(baseline.columns):
                     b = baseline[(baseline["criterion"] == row.criterion) & (baseline["level"] == row.level)
                                  & (baseline["method"] == method)]
-                    if len(b) and _finite(b["vs_mean"].iloc[0]):
-                        markers.append(Point(label, float(b["vs_mean"].iloc[0])))
+                    # with two raters a human vs the mean of both is inflated: their pairwise correlation is the baseline
+                    two = len(b) and "raters" in b and _finite(b["raters"].iloc[0]) and float(b["raters"].iloc[0]) < 3
+                    key = "pairwise" if two and "pairwise" in b else "vs_mean"
+                    if len(b) and _finite(b[key].iloc[0]):
+                        markers.append(Point(label, float(b[key].iloc[0])))
             fig_id = f"fig-corr-{k}"
             title = f"{method} correlation of each judge with the mean human rating, with 95% CI"
             figures.append(Figure(fig_id, title,
                                   f"Dot plot of {method} correlations per criterion and level; lines are 95% CIs"
-                                  + ("; hollow diamonds mark the human baseline (each human vs the mean of all humans)"
-                                     if markers else "") + ".",
+                                  + ("; hollow diamonds mark the human baseline (each human vs the mean of all humans; "
+                                     "with two raters, the correlation between them)" if markers else "") + ".",
                                   interval_chart(points, fig_id, title, f"{method} correlations with 95% CI",
                                                  f"{method} correlation with the mean human rating", "criterion · level"
                                                  + (" · judge" if len(raters) > 1 else ""),
                                                  series_names=raters if len(raters) > 1 else (), domain=(-1.0, 1.0),
                                                  reference=0.0, extra_markers=markers,
-                                                 extra_label="human baseline (vs mean)")))
+                                                 extra_label="human baseline")))
     williams = tables.get("williams")
     williams_table = None
     matrices: list[Table] = []
