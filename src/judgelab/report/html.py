@@ -6,25 +6,33 @@ and the page references nothing outside itself. ``build_report(folder)`` reads t
 into typed :class:`ReportData` (pure: it writes nothing, prints nothing) and
 ``render_report(data)`` turns that into the page.
 
-Sections, each present when the folder has data for it:
+Sections, each present when the folder has data for it, in page order:
 
-* **What ran** — ``run.json`` (command, versions, time) and the store's runs: judge,
-  template and its SHA-256, sampling, tokens, cost when prices were recorded; the exact
-  messages of the first stored request of each criterion.
-* **Results** — mean score per rater, system and criterion with 95% CIs (numbers and
-  error bars); Welch's tests from ``welch.csv``.
-* **Agreement with humans** — the tables of ``judgelab agree --out`` in the folder
-  (correlations with Fisher-z CIs added, Williams matrix, human baseline,
-  self-consistency); without them, computed from the folder's judge and human ratings.
+* **Judge vs humans** (the first screen, :mod:`judgelab.report.headline`) — per judge and
+  criterion: the correlation with the mean human rating, its interval or why there is none, n,
+  the human baseline, the judge's mean against the humans', a count scatter or confusion table.
+* **Results** — mean score per rater, system and criterion with 95% CIs (numbers and error
+  bars); Welch's tests from ``welch.csv``.
+* **Agreement with humans** (:mod:`judgelab.report.html_agreement`) — the tables of
+  ``judgelab agree --out`` in the folder (correlations, Williams matrix, human baseline,
+  self-consistency); without them, :func:`judgelab.agree.agreement` run once on the folder's
+  judge and human ratings. The first screen renders the same tables.
 * **Discernment** — the DHP tables and a chart of D per perturbation.
 * **Failures** — counts by status and example raw answers.
 * **Disagreements** (or **Items** without human ratings) — a browser of every judged
   item and criterion, ranked by |judge − human|, filterable by criterion, system and
-  judge, with the exact prompt, every sample's raw answer, parse status and score, the
-  log-probability distribution where there is one, and the human ratings; 50 per page.
-  Where human ratings are read from is listed in :mod:`judgelab.report.folder`.
+  judge: the judge's answer beside the human ratings, every sample's raw answer, parse status
+  and score, the log-probability distribution where there is one, the exact prompt (collapsed);
+  50 per page, a compact list view. Where human ratings are read from is listed in
+  :mod:`judgelab.report.folder`.
 * **Cost and time**, **The folder's README** (a recipe's notes, as text), **Other tables**
-  (the folder's other CSVs), **Figures** (its PNGs and JPEGs).
+  (the folder's other CSVs), **Figures** (its PNGs and JPEGs), and **What ran** last —
+  ``run.json`` (command, versions, time) and the store's runs: judge, template and its SHA-256,
+  sampling, tokens, cost when prices were recorded; the exact messages of the first stored
+  request of each criterion.
+
+A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the files
+named in its ``run.json``, with the calls of a store beside a run's ratings file).
 
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
@@ -54,6 +62,7 @@ from judgelab.report.folder import (
     ratings_from_file,
 )
 from judgelab.report.headline import build_headline
+from judgelab.report.html_agreement import agreement, agreement_tables
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -122,11 +131,11 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         )
         data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
         data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
-        tables = _guard(problems, "Agreement with humans", lambda: B.agreement_tables(rf, judge, humans))
+        tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf, judge, humans))
         if tables is not None:
             data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
-        data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(tables))
+        data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
