@@ -280,11 +280,11 @@ def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_pat
             human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
     for variant, ci in (("b", "BCa"), ("c", "expanded"), ("b", "basic")):
         fast_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
-        monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
+        monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
         slow_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
         monkeypatch.undo()
         pd.testing.assert_frame_equal(fast_v, slow_v, check_exact=True)
-    monkeypatch.setattr(bootstrap, "_table_cells", lambda rows: -1)
+    monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
     slow = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
             human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
     for a, b in zip(fast, slow):
@@ -329,3 +329,26 @@ def test_icc_note_names_the_real_cause():
     assert "every score is the same (2)" in constant.note
     one_item = self_consistency(table(lambda i, k: float(k)).query("item_id == 'i0'")).iloc[0]
     assert "two items scored by every one of the samples; 1 item(s) are" in one_item.note
+
+
+def test_batched_kendall_intervals_equal_one_resample_at_a_time_with_gaps_and_repeats(monkeypatch):
+    """paired_correlation_ci at both levels, tables with missing scores and several rows per item and
+    system: the batched path gives the interval of one kendalltau per resample, exactly."""
+    from judgelab.stats import bootstrap
+    from judgelab.stats.bootstrap import paired_correlation_ci
+
+    rng = np.random.default_rng(0)
+    for trial in range(12):
+        rows = [{"item_id": f"i{i}", "system": f"s{s}", "a": rng.integers(1, 6) / 3 if rng.random() > 0.05 else np.nan,
+                 "b": rng.integers(1, 6) + rng.integers(0, 3) / 3, "c": rng.integers(1, 4) / 7}
+                for i in range(int(rng.integers(6, 25))) for s in range(int(rng.integers(3, 6)))
+                if rng.random() < 0.8 for _ in range(int(rng.integers(1, 3)))]
+        table = pd.DataFrame(rows)
+        pairs = [("a", "b"), ("a", "c"), ("b", "c")][:1 + trial % 3]
+        for level in ("overall", "system"):
+            for method in ("percentile", "BCa"):
+                fast = paired_correlation_ci(table, pairs, level, "kendall", "b", "exact", 99, 0.95, trial, method)
+                monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
+                slow = paired_correlation_ci(table, pairs, level, "kendall", "b", "exact", 99, 0.95, trial, method)
+                monkeypatch.undo()
+                assert repr(fast) == repr(slow)

@@ -308,12 +308,18 @@ def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) 
     if method == "kendall":
         xu, xc = np.unique(xs, return_inverse=True)
         yu, yc = np.unique(ys, return_inverse=True)
-        if xu.size * yu.size <= _table_cells(x.size):  # the same float as scipy's, without its per-call overhead
+        if FAST_KENDALL and xu.size * yu.size <= _table_cells(x.size):  # scipy's float, without its per-call overhead
             return kendall_from_codes(xc.ravel(), yc.ravel(), int(xu.size), int(yu.size), variant)
         return float(_st.kendalltau(x, y, variant=variant).statistic)
     if method == "spearman":
         x, y = _st.rankdata(x), _st.rankdata(y)
     return float(np.corrcoef(x, y)[0, 1])
+
+
+FAST_KENDALL = True
+"""Kendall's tau in the bootstrap from tables of counts, all resamples at once where the statistic allows
+(:func:`kendall_from_tables`); False computes one :func:`scipy.stats.kendalltau` per resample, as before.
+Both give the same numbers bit for bit (tests/test_agree.py compares them); the switch exists for that test."""
 
 
 def _table_cells(rows: int) -> int:
@@ -396,7 +402,8 @@ def paired_correlation_ci(table: pd.DataFrame, pairs: list[tuple[str, str]], lev
     cols = sorted({c for pair in pairs for c in pair})
     values = {c: table[c].to_numpy(dtype=float) for c in cols}
     systems, system_labels = pd.factorize(table["system"])
-    coded = {c: _dense_codes(values[c], ties) for c in cols} if method == "kendall" and level == "overall" else {}
+    coded = ({c: _dense_codes(values[c], ties) for c in cols} if FAST_KENDALL and method == "kendall" and level == "overall"
+             else {})
 
     def statistic(rows, _clusters) -> float:
         rs = []
@@ -420,8 +427,7 @@ def paired_correlation_ci(table: pd.DataFrame, pairs: list[tuple[str, str]], lev
     batch = None
     if coded and all(coded[x][1] * coded[y][1] <= _table_cells(len(table)) for x, y in pairs):
         batch = _overall_kendall_batch(table, [(coded[x], coded[y]) for x, y in pairs], variant)
-    elif (method == "kendall" and variant == "b" and level == "system" and len(system_labels) <= SMALL_SYSTEMS
-          and _table_cells(len(table)) >= 0):
+    elif FAST_KENDALL and method == "kendall" and variant == "b" and level == "system" and len(system_labels) <= SMALL_SYSTEMS:
         batch = _system_kendall_batch(table, pairs, variant, ties)
     return cluster_bootstrap_ci(table, statistic, "item_id", n_resamples, confidence_level, seed, ci_method, rows=True,
                                 batch_statistic=batch)
