@@ -236,3 +236,119 @@ def test_few_groups_give_an_interval_with_its_caveat_and_too_few_give_none(tmp_p
                      read_ratings(j)])
     row = judge_vs_human(small, ["pearson"], ["group"], n_resamples=200).iloc[0]
     assert np.isnan(row["ci_low"]) and "at least 5" in row["note"]
+
+
+def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
+    """The count-table Kendall of the bootstrap's fast path gives scipy's float exactly (b and c, ties, NaN),
+    one table at a time and many at once."""
+    from scipy import stats
+
+    from judgelab.stats.bootstrap import _dense_codes, kendall_from_codes, kendall_from_tables
+
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        n = int(rng.integers(1, 40))
+        x = rng.integers(1, 6, n) / rng.choice([1.0, 3.0])
+        y = rng.integers(1, 4, n) + rng.integers(0, 3, n) / 3
+        x[rng.random(n) < 0.1] = np.nan
+        (xc, ux), (yc, uy) = _dense_codes(x, "exact"), _dense_codes(y, "exact")
+        keep = ~np.isnan(x)
+        for variant in "bc":
+            got = kendall_from_codes(xc, yc, ux, uy, variant)
+            constant = keep.sum() < 3 or np.unique(x[keep]).size < 2 or np.unique(y[keep]).size < 2
+            want = np.nan if constant else stats.kendalltau(x[keep], y[keep], variant=variant).statistic
+            assert (np.isnan(got) and np.isnan(want)) or got == want, (x, y, variant)
+    tables = rng.integers(0, 4, size=(50, 4, 3))
+    for variant in "bc":
+        many = kendall_from_tables(tables, variant)
+        for t, got in zip(tables, many):
+            xs, ys = np.nonzero(t)
+            reps = t[xs, ys]
+            x, y = np.repeat(xs, reps).astype(float), np.repeat(ys, reps).astype(float)
+            constant = x.size < 3 or np.unique(x).size < 2 or np.unique(y).size < 2
+            want = np.nan if constant else stats.kendalltau(x, y, variant=variant).statistic
+            assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_path, monkeypatch):
+    """judge_vs_human and human_baseline give the same tables (r, CIs, notes) with the count-table
+    Kendall and with one scipy kendalltau per resample (the implementation before it)."""
+    from judgelab.stats import bootstrap
+
+    df = load(tmp_path)
+    fast = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
+            human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
+    for variant, ci in (("b", "BCa"), ("c", "expanded"), ("b", "basic")):
+        fast_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
+        monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
+        slow_v = human_baseline(df, ["kendall"], ["overall", "system"], variant=variant, n_resamples=99, seed=1, ci_method=ci)
+        monkeypatch.undo()
+        pd.testing.assert_frame_equal(fast_v, slow_v, check_exact=True)
+    monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
+    slow = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
+            human_baseline(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4))
+    for a, b in zip(fast, slow):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert fast[1]["vs_mean_ci_low"].notna().all()
+
+
+def test_fail_under_gates_on_the_ci_lower_bound(tmp_path):
+    """--fail-under METHOD:LEVEL[:CRITERION]:VALUE: exit 3 when a judge's 95% CI lower bound is below VALUE,
+    0 when every bound is above; a bad gate is one line (exit 2) and writes nothing."""
+    h, j = synthetic(tmp_path)
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col",
+            "story", "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "200",
+            "--format", "json"]
+    table = pd.DataFrame(json.loads(run_cli(*args).stdout)["tables"]["correlations"])
+    lows = table[(table.level == "overall")].set_index("rater")["ci_low"]
+    good, bad = lows["good"], lows["bad"]
+    assert good > bad
+    passed = run_cli(*args, "--fail-under", f"kendall:overall:{bad - 0.01:.4f}")
+    assert passed.returncode == 0 and "--fail-under met" in passed.stderr
+    failed = run_cli(*args, "--fail-under", f"kendall:overall:clarity:{(good + bad) / 2:.4f}", "--out", str(tmp_path / "o"))
+    assert failed.returncode == 3
+    lines = [x for x in failed.stderr.splitlines() if "below --fail-under" in x]
+    assert len(lines) == 1 and "bad, clarity, kendall at the overall level: CI lower bound" in lines[0]
+    assert (tmp_path / "o" / "correlations.csv").exists()  # the tables are written; the status says the gate failed
+    for gate, needle in (("spearman:overall:0.3", "method 'spearman' is not computed"), ("kendall:overall:x", "not a number"),
+                         ("kendall:0.3", "expected METHOD:LEVEL:VALUE"), ("kendall:overall:nope:0.3", "no criterion 'nope'")):
+        r = run_cli(*args, "--fail-under", gate, "--out", str(tmp_path / "refused"))
+        assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not (tmp_path / "refused").exists()
+
+
+def test_icc_note_names_the_real_cause():
+    """Identical samples within each item: the note says so (not 'needs two complete items')."""
+    def table(score):
+        return pd.DataFrame([dict(item_id=f"i{i}", system="s", group=None, criterion="c", rater="j", sample=k,
+                                  score=score(i, k), status="ok") for i in range(6) for k in range(3)])
+
+    same_within = self_consistency(table(lambda i, k: float(i % 3 + 1))).iloc[0]
+    assert same_within.icc2k == 1.0 and "identical scores (no disagreement within an item)" in same_within.note
+    constant = self_consistency(table(lambda i, k: 2.0)).iloc[0]
+    assert "every score is the same (2)" in constant.note
+    one_item = self_consistency(table(lambda i, k: float(k)).query("item_id == 'i0'")).iloc[0]
+    assert "two items scored by every one of the samples; 1 item(s) are" in one_item.note
+
+
+def test_batched_kendall_intervals_equal_one_resample_at_a_time_with_gaps_and_repeats(monkeypatch):
+    """paired_correlation_ci at both levels, tables with missing scores and several rows per item and
+    system: the batched path gives the interval of one kendalltau per resample, exactly."""
+    from judgelab.stats import bootstrap
+    from judgelab.stats.bootstrap import paired_correlation_ci
+
+    rng = np.random.default_rng(0)
+    for trial in range(12):
+        rows = [{"item_id": f"i{i}", "system": f"s{s}", "a": rng.integers(1, 6) / 3 if rng.random() > 0.05 else np.nan,
+                 "b": rng.integers(1, 6) + rng.integers(0, 3) / 3, "c": rng.integers(1, 4) / 7}
+                for i in range(int(rng.integers(6, 25))) for s in range(int(rng.integers(3, 6)))
+                if rng.random() < 0.8 for _ in range(int(rng.integers(1, 3)))]
+        table = pd.DataFrame(rows)
+        pairs = [("a", "b"), ("a", "c"), ("b", "c")][:1 + trial % 3]
+        for level in ("overall", "system"):
+            for method in ("percentile", "BCa"):
+                fast = paired_correlation_ci(table, pairs, level, "kendall", "b", "exact", 99, 0.95, trial, method)
+                monkeypatch.setattr(bootstrap, "FAST_KENDALL", False)
+                slow = paired_correlation_ci(table, pairs, level, "kendall", "b", "exact", 99, 0.95, trial, method)
+                monkeypatch.undo()
+                assert repr(fast) == repr(slow)

@@ -39,7 +39,7 @@ from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_cor
 from judgelab.status import Status
 
 __all__ = ["LEVELS", "level_correlation", "judge_vs_human", "human_baseline", "self_consistency", "williams_matrix",
-           "agreement", "AgreeReport", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
+           "agreement", "AgreeReport", "matched_means", "Threshold", "parse_threshold", "threshold_failures", "JSON_SCHEMA", "CORRELATION_COLUMNS", "BASELINE_COLUMNS",
            "CONSISTENCY_COLUMNS", "WILLIAMS_COLUMNS"]
 
 JSON_SCHEMA = 1
@@ -82,6 +82,20 @@ def _joined(mine: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     return joined[["system", "item_id", "group", "score_x", "score_y"]]
 
 
+def matched_means(df: pd.DataFrame, rater: str, criterion: str, means: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The pairs :func:`judge_vs_human` correlates for one rater and criterion: per (system, item) the
+    rater's mean over its successful samples (``score_x``) and the mean of the human raters
+    (``score_y``), joined on the labels; ``means`` is :func:`judgelab.ratings.item_means` of ``df``
+    when already computed.
+
+    Example:
+        >>> matched_means(ratings, "judge", "coherence")[["score_x", "score_y"]].mean()  # doctest: +SKIP
+    """
+    means = item_means(df) if means is None else means
+    mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
+    return _joined(mine, _human_mean(means, criterion))
+
+
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
                    variant: str = "b", n_resamples: int = 999, seed: int = 0,
                    ci_method: str = "percentile") -> pd.DataFrame:
@@ -110,10 +124,8 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
     rated = set(zip(df["rater"], df["criterion"]))  # a judge is compared on the criteria it rated
     rows = []
     for criterion in _check_criteria(df, criteria):
-        ref = _human_mean(means, criterion)
         for rater in sorted(r for r in df["rater"].unique() if not is_human(r) and (r, criterion) in rated):
-            mine = means[(means["rater"] == rater) & (means["criterion"] == criterion)][["system", "item_id", "score", "group"]]
-            joined = _joined(mine, ref)
+            joined = matched_means(df, rater, criterion, means)
             for level in levels:
                 for method in methods:
                     c = level_correlation(joined, level, method, variant, n_resamples=n_resamples, seed=seed,
@@ -215,10 +227,28 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
             if math.isnan(alpha):
                 notes.append("alpha: no item with two ratings, or every rating the same")
             if any(math.isnan(v) for v in res):  # estimate, ci_low, ci_high
-                notes.append("icc2k: needs two complete items with variation between them")
+                notes.append(f"icc2k: {_icc_reason(wide, kind, res.estimate)}")
             rows.append({**base, "alpha": alpha, "icc2k": res.estimate, "icc2k_low": res.ci_low, "icc2k_high": res.ci_high,
                          "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
+
+
+def _icc_reason(wide: pd.DataFrame, kind: str, estimate: float) -> str:
+    """Why ICC(2,k) or its interval is undefined, named from the data (items × raters or samples)."""
+    complete = wide.dropna()
+    what = "estimate and interval" if math.isnan(estimate) else "interval"
+    if len(complete) < 2:
+        return f"the {what} need two items scored by every one of the {kind}; {len(complete)} item(s) are"
+    same_within = bool((complete.nunique(axis=1) == 1).all())
+    constant_means = complete.mean(axis=1).nunique() == 1
+    if same_within and constant_means:
+        return f"every score is the same ({complete.iloc[0, 0]:g}): there is no variation to split"
+    if same_within:
+        return (f"the {kind} of each item give identical scores (no disagreement within an item): the {what} "
+                "cannot be computed from a zero error variance")
+    if constant_means:
+        return f"every item has the same mean score (no variation between items): the {what} is undefined"
+    return f"the {what} is undefined for these scores"
 
 
 def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "kendall",
@@ -345,3 +375,70 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
                 "confidence_level": 0.95,
                 "bootstrap_clusters": {"overall": "item_id", "system": "item_id (systems fixed)", "group": "group"}}
     return AgreeReport(corr, base, cons, will, skipped, settings)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A CI gate (``agree --fail-under``): the lower 95% bound of every judge's ``method`` correlation at
+    ``level`` (for ``criterion``, or every criterion) must be at least ``value``."""
+
+    method: str
+    level: str
+    value: float
+    criterion: str | None = None
+
+    def __str__(self) -> str:
+        return ":".join([self.method, self.level, *([self.criterion] if self.criterion else []), f"{self.value:g}"])
+
+
+def parse_threshold(text: str, methods=("kendall", "pearson", "spearman"), levels=LEVELS) -> Threshold:
+    """``METHOD:LEVEL:VALUE`` or ``METHOD:LEVEL:CRITERION:VALUE`` (e.g. ``kendall:overall:0.3``).
+
+    Raises:
+        JudgelabError: one line naming what is wrong (the method and level must be among those computed).
+
+    Example:
+        >>> parse_threshold("kendall:overall:0.3")
+        Threshold(method='kendall', level='overall', value=0.3, criterion=None)
+    """
+    parts = text.split(":")
+    if len(parts) not in (3, 4):
+        raise JudgelabError(f"--fail-under {text!r}: expected METHOD:LEVEL:VALUE or METHOD:LEVEL:CRITERION:VALUE, "
+                            "e.g. kendall:overall:0.3")
+    method, level = parts[0], parts[1]
+    if method not in methods:
+        raise JudgelabError(f"--fail-under {text!r}: method {method!r} is not computed (--method {','.join(methods)})")
+    if level not in levels:
+        raise JudgelabError(f"--fail-under {text!r}: level {level!r} is not computed (--level {','.join(levels)})")
+    try:
+        value = float(parts[-1])
+    except ValueError:
+        raise JudgelabError(f"--fail-under {text!r}: {parts[-1]!r} is not a number") from None
+    if not -1.0 <= value <= 1.0:
+        raise JudgelabError(f"--fail-under {text!r}: a correlation bound is between -1 and 1")
+    return Threshold(method, level, value, parts[2] if len(parts) == 4 else None)
+
+
+def threshold_failures(correlations: pd.DataFrame, thresholds: list[Threshold]) -> list[str]:
+    """One line per (judge, criterion) whose CI lower bound is below a threshold, or that has no
+    interval to check (NaN bound: the gate cannot be passed without one); empty when every gate holds.
+
+    Raises:
+        JudgelabError: a threshold naming a criterion the correlations do not have.
+    """
+    out = []
+    for t in thresholds:
+        rows = correlations[(correlations["method"] == t.method) & (correlations["level"] == t.level)]
+        if t.criterion is not None:
+            if t.criterion not in set(correlations["criterion"]):
+                raise JudgelabError(f"--fail-under {t}: no criterion {t.criterion!r}; the correlations have: "
+                                    f"{', '.join(sorted(set(correlations['criterion'])))}")
+            rows = rows[rows["criterion"] == t.criterion]
+        for row in rows.itertuples(index=False):
+            low = float(row.ci_low)
+            where = f"{row.rater}, {row.criterion}, {t.method} at the {t.level} level"
+            if math.isnan(low):
+                out.append(f"{where}: no 95% interval to check against {t.value:g} ({row.note or 'not computed'})")
+            elif low < t.value:
+                out.append(f"{where}: CI lower bound {low:.3f} < {t.value:g} (r = {float(row.r):.3f})")
+    return out

@@ -18,7 +18,8 @@ from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",
-           "rename_criteria", "parse_map", "find_item_column", "numeric_columns", "human_raters"]
+           "rename_criteria", "parse_map", "find_item_column", "numeric_columns", "human_raters", "import_human",
+           "HUMAN_LAYOUTS", "file_columns"]
 
 TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
 HUMAN_PREFIX = "human:"
@@ -200,6 +201,42 @@ def import_wide(path: str | Path, criteria: list[str] | None = None, item: str |
                                 **({group: "group"} if group in keep else {})})
     long["rater"] = prefix + long[rater].astype(str)
     return _finish(long.drop(columns=[rater]) if rater != "rater" else long, str(path))
+
+
+HUMAN_LAYOUTS = ("auto", "long", "wide")
+
+
+def file_columns(path: str | Path) -> list[str]:
+    """The column names of a ratings file (CSV, JSONL or Parquet), as :func:`import_human` reads it."""
+    return [str(c) for c in _frame(path)[0].columns]
+
+
+def import_human(path: str | Path, layout: str = "auto", item: str | None = None, rater: str | None = None,
+                 criterion: str = "criterion", score: str = "score", system: str | None = "system",
+                 group: str | None = "group", criteria: list[str] | None = None) -> pd.DataFrame:
+    """Human ratings in any layout ``judgelab agree --human`` accepts, as the tidy table.
+
+    ``layout``: ``long`` (:func:`import_long`, one row per rating), ``wide`` (:func:`import_wide`, one
+    column per criterion; without a rater column the file holds means, rater ``human:mean``) or
+    ``auto`` (long when the file has the rater, criterion and score columns and no ``criteria`` are
+    named, else wide). The one reader of ``agree --human``, ``report --human`` and the file named in
+    an ``agree`` folder's ``run.json``.
+
+    Raises:
+        JudgelabError: an unknown layout, a missing column, a score that is not a number.
+
+    Example:
+        >>> import_human("summeval_expert_means.jsonl")  # doctest: +SKIP
+        ... # wide, no rater column: rater human:mean, the four criteria
+    """
+    if layout not in HUMAN_LAYOUTS:
+        raise JudgelabError(f"unknown --human-layout {layout!r}: auto, long or wide")
+    if layout == "auto":
+        long_cols = {rater or "rater", criterion, score}
+        layout = "long" if long_cols <= set(file_columns(path)) and not criteria else "wide"
+    if layout == "long":
+        return import_long(path, item or "item_id", rater or "rater", criterion, score, system, group)
+    return import_wide(path, criteria or None, item, rater, system, group)
 
 
 def rename_criteria(df: pd.DataFrame, mapping: dict[str, str], where: str = "ratings") -> pd.DataFrame:

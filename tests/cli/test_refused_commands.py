@@ -231,7 +231,8 @@ def folder(tmp_path) -> Path:
     (lambda p: None, "human ratings file not found"),
     (lambda p: p.mkdir(), "is a folder, not a file"),
     (lambda p: p.write_text("item_id,criterion,rater,score\n"), "has no rows"),
-    (lambda p: p.write_text("id,what\ni0,3\n"), "missing column item_id, criterion, rater, score"),
+    (lambda p: p.write_text("id,what\ni0,3\n"), "share no criterion with the judgments"),  # read as wide means
+    (lambda p: p.write_text("id,rater\ni0,ann\n"), "no criterion column"),
     (lambda p: p.write_bytes(b"\xff\xfeitem_id,criterion\n"), "is not UTF-8 text"),
 ])
 def test_report_refuses_a_human_file_it_cannot_use_and_writes_no_report(tmp_path, folder, capsys, make, needle):

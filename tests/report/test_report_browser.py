@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from judgelab.report.html import write_report
 from report_helpers import XSS, decode_units, dhp_folder, parse, rate_agree_folder, write_humans
 
@@ -213,3 +214,62 @@ def test_log_probability_distribution_in_the_page(driver, tmp_path):
     cells = [c.text for c in table.find_elements("css selector", ":scope > tbody > tr:first-child > *")]
     assert cells[0] == '"3"' and cells[-1] == "0.500", cells
     _no_console_errors(driver)
+
+
+def _summeval_script(path: Path) -> Path:
+    """A scripted test double for the walk-through: it rates each SummEval summary near its experts'
+    coherence mean (mapped to 1–3, so every criterion's scale takes it), one rule per summary."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rules = []
+    with open(SHARED_DATA / "summeval" / "summeval_expert_means.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            score = int(np.clip(np.round(1 + 2 * (row["coherence"] - 1) / 4 + rng.normal(0, 0.4)), 1, 3))
+            rules.append({"contains": row["summary"].strip()[:80], "reply": f"Rating: {score}"})
+    path.write_text(json.dumps({"rules": rules, "default": "2"}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, tmp_path):
+    """docs/agreement.md's SummEval flow as written (recipe geval, then `agree … --out agreement/`), with a
+    scripted test double instead of the local model: agreement/report.html opens with the headline and its
+    intervals on the first screen, and every item shows the expert mean beside the judge's answer."""
+    from conftest import run_cli
+
+    env = {"JUDGELAB_SHARED_DATA": str(SHARED_DATA)}
+    script = _summeval_script(tmp_path / "script.json")
+    r = run_cli("recipe", "geval", "--data", "summeval", "--n-items", "10", "--judge", f"scripted-test-double:{script}",
+                "--score", "parsed", "--quiet", "--out", "runs/geval", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("agree", "runs/geval/ratings.csv", "--human", str(SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"),
+                "--method", "spearman,kendall", "--out", "agreement/", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    report = tmp_path / "agreement" / "report.html"
+    driver.set_window_size(1400, 900)
+    try:
+        _open(driver, report)
+        _no_console_errors(driver)
+        assert not driver.find_elements("id", "problems")
+        headline = driver.find_element("id", "headline")
+        assert headline.location["y"] < 400  # the first thing under the page header
+        cards = driver.find_elements("css selector", "#headline article.hl-card")
+        assert {c.get_attribute("data-criterion") for c in cards} == {"coherence", "consistency", "fluency", "relevance"}
+        first = cards[0]
+        assert first.location["y"] + 200 < 900 and "95% CI [" in first.text and "Spearman ρ = " in first.text
+        assert "n = 160" in first.text and "Mean score on the 160 items both rated" in first.text
+        assert "Caution: only 10 item_id values" in first.text  # fewer than 20 clusters: the caveat is said
+        assert "the human ratings are means" in first.text  # no baseline from expert means, said in words
+        assert first.find_elements("css selector", "svg")
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "report-first-screen.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        units = _articles(driver)
+        assert len(units) == 50
+        for art in units:
+            assert "human mean " in art.text and "human:mean" in art.text and "Rating: " in art.text
+    finally:
+        driver.set_window_size(1366, 900)

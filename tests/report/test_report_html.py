@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -226,6 +227,11 @@ def test_human_ratings_from_folder_file_and_store(rate_run, tmp_path):
     shutil.copytree(rate_run, folder)
     for name in ("correlations.csv", "williams.csv", "human_baseline.csv", "self_consistency.csv"):
         (folder / name).unlink()
+    # the run.json records `agree --out` into this folder: its --human file is read without the CSVs
+    assert build_report(folder).items.has_human
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest["steps"] = []
+    (folder / "run.json").write_text(json.dumps(manifest))
     assert not build_report(folder).items.has_human
     assert build_report(folder).agreement is None
     write_humans(folder / "human_ratings.csv")
@@ -357,3 +363,94 @@ def test_store_with_human_ratings_only_and_a_readme(tmp_path):
     assert XSS not in html and XSS in "".join(parse(html).text)
     assert "readme" in parse(html).ids()
     assert not (folder / "store.sqlite-wal").exists() and not (folder / "store.sqlite-shm").exists()
+
+
+def _small_folder(tmp_path, n_items: int, groups: int = 1, humans=("human:ann", "human:bob")):
+    """A ratings.csv with one judge and human raters (two by default) on ``n_items`` items (one system)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(n_items):
+        truth = rng.integers(1, 6)
+        for rater, noise in (("judge", 1.0), *((h, 0.5) for h in humans)):
+            rows.append({"item_id": f"i{i}", "system": "s", "group": f"g{i % groups}", "criterion": "quality",
+                         "rater": rater, "sample": 0, "status": "ok",
+                         "score": float(np.clip(np.round(truth + rng.normal(0, noise)), 1, 5))})
+    folder = tmp_path / f"small{n_items}-{len(humans)}"
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "ratings.csv", index=False)
+    return folder
+
+
+def test_small_n_is_said_in_words_never_drawn_as_an_interval(tmp_path):
+    """4 items: no interval anywhere on the first screen or in the chart, the reason instead; a single
+    group is said to be one; 2 raters: the pairwise value is named the baseline."""
+    data = build_report(_small_folder(tmp_path, 4))
+    rows = {(r.level, r.judge): r for r in data.headline.rows}
+    card = rows[("overall", "judge")]
+    assert card.interval.startswith("no 95% interval: only 4 item_id value(s)") and "[" not in card.interval
+    assert "two humans agree at" in card.baseline and "with 2 raters" in card.baseline
+    html = render_report(data)
+    headline = html[html.index('id="headline"'):html.index('id="results"')]
+    assert "95% CI [" not in headline and "no 95% interval" in headline
+    chart = html[html.index('id="fig-corr-0"'):]
+    chart = chart[:chart.index("</svg>")]
+    assert "<circle" not in chart and "only 4 item_id value(s)" in chart  # the reason written, no bare dot
+    from judgelab.report.headline import interval_words
+
+    words, caveat = interval_words(0.5, 0.1, 0.9, "", 1, "group")
+    assert words.startswith("no interval: a single group") and not caveat
+
+
+def test_enough_items_give_an_interval_with_the_few_clusters_caveat(tmp_path):
+    data = build_report(_small_folder(tmp_path, 12))
+    card = next(r for r in data.headline.rows if r.level == "overall")
+    assert card.interval.startswith("95% CI [") and card.caveat.startswith("only 12 item_id values")
+    assert card.items == 12 and card.judge_mean is not None and card.figure is not None  # human means: a scatter
+    html = render_report(data)
+    assert "Caution: only 12 item_id values" in html
+    one = build_report(_small_folder(tmp_path / "one", 12, humans=("human:ann",)))
+    card = next(r for r in one.headline.rows if r.level == "overall")
+    assert card.figure is None and card.confusion is not None  # whole scores on both sides: a confusion table
+    assert sum(sum(row[1:]) for row in card.confusion.rows) == 12
+    assert "needs at least two individual human raters" in card.baseline
+
+
+def test_one_rounding_rule_per_column_and_thousands_separators():
+    from judgelab.report.html_model import Table
+    from judgelab.report.html_render import format_cell, table_styles
+
+    t = Table("t", "c", ["a", "b", "c", "d", "p"], ["num", "num", "int", "num", "p"],
+              [[0.5, 0.0004, 100000, 1234.56, 0.0002], [0.000423, 0.0001, 20, 2.0, 0.2]])
+    styles = table_styles(t)
+    assert styles == ["fixed", "sci", "int", "thousands", "p"]
+    column = lambda k: [format_cell(row[k], t.kinds[k], styles[k])[0] for row in t.rows]  # noqa: E731
+    assert column(0) == ["0.500", "0.000"]  # not "4.23e-04" beside three decimals
+    assert column(1) == ["4.00e-04", "1.00e-04"]
+    assert column(2) == ["100,000", "20"]
+    assert column(3) == ["1,234.6", "2.0"]
+    assert column(4) == ["< 0.001", "0.200"]
+
+
+def test_never_no_human_ratings_beside_an_agreement_table(rate_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    manifest = json.loads((folder / "run.json").read_text())
+    for step in manifest.get("steps") or []:
+        if step.get("command") == "agree":
+            step["human"] = step["human_file"] = str(tmp_path / "gone.csv")
+    (folder / "run.json").write_text(json.dumps(manifest))
+    data = build_report(folder)
+    assert data.agreement is not None and data.agreement.correlations is not None and not data.items.has_human
+    assert not any("No human ratings were found" in n for n in data.items.notes)
+    assert "could not be matched to these items here" in data.items.notes[0] and "gone.csv" in data.items.notes[0]
+
+
+def test_two_raters_baseline_marker_is_their_pairwise_correlation(tmp_path):
+    data = build_report(_small_folder(tmp_path, 30))
+    rows = data.agreement.human_baseline.rows
+    columns = data.agreement.human_baseline.columns
+    overall = next(r for r in rows if r[columns.index("level")] == "overall")
+    pairwise, vs_mean = overall[columns.index("pairwise")], overall[columns.index("vs_mean")]
+    assert vs_mean > pairwise
+    svg = data.agreement.figures[0].svg
+    assert f"human baseline: {pairwise:.3f}" in svg and f": {vs_mean:.3f}</title>" not in svg

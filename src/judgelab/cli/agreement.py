@@ -40,20 +40,24 @@ def agree(
                                        "closest to nominal with few clusters, see docs/intervals.md)"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
+    fail_under: Optional[list[str]] = typer.Option(
+        None, "--fail-under", metavar="METHOD:LEVEL[:CRITERION]:VALUE",
+        help="CI gate (repeatable): exit status 3 when a judge's 95% CI lower bound is below VALUE, or has no "
+             "interval, e.g. kendall:overall:0.3"),
 ) -> None:
     """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
     import sys
 
     from judgelab.agree import agreement
-    from judgelab.ratings import combine, import_long, import_wide, parse_map, read_ratings, rename_criteria
+    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
     from judgelab.cli.output import emit
 
     _check_output(fmt, out)
     mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        frames.append(_import_human(human, human_layout, item_col, rater_col, criterion_col, score_col, system_col,
-                                    group_col, split_list(criteria_cols), import_long, import_wide))
+        frames.append(import_human(human, human_layout, item_col, rater_col, criterion_col, score_col, system_col,
+                                   group_col, split_list(criteria_cols)))
     df = combine(frames)
     df = rename_criteria(df, mapping, "inputs")
     method_list, level_list = split_list(methods) or ["kendall"], split_list(levels) or ["overall"]
@@ -71,18 +75,27 @@ def agree(
 
     if ci_method not in CI_METHODS:
         raise JudgelabError(f"unknown --ci-method {ci_method!r}: {', '.join(CI_METHODS)}")
+    from judgelab.agree import parse_threshold, threshold_failures
+
+    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
+    if gates and n_resamples == 0:
+        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+    failed_gates = threshold_failures(report.correlations, gates)
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
     for table, note, n in report.nan_notes():
         print(f"judgelab: note: {table}: NaN in {n} row{'s' if n != 1 else ''} — {note}", file=sys.stderr)
     if out is not None:
-        _write_agree_folder(out, report, ratings or [], human, mapping)
+        options = {"layout": human_layout, "item": item_col, "rater": rater_col, "criterion": criterion_col,
+                   "score": score_col, "system": system_col, "group": group_col, "criteria": split_list(criteria_cols)}
+        _write_agree_folder(out, report, ratings or [], human, mapping, options)
     if fmt == "json":
         import json as _json
 
         typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
+        _gate(failed_gates, gates)
         return
     if fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
         emit(report.tables()["correlations"], fmt, "agree")
@@ -90,9 +103,26 @@ def agree(
         if others and out is None:
             print(f"judgelab: note: CSV on stdout is the correlations table; {', '.join(others)} are written with "
                   "--out FOLDER (or use --format json for all tables)", file=sys.stderr)
+        _gate(failed_gates, gates)
         return
     for name, table in report.tables().items():
         emit(table, fmt, "agree", title=name.replace("_", " "))
+    _gate(failed_gates, gates)
+
+
+def _gate(failed: list[str], gates: list) -> None:
+    """--fail-under: every failed gate on stderr, then exit status 3 (as too many failed judgments)."""
+    import sys
+
+    from judgelab.errors import EXIT_TOO_MANY_FAILURES
+
+    if not failed:
+        if gates:
+            print(f"judgelab: --fail-under met: {', '.join(map(str, gates))}", file=sys.stderr)
+        return
+    for line in failed:
+        print(f"judgelab: below --fail-under: {line}", file=sys.stderr)
+    sys.exit(EXIT_TOO_MANY_FAILURES)
 
 
 def _check_output(fmt: str, out: Optional[Path]) -> None:
@@ -112,22 +142,6 @@ def _check_output(fmt: str, out: Optional[Path]) -> None:
             raise JudgelabError(f"output folder {out} cannot be written: no permission in {existing}")
 
 
-def _import_human(path, layout, item_col, rater_col, criterion_col, score_col, system_col, group_col, criteria,
-                  import_long, import_wide):
-    """--human in the layout asked for; ``auto`` reads the header (long: rater, criterion and score columns)."""
-    if layout == "auto":
-        from judgelab.ratings import _frame
-
-        columns = set(_frame(path)[0].columns)
-        long_cols = {rater_col or "rater", criterion_col, score_col}
-        layout = "long" if long_cols <= columns and not criteria else "wide"
-    if layout == "long":
-        return import_long(path, item_col or "item_id", rater_col or "rater", criterion_col, score_col, system_col, group_col)
-    if layout == "wide":
-        return import_wide(path, criteria or None, item_col, rater_col, system_col, group_col)
-    raise JudgelabError(f"unknown --human-layout {layout!r}: auto, long or wide")
-
-
 _DESCRIPTIONS = {
     "correlations": "judge vs mean human rating per criterion, level and method: r, p, n, ci_low, ci_high, note",
     "human_baseline": "each human rater vs the human mean (vs_mean) and between human raters (pairwise), with CIs",
@@ -136,7 +150,8 @@ _DESCRIPTIONS = {
 }
 
 
-def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[Path], mapping: dict[str, str]) -> None:
+def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[Path], mapping: dict[str, str],
+                        human_options: dict) -> None:
     """The CSV tables, a section of README.md (replaced on a rerun, kept beside a run's own index),
     run.json (a step of the run's) and report.html, through the one output-folder writer."""
     from judgelab.cli.common import NotesDisplay
@@ -154,7 +169,11 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
                  "per-group level.", "Every NaN has its reason in the table's `note` column."]
         if mapping:
             notes.append("Criteria renamed: " + ", ".join(f"`{a}` → `{b}`" for a, b in mapping.items()) + ".")
+        # absolute paths and the --human options: `judgelab report` reads the same ratings from anywhere
         output.finish(notes, extra={"inputs": [str(p) for p in ratings], "human": str(human) if human else None,
+                                    "input_files": [str(p.resolve()) for p in ratings],
+                                    "human_file": str(human.resolve()) if human else None,
+                                    "human_options": human_options if human else None,
                                     "map": mapping, "settings": report.settings, "skipped": report.skipped})
 
 

@@ -25,3 +25,6 @@ def report(
     path = write_report(folder, out, human or ())
     size = path.stat().st_size
     typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")
+
+
+from judgelab.cli.view import view as _view  # noqa: E402, F401  - registers `judgelab view` beside `report`

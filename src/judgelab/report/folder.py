@@ -270,44 +270,88 @@ def _text_or_none(value: object) -> str | None:
     return str(value)
 
 
-def _argv_value(argv: list[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
+def agree_steps(manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The ``judgelab agree`` records of a ``run.json``: the manifest itself when agree wrote the folder,
+    and each agree step recorded into a run's folder (``agree --out RUN_FOLDER``), oldest first."""
+    m = manifest or {}
+    found = [m] if m.get("command") == "agree" else []
+    found += [s for s in m.get("steps") or [] if isinstance(s, dict) and s.get("command") == "agree"]
+    return found
 
 
-def _agree_human_file(folder: RunFolder) -> tuple[pd.DataFrame, str] | None:
-    """The ``--human`` file of a recorded ``judgelab agree`` command line, read with its recorded options."""
-    manifest = folder.manifest or {}
-    argv = [str(a) for a in manifest.get("argv") or []]
-    if manifest.get("command") != "agree" and "agree" not in argv:
-        return None
-    given = _argv_value(argv, "--human")
-    if not given:
-        return None
-    candidates = [Path(given)] if Path(given).is_absolute() else [Path(given), folder.path / given,
-                                                                  folder.path / Path(given).name]
-    path = next((c for c in candidates if c.is_file()), None)
-    if path is None:
-        raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
-    from judgelab.ratings import import_long, import_wide
+def _recorded_path(given: str, absolute: str | None, folder: RunFolder) -> Path | None:
+    candidates = [Path(absolute)] if absolute else []
+    candidates += [Path(given)] if Path(given).is_absolute() else [Path(given), folder.path / given,
+                                                                   folder.path / Path(given).name]
+    return next((c for c in candidates if c.is_file()), None)
 
-    opts = {k: _argv_value(argv, f"--{k.replace('_', '-')}") for k in
-            ("item_col", "rater_col", "criterion_col", "score_col", "system_col", "group_col")}
-    item, rater = opts["item_col"] or "item_id", opts["rater_col"] or "rater"
-    system, group = opts["system_col"] or "system", opts["group_col"] or "group"
-    if (_argv_value(argv, "--human-layout") or "long") == "wide":
-        cols = [c.strip() for c in (_argv_value(argv, "--criteria-cols") or "").split(",") if c.strip()]
-        df = import_wide(path, cols, item, rater, system, group)
-    else:
-        df = import_long(path, item, rater, opts["criterion_col"] or "criterion", opts["score_col"] or "score",
-                         system, group)
-    if system not in read_table(path).columns:
+
+def read_human_file(path: Path, options: dict[str, Any] | None = None, where: str | None = None) -> pd.DataFrame:
+    """A human-ratings file in any layout ``agree --human`` reads (:func:`judgelab.ratings.import_human`,
+    with ``agree``'s options: ``layout, item, rater, criterion, score, system, group, criteria``), as the
+    report's human table; without a system column the ratings are matched on item and criterion alone."""
+    from judgelab.ratings import file_columns, import_human
+
+    o = {k: v for k, v in (options or {}).items() if v not in (None, "", [])}
+    system = o.get("system", "system")
+    df = import_human(path, o.get("layout", "auto"), o.get("item"), o.get("rater"), o.get("criterion", "criterion"),
+                      o.get("score", "score"), system, o.get("group", "group"), o.get("criteria"))
+    if system not in file_columns(path):
         df["system"] = None  # no system column: matched on item and criterion alone
-    return _tidy_humans(df, str(path)), str(path)
+    return _tidy_humans(df, where or str(path))
+
+
+def _argv_options(argv: Any) -> dict[str, Any]:
+    """``agree``'s --human options read back from a recorded command line (for a run.json without
+    ``human_options``)."""
+    args = [str(a) for a in argv] if isinstance(argv, list) else []
+
+    def value(name: str) -> str | None:
+        for i, arg in enumerate(args):
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+        return None
+
+    out: dict[str, Any] = {k: value(f"--{k}-col") for k in ("item", "rater", "criterion", "score", "system", "group")}
+    out["layout"] = value("--human-layout")
+    out["criteria"] = [c.strip() for c in (value("--criteria-cols") or "").split(",") if c.strip()]
+    return out
+
+
+def _agree_human_files(folder: RunFolder) -> list[tuple[pd.DataFrame, str]]:
+    """The ``--human`` file of each recorded ``judgelab agree`` command, read with its recorded options
+    (criteria renamed with its ``--map``)."""
+    out = []
+    for step in agree_steps(folder.manifest):
+        given = step.get("human")
+        if not given and isinstance(step.get("argv"), list):
+            argv = [str(a) for a in step["argv"]]
+            given = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--human"), None)
+        if not given:
+            continue
+        path = _recorded_path(str(given), step.get("human_file"), folder)
+        if path is None:
+            raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
+        df = read_human_file(path, step.get("human_options") or _argv_options(step.get("argv")))
+        mapping = step.get("map") or {}
+        if mapping:
+            df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))
+        out.append((df, str(path)))
+    return out
+
+
+def agree_inputs(folder: RunFolder) -> list[Path]:
+    """The ratings files a recorded ``judgelab agree`` read (absolute paths when recorded), those that exist."""
+    paths: list[Path] = []
+    for step in agree_steps(folder.manifest):
+        absolute = step.get("input_files") or []
+        for k, given in enumerate(step.get("inputs") or []):
+            path = _recorded_path(str(given), absolute[k] if k < len(absolute) else None, folder)
+            if path is not None and path not in paths:
+                paths.append(path)
+    return paths
 
 
 def check_human_files(paths: Iterable[str | Path]) -> None:
@@ -325,12 +369,17 @@ def check_human_files(paths: Iterable[str | Path]) -> None:
 
 
 def _given_humans(path: Path, folder: RunFolder) -> pd.DataFrame:
-    """A human-ratings file the user named (``--human``): it must exist and hold ratings, or one error line."""
+    """A human-ratings file the user named (``--human``, any layout ``agree`` reads with its defaults):
+    it must exist and hold ratings, or one error line."""
     check_human_files([path])
     try:
-        df = _tidy_humans(read_table(path), path.name if path.parent == folder.path else str(path))
+        df = read_human_file(path, where=path.name if path.parent == folder.path else str(path))
     except UnicodeDecodeError:
         raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
+    except JudgelabError as exc:
+        if "not UTF-8 text" in str(exc):
+            raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
+        raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
     except (OSError, ValueError) as exc:
         raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
     if df.empty:
@@ -358,12 +407,17 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
             sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
         except (OSError, ValueError, JudgelabError) as exc:
             problems.append(f"human ratings {path} could not be read: {exc}")
+    judged = set() if judgments is None else set(judgments.loc[~judgments["rater"].map(is_human), "criterion"].astype(str))
     for given in extra:
         frames.append(_given_humans(Path(given), folder))
         sources.append(frames[-1]["source"].iloc[0])
+        mine = set(frames[-1]["criterion"])
+        if judged and not mine & judged:
+            raise JudgelabError(f"human ratings {given} share no criterion with the judgments (the file has "
+                                f"{', '.join(sorted(mine))}; the judge rated {', '.join(sorted(judged))}); "
+                                "rename with agree --map, or give a file in the tidy layout")
     try:
-        found = _agree_human_file(folder)
-        if found is not None:
+        for found in _agree_human_files(folder):
             frames.append(found[0])
             sources.append(f"{found[1]} (the --human file of the recorded agree command)")
     except (OSError, ValueError, JudgelabError) as exc:

@@ -6,25 +6,33 @@ and the page references nothing outside itself. ``build_report(folder)`` reads t
 into typed :class:`ReportData` (pure: it writes nothing, prints nothing) and
 ``render_report(data)`` turns that into the page.
 
-Sections, each present when the folder has data for it:
+Sections, each present when the folder has data for it, in page order:
 
-* **What ran** — ``run.json`` (command, versions, time) and the store's runs: judge,
-  template and its SHA-256, sampling, tokens, cost when prices were recorded; the exact
-  messages of the first stored request of each criterion.
-* **Results** — mean score per rater, system and criterion with 95% CIs (numbers and
-  error bars); Welch's tests from ``welch.csv``.
-* **Agreement with humans** — the tables of ``judgelab agree --out`` in the folder
-  (correlations with Fisher-z CIs added, Williams matrix, human baseline,
-  self-consistency); without them, computed from the folder's judge and human ratings.
+* **Judge vs humans** (the first screen, :mod:`judgelab.report.headline`) — per judge and
+  criterion: the correlation with the mean human rating, its interval or why there is none, n,
+  the human baseline, the judge's mean against the humans', a count scatter or confusion table.
+* **Results** — mean score per rater, system and criterion with 95% CIs (numbers and error
+  bars); Welch's tests from ``welch.csv``.
+* **Agreement with humans** (:mod:`judgelab.report.html_agreement`) — the tables of
+  ``judgelab agree --out`` in the folder (correlations, Williams matrix, human baseline,
+  self-consistency); without them, :func:`judgelab.agree.agreement` run once on the folder's
+  judge and human ratings. The first screen renders the same tables.
 * **Discernment** — the DHP tables and a chart of D per perturbation.
 * **Failures** — counts by status and example raw answers.
 * **Disagreements** (or **Items** without human ratings) — a browser of every judged
   item and criterion, ranked by |judge − human|, filterable by criterion, system and
-  judge, with the exact prompt, every sample's raw answer, parse status and score, the
-  log-probability distribution where there is one, and the human ratings; 50 per page.
-  Where human ratings are read from is listed in :mod:`judgelab.report.folder`.
+  judge: the judge's answer beside the human ratings, every sample's raw answer, parse status
+  and score, the log-probability distribution where there is one, the exact prompt (collapsed);
+  50 per page, a compact list view. Where human ratings are read from is listed in
+  :mod:`judgelab.report.folder`.
 * **Cost and time**, **The folder's README** (a recipe's notes, as text), **Other tables**
-  (the folder's other CSVs), **Figures** (its PNGs and JPEGs).
+  (the folder's other CSVs), **Figures** (its PNGs and JPEGs), and **What ran** last —
+  ``run.json`` (command, versions, time) and the store's runs: judge, template and its SHA-256,
+  sampling, tokens, cost when prices were recorded; the exact messages of the first stored
+  request of each criterion.
+
+A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the files
+named in its ``run.json``, with the calls of a store beside a run's ratings file).
 
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
@@ -42,7 +50,19 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.report import html_build as B
-from judgelab.report.folder import RATINGS_FILES, StoreReader, is_human, load_humans, open_folder, ratings_from_file
+from judgelab.report.folder import (
+    RATINGS_FILES,
+    RunFolder,
+    StoreReader,
+    agree_inputs,
+    agree_steps,
+    is_human,
+    load_humans,
+    open_folder,
+    ratings_from_file,
+)
+from judgelab.report.headline import build_headline
+from judgelab.report.html_agreement import agreement, agreement_tables
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -90,6 +110,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         name = next((n for n in RATINGS_FILES if rf.has(n)), None)
         if name is not None:
             judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
+    if judgments is None and agree_inputs(rf):  # an `agree --out` folder: the ratings agree read, where they are
+        reader, judgments = _guard(problems, "the ratings named in run.json", lambda: _agree_judgments(rf)) or (None, None)
     try:
         humans = load_humans(rf, judgments, human)
         problems += humans.problems
@@ -109,11 +131,22 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         )
         data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
         data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
-        data.agreement = _guard(problems, "Agreement with humans", lambda: B.agreement(rf, judge, humans))
+        tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf, judge, humans))
+        if tables is not None:
+            data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
+                tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
+        data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
+        if data.items is not None and not data.items.has_human and data.agreement is not None:
+            # never "no human ratings" beside an agreement table: say why the items have none
+            data.items.notes = [n for n in data.items.notes if not n.startswith("No human ratings were found")]
+            data.items.notes.insert(0, "The agreement tables above were computed from human ratings that could not "
+                                       "be matched to these items here" + (f" ({'; '.join(humans.problems)})"
+                                                                           if humans.problems else "")
+                                    + "; items are ranked by the spread of the judge's own samples.")
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
         if rf.has("README.md"):
@@ -129,6 +162,50 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
                           "are left out.")
     data.problems = problems
     return data
+
+
+def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | None]:
+    """The judgments of the ratings files a recorded ``agree`` read: from the store beside a run's
+    ratings file (so prompts and raw answers are shown), else from the file; criteria renamed with
+    the recorded ``--map``. The reader of the first such store is returned open (for its calls)."""
+    reader: StoreReader | None = None
+    frames = []
+    for path in agree_inputs(rf):
+        store = path.parent / "store.sqlite"
+        rated = ratings_from_file(path)  # what agree read, as it read it (a recipe may relabel the store's raters)
+        if path.name in RATINGS_FILES and store.is_file():
+            mine = StoreReader(store)
+            rated = _with_calls(rated, mine.judgments())
+            if reader is None:
+                reader = mine
+            else:
+                mine.close()
+        frames.append(rated)
+    if not frames:
+        return None, None
+    judgments = pd.concat(frames, ignore_index=True)
+    mapping: dict[str, str] = {}
+    for step in agree_steps(rf.manifest):
+        mapping.update(step.get("map") or {})
+    if mapping:
+        judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
+    return reader, judgments
+
+
+def _with_calls(rated: pd.DataFrame, stored: pd.DataFrame) -> pd.DataFrame:
+    """A ratings file's rows with the ledger keys, attempts and tokens of the same judgment in the store beside
+    it, matched by item, system, criterion, sample and raw answer (rows without a match keep none)."""
+    on = ["item_id", "system", "criterion", "sample", "raw"]
+    extra = ["attempts", "keys", "prompt_tokens", "completion_tokens", "latency_s"]
+    found = stored[on + extra].copy()
+    for col in ("item_id", "system", "criterion", "raw"):
+        found[col] = found[col].astype(str)
+    found = found.drop_duplicates(on, keep="first")
+    base = rated.drop(columns=extra).assign(raw=rated["raw"].astype(str))
+    merged = base.merge(found, on=on, how="left")
+    merged["raw"] = rated["raw"].to_numpy()
+    merged["keys"] = [k if isinstance(k, list) else [] for k in merged["keys"]]
+    return merged[rated.columns]
 
 
 def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:

@@ -69,6 +69,22 @@ table.dist code { white-space: pre; }
 ol.attempts { margin: 0.2rem 0; padding-left: 1.4rem; font-size: 0.86rem; }
 .status-bad { color: var(--bad); font-weight: 600; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+details.files { color: var(--muted); font-size: 0.9rem; }
+details.files p { margin: 0.2rem 0; }
+.hl-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 0.8rem; }
+article.hl-card { border: 1px solid var(--line); border-radius: 6px; padding: 0.3rem 0.8rem 0.5rem; }
+article.hl-card h3 { margin: 0.2rem 0 0.3rem; }
+.hl-judge { font-weight: normal; color: var(--muted); font-size: 0.9rem; overflow-wrap: anywhere; }
+.hl-r, .hl-base, .hl-means { margin: 0.2rem 0; }
+.hl-r strong { font-size: 1.15rem; }
+.hl-none { color: var(--bad); }
+article.hl-card figure { margin: 0.3rem 0; }
+article.hl-card figcaption { font-size: 0.82rem; }
+.unit-side { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 0.6rem; margin: 0.3rem 0; }
+.side-label { font-weight: 600; font-size: 0.85rem; color: var(--muted); }
+pre.side-raw { max-height: 8rem; }
+#units.compact .tablewrap, #units.compact details.prompt, #units.compact .unit-meta { display: none; }
+#units.compact article.unit { padding: 0.2rem 0.6rem; margin: 0.3rem 0; }
 @media print { .controls, .pager { display: none; } }
 """
 
@@ -136,6 +152,7 @@ SCRIPT = r"""
   function fmt(x, digits) {
     return (x === null || x === undefined) ? "\u2014" : Number(x).toFixed(digits === undefined ? 2 : digits);
   }
+  function thousands(x) { return Number(x).toLocaleString("en-US"); }
   function signed(x) { return (x === null || x === undefined) ? "\u2014" : (x > 0 ? "+" : "") + Number(x).toFixed(2); }
   function str(k) { return (k === null || k === undefined) ? "" : strings[k]; }
 
@@ -257,9 +274,23 @@ SCRIPT = r"""
       sc.appendChild(document.createTextNode(" \u00b7 no human rating \u00b7 sample spread " + fmt(idx.sp[u])));
     }
     art.appendChild(sc);
+    // the judge's answer and the humans side by side (the full samples and the prompt below)
+    var side = el("div", "unit-side");
+    var answer = el("div", "side-judge");
+    answer.appendChild(el("span", "side-label", "Judge's answer" + (d[1].length > 1 ? " (sample " + d[1][0][0] + " of " + d[1].length + ")" : "")));
+    var first = d[1].length ? str(d[1][0][6]) : "";
+    answer.appendChild(el("pre", "side-raw", first.length > 600 ? first.slice(0, 600) + " …" : first));
+    side.appendChild(answer);
+    var hum = el("div", "side-human");
+    hum.appendChild(el("span", "side-label", "Humans"));
     if (d[2].length) {
-      art.appendChild(el("p", "unit-humans", "Human ratings: " + d[2].map(function (h) { return h[0] + " " + h[1]; }).join(", ")));
+      hum.appendChild(el("p", "unit-humans", "Human ratings: " +
+        d[2].map(function (h) { return h[0] + " " + fmt(h[1]); }).join(", ") + " (mean " + fmt(idx.h[u]) + ")"));
+    } else {
+      hum.appendChild(el("p", "unit-humans", "no human rating of this item"));
     }
+    side.appendChild(hum);
+    art.appendChild(side);
     var wrap = el("div", "tablewrap");
     var t = el("table", "samples");
     t.appendChild(el("caption", null, "Samples of the judge"));
@@ -315,9 +346,9 @@ SCRIPT = r"""
     var pages = Math.max(1, Math.ceil(sel.length / pageSize));
     state.page = Math.min(Math.max(0, state.page), pages - 1);
     var start = state.page * pageSize, end = Math.min(sel.length, start + pageSize);
-    status.textContent = sel.length ? ("Items " + (start + 1) + "\u2013" + end + " of " + sel.length +
-      (sel.length < n ? " (filtered from " + n + ")" : "")) : "No items match the filters.";
-    pageLabel.textContent = "Page " + (state.page + 1) + " of " + pages;
+    status.textContent = sel.length ? ("Items " + thousands(start + 1) + "\u2013" + thousands(end) + " of " + thousands(sel.length) +
+      (sel.length < n ? " (filtered from " + thousands(n) + ")" : "")) : "No items match the filters.";
+    pageLabel.textContent = "Page " + thousands(state.page + 1) + " of " + thousands(pages);
     buttons.first.disabled = buttons.prev.disabled = state.page === 0;
     buttons.next.disabled = buttons.last.disabled = state.page >= pages - 1;
     root.setAttribute("data-ready", "0");
@@ -343,6 +374,8 @@ SCRIPT = r"""
     select.addEventListener("change", function () { state[key] = select.value; state.page = 0; render(); });
   }
   onFilter("criterion", fCrit); onFilter("system", fSys); onFilter("rater", fRater); onFilter("sort", fSort);
+  var fCompact = document.getElementById("f-compact");
+  fCompact.addEventListener("change", function () { list.classList.toggle("compact", fCompact.checked); });
   buttons.first.addEventListener("click", function () { state.page = 0; render(); });
   buttons.prev.addEventListener("click", function () { state.page -= 1; render(); });
   buttons.next.addEventListener("click", function () { state.page += 1; render(); });

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import math
 import shlex
-from typing import Any, Iterable, TypeGuard, cast
+from typing import Any, Iterable, TypeGuard
 
 import numpy as np
 import pandas as pd
 
-from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, is_human, read_table
+from judgelab.report.folder import HumanRatings, RunFolder, StoreReader, read_table
 from judgelab.report.html_items import CallCache, messages_of
 from judgelab.report.html_model import (
-    Agreement,
     ColumnKind,
     CostTime,
     Discernment,
@@ -32,7 +31,7 @@ from judgelab.report.html_model import (
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
 from judgelab.status import Status
 
-__all__ = ["df_table", "mean_ci", "what_ran", "results", "agreement", "discernment", "failures",
+__all__ = ["df_table", "mean_ci", "what_ran", "results", "discernment", "failures",
            "cost_time", "other_tables", "CONSUMED_FILES", "OTHER_TABLE_ROWS"]
 
 #: Files the sections read; any other CSV in the folder is shown under "Other tables".
@@ -193,7 +192,8 @@ def _settings_table(infos: list[RunInfo]) -> Table | None:
     ):
         values = [getter(i) for i in infos]
         if any(v is not None for v in values):
-            rows.append([label, *["" if v is None else str(v) for v in values]])
+            rows.append([label, *["" if v is None else f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
+                                  else str(v) for v in values]])
     return Table(id="settings", caption="Run settings (the run identity) and what each run did",
                  columns=["setting", *[i.rater for i in infos]], kinds=["text"] * (len(infos) + 1), rows=rows,
                  note="One column per run (rater). template_sha256 is the SHA-256 of the template's full content.")
@@ -311,115 +311,6 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
                                f"mean {criterion} score (95% CI over items)", "system" if len(raters) == 1 else "system · rater",
                                series_names=raters if len(raters) > 1 else ())))
     return Results(table, figures, welch, "")
-
-
-# -- agreement ---------------------------------------------------------------------
-def _tidy_for_agree(judge: pd.DataFrame, humans: HumanRatings) -> pd.DataFrame:
-    hum = humans.table.copy()
-    if hum["system"].isna().any():
-        systems = judge.drop_duplicates("item_id").set_index("item_id")["system"]
-        unique = judge.groupby("item_id")["system"].nunique()
-        mapping = systems[unique[unique == 1].index]
-        hum.loc[hum["system"].isna(), "system"] = hum.loc[hum["system"].isna(), "item_id"].map(mapping)
-        hum = hum[hum["system"].notna()]
-    cols = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
-    both = pd.concat([judge[cols], hum[cols]], ignore_index=True)
-    both["group"] = both["group"].where(both["group"].notna(), None)
-    return both.drop_duplicates(["rater", "criterion", "system", "item_id", "sample"])
-
-
-def agreement(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Agreement | None:
-    """From ``judgelab agree``'s CSVs in the folder; else computed from the folder's judge and human ratings."""
-    notes: list[str] = []
-    tables: dict[str, pd.DataFrame] = {}
-    names = ("correlations", "williams", "human_baseline", "self_consistency")
-    if folder.has("correlations.csv"):
-        source = "the tables written by `judgelab agree --out` (correlations.csv, williams.csv, human_baseline.csv, self_consistency.csv)"
-        for name in names:
-            if folder.has(f"{name}.csv"):
-                tables[name] = read_table(folder.file(f"{name}.csv"))
-    elif judge is not None and not judge.empty and humans.table is not None and not humans.table.empty:
-        from judgelab.agree import human_baseline, judge_vs_human, self_consistency, williams_matrix
-
-        df = _tidy_for_agree(judge, humans)
-        levels = ["overall", "group", "system"] if df["group"].notna().any() else ["overall", "system"]
-        source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
-                  f"(Kendall τ-b; levels {', '.join(levels)})")
-        tables["correlations"] = judge_vs_human(df, ["kendall"], levels)
-        tables["human_baseline"] = human_baseline(df, ["kendall"], levels)
-        tables["self_consistency"] = self_consistency(df)
-        if df.loc[~df["rater"].map(is_human), "rater"].nunique() > 1:
-            tables["williams"] = williams_matrix(df, "overall", "kendall")
-    else:
-        return None
-    corr = tables.get("correlations", pd.DataFrame())
-    corr_table = None
-    figures: list[Figure] = []
-    if not corr.empty and {"r", "n", "method"} <= set(corr.columns):
-        corr = corr.copy()
-        ci_note = ("95% CI: cluster bootstrap as `judgelab agree` computes it (items resampled with all their "
-                   "samples and systems; groups at the group level); a NaN's reason is in the note column.")
-        corr_table = df_table(corr, "correlations", "Judge vs mean human rating: correlation per criterion, level and method",
-                              rename={"r": "r", "ci_low": "95% CI low", "ci_high": "95% CI high", "n": "n",
-                                      "failure_rate": "failure rate"},
-                              kinds={"ci_low": "num", "ci_high": "num", "n": "int"},
-                              note=ci_note)
-        baseline = tables.get("human_baseline", pd.DataFrame())
-        raters = sorted(corr["rater"].astype(str).unique()) if "rater" in corr else []
-        for k, method in enumerate(sorted(corr["method"].astype(str).unique())):
-            mine = corr[corr["method"] == method]
-            points, markers = [], []
-            for row in mine.itertuples(index=False):
-                label = f"{row.criterion} · {row.level}" + (f" · {row.rater}" if len(raters) > 1 else "")
-                points.append(Point(label, _clean(row.r), _clean(row.ci_low), _clean(row.ci_high),
-                                    raters.index(str(row.rater)) if str(row.rater) in raters else 0,
-                                    str(row.note) if isinstance(getattr(row, "note", None), str) and row.note else ""))
-                if not baseline.empty and {"criterion", "level", "method", "vs_mean"} <= set(baseline.columns):
-                    b = baseline[(baseline["criterion"] == row.criterion) & (baseline["level"] == row.level)
-                                 & (baseline["method"] == method)]
-                    if len(b) and _finite(b["vs_mean"].iloc[0]):
-                        markers.append(Point(label, float(b["vs_mean"].iloc[0])))
-            fig_id = f"fig-corr-{k}"
-            title = f"{method} correlation of each judge with the mean human rating, with 95% CI"
-            figures.append(Figure(fig_id, title,
-                                  f"Dot plot of {method} correlations per criterion and level; lines are 95% CIs"
-                                  + ("; hollow diamonds mark the human baseline (each human vs the mean of all humans)"
-                                     if markers else "") + ".",
-                                  interval_chart(points, fig_id, title, f"{method} correlations with 95% CI",
-                                                 f"{method} correlation with the mean human rating", "criterion · level"
-                                                 + (" · judge" if len(raters) > 1 else ""),
-                                                 series_names=raters if len(raters) > 1 else (), domain=(-1.0, 1.0),
-                                                 reference=0.0, extra_markers=markers,
-                                                 extra_label="human baseline (vs mean)")))
-    williams = tables.get("williams")
-    williams_table = None
-    matrices: list[Table] = []
-    if williams is not None and not williams.empty:
-        williams_table = df_table(williams, "williams", "Williams tests: does judge A correlate better with the humans than judge B?",
-                                  note="One-sided Williams test of corr(A, humans) > corr(B, humans); p_bh is "
-                                       "Benjamini–Hochberg adjusted over the pairs of one criterion.")
-        for k, (criterion, grp) in enumerate(williams.groupby("criterion", sort=True)):
-            judges = sorted(set(grp["judge_a"].astype(str)) | set(grp["judge_b"].astype(str)))
-            cell = {(str(a), str(b)): _clean(p) for a, b, p in zip(grp["judge_a"], grp["judge_b"], grp["p_bh"])}
-            matrices.append(Table(
-                id=f"williams-matrix-{k}", caption=f"Williams matrix, {criterion}: BH-adjusted p that the row judge "
-                                                   "correlates better with the humans than the column judge",
-                columns=["judge A (row) \u2192 judge B (column)", *judges], kinds=cast(list[ColumnKind], ["text", *(["p"] * len(judges))]),
-                rows=[[a, *[cell.get((a, b)) if a != b else None for b in judges]] for a in judges]))
-    else:
-        n_judges = corr["rater"].nunique() if not corr.empty and "rater" in corr else 0
-        notes.append("No Williams tests: they compare two or more judges" + (f"; this folder has {n_judges}." if n_judges else "."))
-    baseline = tables.get("human_baseline")
-    sc = tables.get("self_consistency")
-    return Agreement(
-        correlations=corr_table, figures=figures, williams=williams_table, williams_matrices=matrices,
-        human_baseline=df_table(baseline, "human-baseline", "Human baseline: each human vs the mean of all humans "
-                                "(vs_mean, an upper bound) and mean pairwise correlation between humans")
-        if baseline is not None and not baseline.empty else None,
-        self_consistency=df_table(sc, "self-consistency", "Self-consistency: Krippendorff's α and ICC(2,k) with "
-                                  "samples (judges) or raters (humans) as the raters")
-        if sc is not None and not sc.empty else None,
-        source=source, notes=notes)
 
 
 # -- discernment -------------------------------------------------------------------------

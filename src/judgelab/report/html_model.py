@@ -192,6 +192,7 @@ class ReportData:
     judgelab_version: str
     files: list[str]
     what_ran: WhatRan | None = None
+    headline: Any = None  # judgelab.report.headline.Headline: the first screen
     results: Results | None = None
     agreement: Agreement | None = None
     discernment: Discernment | None = None
@@ -209,7 +210,7 @@ class ReportData:
         """(anchor, heading) of the sections present, in page order."""
         out = []
         for anchor, heading, present in (
-            ("what-ran", "What ran", self.what_ran is not None),
+            ("headline", "Judge vs humans", self.headline is not None),
             ("results", "Results", self.results is not None),
             ("agreement", "Agreement with humans", self.agreement is not None),
             ("discernment", "Discernment", self.discernment is not None),
@@ -220,6 +221,7 @@ class ReportData:
             ("readme", "The folder's README", self.readme is not None),
             ("tables", "Other tables", bool(self.other_tables)),
             ("figures", "Figures", bool(self.folder_figures)),
+            ("what-ran", "What ran", self.what_ran is not None),
         ):
             if present:
                 out.append((anchor, heading))

@@ -19,7 +19,7 @@ from judgelab.report.html_assets import CSS, SCRIPT
 from judgelab.report.html_model import ReportData
 from judgelab.report.svg import esc
 
-__all__ = ["render", "json_for_script", "format_cell"]
+__all__ = ["render", "json_for_script", "format_cell", "column_style", "table_styles"]
 
 
 def json_for_script(value: Any) -> Markup:
@@ -40,8 +40,23 @@ def _number(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
-    """(text, sort value or None for text sorting, CSS class) of one table cell."""
+def column_style(values: list[Any], kind: str) -> str:
+    """One rounding rule for a whole column: ``int`` (thousands separators); for ``num``, ``sci`` when
+    every non-zero value is below 0.001 in size, ``thousands`` (one decimal) when one reaches 1,000,
+    else ``fixed`` (three decimals); ``p`` columns write values below 0.001 as ``< 0.001``."""
+    if kind != "num":
+        return kind
+    sizes = [abs(f) for f in (_number(v) for v in values) if f is not None and f != 0]
+    if sizes and max(sizes) < 0.001:
+        return "sci"
+    if sizes and max(sizes) >= 1000:
+        return "thousands"
+    return "fixed"
+
+
+def format_cell(value: Any, kind: str, style: str | None = None) -> tuple[str, str | None, str]:
+    """(text, sort value or None for text sorting, CSS class) of one table cell; ``style`` is its
+    column's rule (:func:`column_style`; by default the rule of this value alone)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "\u2014", "", kind
     if kind in {"num", "int", "p"}:
@@ -49,19 +64,39 @@ def format_cell(value: Any, kind: str) -> tuple[str, str | None, str]:
         if f is None:
             return str(value), "", kind
         f = f + 0.0 if f != 0 else 0.0  # no "-0.000"
+        style = style or column_style([f], kind)
         if kind == "int" and f.is_integer():
             text = f"{int(f):,}"
         elif kind == "p":
-            text = f"{f:.1e}" if 0 < abs(f) < 0.001 else f"{f:.3f}"
-        elif abs(f) >= 1000:
-            text = f"{f:,.1f}"
-        elif f != 0 and abs(f) < 0.001:
+            text = "< 0.001" if 0 <= f < 0.001 and f != 0 else f"{f:.3f}"
+        elif style == "sci":
             text = f"{f:.2e}"
+        elif style == "thousands":
+            text = f"{f:,.1f}"
         else:
-            text = f"{f:.3f}"
+            text = f"{f:,.3f}"
         css = kind + (" sig" if kind == "p" and f < 0.05 else "")
         return text, repr(f), css
     return str(value), None, kind
+
+
+def table_styles(table: Any) -> list[str]:
+    """The rounding rule of each column of a report table."""
+    return [column_style([row[k] for row in table.rows if k < len(row)], kind) for k, kind in enumerate(table.kinds)]
+
+
+def _fixed(value: Any, digits: int = 2) -> str:
+    f = _number(value)
+    return "\u2014" if f is None else f"{f + 0.0:,.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    f = _number(value)
+    return "\u2014" if f is None else f"{int(f):,}"
+
+
+def _symbol(method: str) -> str:
+    return {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}.get(method, method)
 
 
 def _finalize(value: Any) -> Any:
@@ -91,8 +126,9 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <caption>{{ t.caption }}</caption>
 <thead><tr>{% for c in t.columns %}<th scope="col" class="{{ t.kinds[loop.index0] }}" aria-sort="none">{% if sortable %}<button type="button">{{ c }}</button>{% else %}{{ c }}{% endif %}</th>{% endfor %}</tr></thead>
 <tbody>
+{%- set styles = styles_of(t) %}
 {%- for row in t.rows %}
-<tr>{% for v in row %}{% set c = cell(v, t.kinds[loop.index0]) %}{% if loop.first and t.row_header %}<th scope="row"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</th>{% else %}<td class="{{ c[2] }}"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</td>{% endif %}{% endfor %}</tr>
+<tr>{% for v in row %}{% set c = cell(v, t.kinds[loop.index0], styles[loop.index0]) %}{% if loop.first and t.row_header %}<th scope="row"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</th>{% else %}<td class="{{ c[2] }}"{% if c[1] is not none %} data-v="{{ c[1] }}"{% endif %}>{{ c[0] }}</td>{% endif %}{% endfor %}</tr>
 {%- endfor %}
 </tbody>
 </table>
@@ -108,7 +144,8 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <header class="top">
 <h1>{{ d.title }}</h1>
 <p>Folder: <code>{{ d.folder }}</code></p>
-<p>Report written {{ d.generated }} by judgelab {{ d.judgelab_version }}. Files: {{ d.files | join(", ") }}</p>
+<p>Report written {{ d.generated }} by judgelab {{ d.judgelab_version }}.</p>
+<details class="files"><summary>Files in the folder ({{ d.files | length }})</summary><p>{{ d.files | join(", ") }}</p></details>
 <nav class="toc" aria-label="Sections"><ul>
 {%- for anchor, heading in d.sections() %}<li><a href="#{{ anchor }}">{{ heading }}</a></li>{% endfor %}
 </ul></nav>
@@ -120,46 +157,23 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- endif %}
 {%- for note in d.notes %}<p class="note">{{ note }}</p>{% endfor %}
 
-{%- if d.what_ran %}{% set w = d.what_ran %}
-<section id="what-ran" aria-labelledby="h-what-ran">
-<h2 id="h-what-ran">What ran</h2>
-<dl class="kv">
-{%- if w.command %}<dt>command</dt><dd>judgelab {{ w.command }}</dd>{% endif %}
-{%- if w.argv %}<dt>command line</dt><dd><code>{{ w.argv }}</code></dd>{% endif %}
-{%- if w.started %}<dt>started</dt><dd>{{ w.started }}</dd>{% endif %}
-{%- if w.finished %}<dt>finished</dt><dd>{{ w.finished }}</dd>{% endif %}
-{%- if w.wall_s is not none %}<dt>wall time</dt><dd>{{ w.wall_s }} s</dd>{% endif %}
-{%- if w.python %}<dt>Python</dt><dd>{{ w.python }}</dd>{% endif %}
-{%- if w.platform %}<dt>platform</dt><dd>{{ w.platform }}</dd>{% endif %}
-<dt>read from</dt><dd>{{ w.sources | join("; ") }}</dd>
-</dl>
-{%- for r in w.runs %}
-<h3>Run {{ r.rater }}</h3>
-<dl class="kv"><dt>judge</dt><dd>{{ r.judge or "unknown" }}</dd>
-{%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
-{%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
-{%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
-{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ r.prompt_tokens }} prompt, {{ r.completion_tokens }} completion</dd>{% endif %}
-{%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
-</dl>
+{%- if d.headline %}{% set h = d.headline %}
+<section id="headline" aria-labelledby="h-headline">
+<h2 id="h-headline">Judge vs humans</h2>
+{%- for note in h.notes %}<p class="note">{{ note }}</p>{% endfor %}
+<div class="hl-grid">
+{%- for r in h.rows %}
+<article class="hl-card" data-criterion="{{ r.criterion }}" data-judge="{{ r.judge }}">
+<h3>{{ r.criterion }} <span class="hl-judge">{{ r.judge }}</span></h3>
+<p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ count(r.n) }}{% endif %}{% if r.n_clusters %} ({{ count(r.n_clusters) }} {{ "groups" if r.level == "group" else "items" }} resampled){% endif %}</p>
+{%- if r.caveat %}<p class="note hl-caveat">Caution: {{ r.caveat }}</p>{% endif %}
+<p class="hl-base">Humans: {{ r.baseline }}</p>
+{%- if r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ count(r.items) }} items both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
+{%- if r.figure %}{{ figure(r.figure) }}{% endif %}
+{%- if r.confusion %}{{ table(r.confusion, sortable=False) }}{% endif %}
+</article>
 {%- endfor %}
-{%- if w.settings_table %}{{ table(w.settings_table, sortable=False) }}{% endif %}
-{%- if w.versions %}
-<details><summary>Versions of judgelab and its dependencies</summary>
-<dl class="kv">{% for k, v in w.versions.items() %}<dt>{{ k }}</dt><dd>{{ v or "not installed" }}</dd>{% endfor %}</dl>
-</details>
-{%- endif %}
-{%- if w.prompts %}
-<h3>The exact prompts</h3>
-<p class="note">The messages of the first request stored for each rater and criterion, exactly as sent (rendered for the item named).</p>
-{%- for p in w.prompts %}
-<details class="prompt-example"{% if loop.first %} open{% endif %}>
-<summary>{{ p.criterion }} — {{ p.rater }} (item {{ p.item_id }}, system {{ p.system }})</summary>
-{%- for role, content in p.messages %}<div class="msg"><span class="role">{{ role }}</span><pre>{{ content }}</pre></div>{% endfor %}
-{%- if p.score_cue is not none %}<p class="note">followed by the score cue <code>{{ p.score_cue }}</code></p>{% endif %}
-</details>
-{%- endfor %}
-{%- endif %}
+</div>
 </section>
 {%- endif %}
 
@@ -201,7 +215,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.failures %}{% set fl = d.failures %}
 <section id="failures" aria-labelledby="h-failures">
 <h2 id="h-failures">Failures</h2>
-<p>{{ fl.failed }} of {{ fl.total }} judgments failed (no rating could be read).</p>
+<p>{{ count(fl.failed) }} of {{ count(fl.total) }} judgments failed (no rating could be read).</p>
 {{ table(fl.by_status) }}
 {%- if fl.by_criterion %}{{ table(fl.by_criterion) }}{% endif %}
 {%- if fl.examples %}
@@ -220,7 +234,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.items %}{% set it = d.items %}
 <section id="items" aria-labelledby="h-items">
 <h2 id="h-items">{{ "Disagreements" if it.has_human else "Items" }}</h2>
-<p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ it.units }} items in all, {{ it.page_size }} per page.</p>
+<p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ count(it.units) }} items in all, {{ it.page_size }} per page.</p>
 {%- for note in it.notes %}<p class="note">{{ note }}</p>{% endfor %}
 <div id="browser" data-page-size="{{ it.page_size }}" data-sort="{{ it.default_sort }}" data-ready="0">
 <div class="controls" role="group" aria-label="Filter and sort the items">
@@ -230,6 +244,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <label for="f-sort">order<select id="f-sort" aria-controls="units">
 {%- if it.has_human %}<option value="absdiff">|judge − human|, largest first</option><option value="above">judge above human first</option><option value="below">judge below human first</option>{% endif %}
 <option value="spread">sample spread, largest first</option><option value="high">judge mean, highest first</option><option value="low">judge mean, lowest first</option><option value="item">item id</option></select></label>
+<label for="f-compact" class="check"><input type="checkbox" id="f-compact" aria-controls="units"> compact list (answers and humans only)</label>
 </div>
 <p id="browser-status" role="status" aria-live="polite"></p>
 <p id="browser-message" class="problem"></p>
@@ -277,6 +292,48 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- endfor %}
 </section>
 {%- endif %}
+{%- if d.what_ran %}{% set w = d.what_ran %}
+<section id="what-ran" aria-labelledby="h-what-ran">
+<h2 id="h-what-ran">What ran</h2>
+<dl class="kv">
+{%- if w.command %}<dt>command</dt><dd>judgelab {{ w.command }}</dd>{% endif %}
+{%- if w.argv %}<dt>command line</dt><dd><code>{{ w.argv }}</code></dd>{% endif %}
+{%- if w.started %}<dt>started</dt><dd>{{ w.started }}</dd>{% endif %}
+{%- if w.finished %}<dt>finished</dt><dd>{{ w.finished }}</dd>{% endif %}
+{%- if w.wall_s is not none %}<dt>wall time</dt><dd>{{ w.wall_s }} s</dd>{% endif %}
+{%- if w.python %}<dt>Python</dt><dd>{{ w.python }}</dd>{% endif %}
+{%- if w.platform %}<dt>platform</dt><dd>{{ w.platform }}</dd>{% endif %}
+<dt>read from</dt><dd>{{ w.sources | join("; ") }}</dd>
+</dl>
+{%- for r in w.runs %}
+<h3>Run {{ r.rater }}</h3>
+<dl class="kv"><dt>judge</dt><dd>{{ r.judge or "unknown" }}</dd>
+{%- if r.settings.template %}<dt>template</dt><dd>{{ r.settings.template }}</dd>{% endif %}
+{%- if r.settings.template_sha256 %}<dt>template SHA-256</dt><dd><code>{{ r.settings.template_sha256 }}</code></dd>{% endif %}
+{%- if r.settings.sampling %}<dt>sampling</dt><dd>{% for k, v in r.settings.sampling.items() %}{{ k }} {{ "none" if v is none else v }}{% if not loop.last %}, {% endif %}{% endfor %}</dd>{% endif %}
+{%- if r.prompt_tokens is not none %}<dt>tokens</dt><dd>{{ count(r.prompt_tokens) }} prompt, {{ count(r.completion_tokens) }} completion</dd>{% endif %}
+{%- if r.cost_usd is not none %}<dt>cost</dt><dd>{{ "%.4f" | format(r.cost_usd) }} USD</dd>{% endif %}
+</dl>
+{%- endfor %}
+{%- if w.settings_table %}{{ table(w.settings_table, sortable=False) }}{% endif %}
+{%- if w.versions %}
+<details><summary>Versions of judgelab and its dependencies</summary>
+<dl class="kv">{% for k, v in w.versions.items() %}<dt>{{ k }}</dt><dd>{{ v or "not installed" }}</dd>{% endfor %}</dl>
+</details>
+{%- endif %}
+{%- if w.prompts %}
+<h3>The exact prompts</h3>
+<p class="note">The messages of the first request stored for each rater and criterion, exactly as sent (rendered for the item named).</p>
+{%- for p in w.prompts %}
+<details class="prompt-example"{% if loop.first %} open{% endif %}>
+<summary>{{ p.criterion }} — {{ p.rater }} (item {{ p.item_id }}, system {{ p.system }})</summary>
+{%- for role, content in p.messages %}<div class="msg"><span class="role">{{ role }}</span><pre>{{ content }}</pre></div>{% endfor %}
+{%- if p.score_cue is not none %}<p class="note">followed by the score cue <code>{{ p.score_cue }}</code></p>{% endif %}
+</details>
+{%- endfor %}
+{%- endif %}
+</section>
+{%- endif %}
 </main>
 <script>{{ script }}</script>
 </body>
@@ -293,5 +350,6 @@ def render(data: ReportData) -> str:
     if data.items is not None:
         index_json = json_for_script(data.items.index)
         details_json = json_for_script({"encoding": "gzip+base64", "data": data.items.details_gzip_base64})
-    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell,
+    return _template.render(d=data, css=Markup(CSS), script=Markup(SCRIPT), cell=format_cell, styles_of=table_styles, num=_fixed, count=_count,
+                            sym=_symbol,
                             index_json=index_json, details_json=details_json)

@@ -14,7 +14,7 @@ from typing import Sequence, TypeGuard
 
 from markupsafe import escape
 
-__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart"]
+__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart", "count_scatter"]
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -229,5 +229,50 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
         if threshold_label:
             anchor, dx = ("end", -4) if x > left + plot_w * 0.55 else ("start", 4)
             out.append(f'<text x="{x + dx:.1f}" y="{top - 6:.1f}" fill="#b00" text-anchor="{anchor}">{esc(threshold_label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def count_scatter(x: Sequence[float], y: Sequence[float], fig_id: str, title: str, desc: str, xlabel: str, ylabel: str,
+                  size: float = 260.0, grid: int = 40) -> str:
+    """A scatter of many (x, y) pairs with bounded size: pairs at the same point (after snapping to a
+    ``grid`` × ``grid`` lattice of the data's range) are one circle whose area counts them; the dashed
+    diagonal is x = y. At most ``grid``² circles whatever the number of pairs."""
+    import numpy as np
+
+    xv, yv = np.asarray(x, float), np.asarray(y, float)
+    lo = float(min(xv.min(), yv.min())) if xv.size else 0.0
+    hi = float(max(xv.max(), yv.max())) if xv.size else 1.0
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    ticks = _nice_ticks(lo, hi, 5)
+    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
+    step = (hi - lo) / grid
+    gx, gy = np.round((xv - lo) / step).astype(int), np.round((yv - lo) / step).astype(int)
+    cells, counts = np.unique(np.stack([gx, gy], axis=1), axis=0, return_counts=True) if xv.size else (np.empty((0, 2)), np.empty(0))
+    left, top, bottom_pad = 58.0, 30.0, 48.0
+    width, height = left + size + 20, top + size + bottom_pad
+
+    def sx(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * size
+
+    def sy(v: float) -> float:
+        return top + size - (v - lo) / (hi - lo) * size
+
+    out = _svg_open(width, height, fig_id, title, desc)
+    out.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{size:.1f}" height="{size:.1f}" fill="none" stroke="#999"/>')
+    for t in ticks:
+        out.append(f'<text x="{sx(t):.1f}" y="{top + size + 16:.1f}" text-anchor="middle">{_fmt_tick(t)}</text>')
+        out.append(f'<text x="{left - 6:.1f}" y="{sy(t) + 4:.1f}" text-anchor="end">{_fmt_tick(t)}</text>')
+    out.append(f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#b00" '
+               'stroke-dasharray="4 3"/>')
+    out.append(f'<text x="{left + size / 2:.1f}" y="{top + size + 36:.1f}" text-anchor="middle">{esc(xlabel)}</text>')
+    out.append(f'<text transform="translate(14,{top + size / 2:.1f}) rotate(-90)" text-anchor="middle">{esc(ylabel)}</text>')
+    biggest = float(counts.max()) if len(counts) else 1.0
+    for (cx, cy), n in zip(cells, counts):
+        vx, vy = lo + cx * step, lo + cy * step
+        radius = 2.0 + 9.0 * math.sqrt(float(n) / biggest)
+        out.append(f'<circle cx="{sx(vx):.1f}" cy="{sy(vy):.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity="0.55">'
+                   f'<title>judge {vx:.2f}, human {vy:.2f}: {int(n):,} item{"s" if n != 1 else ""}</title></circle>')
     out.append("</svg>")
     return "\n".join(out)

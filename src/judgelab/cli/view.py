@@ -1,0 +1,36 @@
+"""``judgelab view``: a folder's report served on 127.0.0.1, refreshed as a run or annotation progresses."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judgelab.cli.common import app
+
+
+@app.command()
+def view(
+    folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (a run, agree --out, ...)"),
+    port: int = typer.Option(8765, "--port", help="the port on 127.0.0.1 (0: any free port)"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE",
+                                               help="human ratings to compare with, as for `judgelab report`; repeatable"),
+    every: float = typer.Option(2.0, "--every", metavar="SECONDS", help="how often the page checks for new data"),
+) -> None:
+    """Serve FOLDER's report on 127.0.0.1 (this machine only); the page reloads when the folder's store,
+    ratings or tables change. Nothing is written into the folder. Ctrl-C stops it."""
+    import sys
+
+    from judgelab.annotate.server import bind, serve
+    from judgelab.errors import JudgelabError
+    from judgelab.report.folder import check_human_files
+    from judgelab.report.live import LiveReport, make_app
+
+    if not every > 0:
+        raise JudgelabError("--every is a number of seconds above 0")
+    check_human_files(human or ())
+    live = LiveReport(folder, human or (), poll_ms=int(every * 1000))
+    sock = bind("127.0.0.1", port)
+    print(f"judgelab: serving the report of {folder} at http://127.0.0.1:{sock.getsockname()[1]}/ "
+          "(Ctrl-C stops)", file=sys.stderr, flush=True)
+    serve(make_app(live), sock)

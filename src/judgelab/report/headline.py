@@ -1,0 +1,200 @@
+"""The report's first screen: per judge and criterion, how well the judge matches the humans.
+
+It renders what the analysis produced — the rows of ``agree``'s correlations and human-baseline
+tables (from ``agree --out`` CSVs, or from :func:`judgelab.agree.agreement` run once by the
+report) — and the per-item pairs those correlations were computed from
+(:func:`judgelab.agree.matched_means`): the judge's mean against the humans' mean, and a
+judge-vs-human scatter (or, when both sides are whole numbers on a small scale, a confusion
+table). An interval that cannot keep its promise is said in words, never drawn: fewer than
+five clusters, a zero-width or degenerate interval, a single group (the reason comes from the
+statistics' own notes).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.report.html_model import Figure, Table
+from judgelab.report.svg import count_scatter
+
+__all__ = ["HeadlineRow", "Headline", "build_headline", "interval_words"]
+
+#: Levels in the order the first screen prefers them (the summary level first).
+LEVEL_ORDER = ("overall", "system", "group")
+#: A confusion table is drawn instead of a scatter when both sides take at most this many whole values.
+CONFUSION_MAX_VALUES = 11
+
+
+@dataclass
+class HeadlineRow:
+    """One judge and criterion on the first screen (numbers None where undefined; ``words`` says why)."""
+
+    judge: str
+    criterion: str
+    method: str
+    level: str
+    r: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    n_clusters: int | None
+    interval: str  # "[low, high]" or why there is none
+    caveat: str  # a caveat on a defined interval (few clusters), else ""
+    baseline: str  # the human–human baseline in words (or why there is none)
+    judge_mean: float | None
+    human_mean: float | None
+    items: int
+    figure: Figure | None = None
+    confusion: Table | None = None
+
+
+@dataclass
+class Headline:
+    """The first screen: one row per judge and criterion, and notes on the whole."""
+
+    rows: list[HeadlineRow]
+    notes: list[str] = field(default_factory=list)
+
+
+def _num(value: Any) -> float | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _ci_part(note: Any) -> str:
+    """The ``ci: …`` part of a correlation's note (the reason for no interval, or its caveat)."""
+    if not isinstance(note, str):
+        return ""
+    for part in note.split("; "):
+        if part.startswith("ci: "):
+            return part[4:]
+    return ""
+
+
+def interval_words(r: Any, low: Any, high: Any, note: Any, n_clusters: Any, level: str) -> tuple[str, str]:
+    """(the interval or why there is none, a caveat on a defined one), in words.
+
+    A single group, an undefined or zero-width interval is never shown as ``[a, b]``.
+    """
+    k = _num(n_clusters)
+    if _num(r) is None:
+        return "no correlation: " + (str(note).split("; ")[0].removeprefix("r: ") if isinstance(note, str) and note
+                                     else "undefined"), ""
+    if level == "group" and k is not None and k <= 1:
+        return "no interval: a single group (a per-group correlation needs several groups to vary)", ""
+    lo, hi = _num(low), _num(high)
+    reason = _ci_part(note)
+    if lo is None or hi is None or not hi > lo:
+        return "no 95% interval: " + (reason or "not computed"), ""
+    return f"95% CI [{lo:.2f}, {hi:.2f}]", reason
+
+
+def _baseline_words(baseline: pd.DataFrame | None, criterion: str, level: str, method: str, skipped: str) -> str:
+    if baseline is None or baseline.empty or not {"criterion", "level", "method"} <= set(baseline.columns):
+        return f"no human baseline: {skipped}" if skipped else "no human baseline"
+    b = baseline[(baseline["criterion"].astype(str) == criterion) & (baseline["level"].astype(str) == level)
+                 & (baseline["method"].astype(str) == method)]
+    if b.empty:
+        return "no human baseline for this criterion (it needs two individual human raters)"
+    row = b.iloc[0]
+    parts = []
+    raters = _num(row.get("raters"))
+    for key, what in (("pairwise", "two humans agree at"), ("vs_mean", "a human vs the humans' mean (an upper bound)")):
+        value = _num(row.get(key))
+        if value is None:
+            continue
+        interval, caveat = interval_words(value, row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high"),
+                                          _key_note(row.get("note"), key), row.get(f"{key}_n_clusters"), level)
+        parts.append(f"{what} {value:.2f} ({interval})")
+    if not parts:
+        return "no human baseline: the humans' correlations are undefined here"
+    text = "; ".join(parts)
+    if raters is not None and raters < 3:
+        text += f" — with {int(raters)} raters a human vs the mean of both is inflated; the pairwise value is the baseline"
+    return text
+
+
+def _key_note(note: Any, key: str) -> str:
+    """The part of a baseline row's note about ``vs_mean`` or ``pairwise``, in a correlation's note form."""
+    if not isinstance(note, str):
+        return ""
+    return "; ".join(p.removeprefix(f"{key} ") for p in note.split("; ") if p.startswith(f"{key} "))
+
+
+def _pick_level(corr: pd.DataFrame) -> str:
+    levels = [lv for lv in LEVEL_ORDER if lv in set(corr["level"].astype(str))]
+    return levels[0] if levels else str(corr["level"].iloc[0])
+
+
+def _picture(pairs: pd.DataFrame, judge: str, criterion: str, k: int) -> tuple[Figure | None, Table | None]:
+    x, y = pairs["score_x"].to_numpy(float), pairs["score_y"].to_numpy(float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if x.size == 0:
+        return None, None
+    whole = np.all(x == np.round(x)) and np.all(y == np.round(y))
+    if whole and len(np.unique(x)) <= CONFUSION_MAX_VALUES and len(np.unique(y)) <= CONFUSION_MAX_VALUES:
+        xs, ys = sorted({int(v) for v in x}), sorted({int(v) for v in y})
+        counts = pd.crosstab(pd.Series(y.astype(int), name="human"), pd.Series(x.astype(int), name="judge"))
+        rows = [[f"human {h}", *[int(counts.at[h, j]) if j in counts.columns and h in counts.index else 0 for j in xs]]
+                for h in ys]
+        table = Table(id=f"confusion-{k}", caption=f"{criterion}: judge ({judge}) vs human, items per score pair",
+                      columns=["human ↓ / judge →", *[f"judge {j}" for j in xs]],
+                      kinds=["text", *(["int"] * len(xs))], rows=rows,  # type: ignore[list-item]
+                      note="Counts of items; the diagonal is exact agreement.")
+        return None, table
+    fig_id = f"fig-headline-{k}"
+    title = f"{criterion}: judge ({judge}) vs mean human rating per item"
+    svg = count_scatter(x, y, fig_id, title, f"Each circle is a (judge mean, human mean) pair; its area counts the "
+                        f"{x.size:,} items at that point. The dashed line is equality.",
+                        f"judge ({judge}), mean of samples", "humans, mean of raters")
+    return Figure(fig_id, title, f"Judge mean against human mean for {x.size:,} items; circle area = items; dashed "
+                                 "line: judge = human.", svg), None
+
+
+def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, skipped: dict[str, str],
+                   tidy: pd.DataFrame | None) -> Headline | None:
+    """The first screen from agree's correlations and baseline tables and the tidy ratings they came from
+    (``tidy`` None: no means, scatter or confusion table — e.g. CSVs without the ratings)."""
+    if corr is None or corr.empty or not {"rater", "criterion", "level", "method", "r"} <= set(corr.columns):
+        return None
+    from judgelab.agree import matched_means
+    from judgelab.ratings import item_means
+
+    level = _pick_level(corr)
+    method = str(corr["method"].iloc[0])
+    rows: list[HeadlineRow] = []
+    notes = [f"Correlation: {method} at the {level} level"
+             + (" (every rated text pooled)" if level == "overall" else "")
+             + "; other levels and methods are under Agreement with humans."]
+    means = item_means(tidy) if tidy is not None else None
+    mine = corr[(corr["level"].astype(str) == level) & (corr["method"].astype(str) == method)]
+    for k, row in enumerate(mine.itertuples(index=False)):
+        judge, criterion = str(row.rater), str(row.criterion)
+        interval, caveat = interval_words(row.r, getattr(row, "ci_low", None), getattr(row, "ci_high", None),
+                                          getattr(row, "note", ""), getattr(row, "n_clusters", None), level)
+        jm = hm = None
+        items = 0
+        figure, confusion = None, None
+        if tidy is not None and means is not None:
+            pairs = matched_means(tidy, judge, criterion, means).dropna(subset=["score_x", "score_y"])
+            items = len(pairs)
+            if items:
+                jm, hm = float(pairs["score_x"].mean()), float(pairs["score_y"].mean())
+                figure, confusion = _picture(pairs, judge, criterion, k)
+        rows.append(HeadlineRow(
+            judge=judge, criterion=criterion, method=method, level=level, r=_num(row.r),
+            ci_low=_num(getattr(row, "ci_low", None)), ci_high=_num(getattr(row, "ci_high", None)),
+            n=int(row.n) if _num(getattr(row, "n", None)) is not None else None,
+            n_clusters=int(row.n_clusters) if _num(getattr(row, "n_clusters", None)) is not None else None,
+            interval=interval, caveat=caveat,
+            baseline=_baseline_words(baseline, criterion, level, method, skipped.get("human_baseline", "")),
+            judge_mean=jm, human_mean=hm, items=items, figure=figure, confusion=confusion))
+    return Headline(rows, notes)

@@ -1,0 +1,107 @@
+"""``judgelab view FOLDER``: the folder's report served on 127.0.0.1, rebuilt when its data change.
+
+The page is the same self-contained report :func:`judgelab.report.html.build_report` and
+:func:`~judgelab.report.html.render_report` make, kept in memory (nothing is written into the
+folder, whose store a run or the annotation app may be writing). A short script added to the
+page asks ``/version`` every few seconds and reloads when the data changed: the version is a
+fingerprint (size and modification time) of the files the report reads — the store and its
+write-ahead log, the ratings and human-ratings files, agree's tables, ``run.json``, and the files a
+recorded ``agree`` read. The report is rebuilt lazily, on the first request after a change.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from judgelab.report.folder import HUMAN_FILES, RATINGS_FILES, agree_inputs, open_folder
+
+__all__ = ["LiveReport", "make_app", "WATCHED_FILES", "RELOAD_SCRIPT"]
+
+#: Files of the folder whose change rebuilds the report.
+WATCHED_FILES = ("run.json", "store.sqlite", "store.sqlite-wal", *RATINGS_FILES, *HUMAN_FILES, "summary.csv",
+                 "welch.csv", "correlations.csv", "williams.csv", "human_baseline.csv", "self_consistency.csv",
+                 "discernment.csv", "perturbations.csv", "perturbation_report.csv")
+
+RELOAD_SCRIPT = """<script>
+(function () {
+  var seen = null;
+  function poll() {
+    fetch("version", {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (v) {
+      if (seen !== null && v.version !== seen) { location.reload(); return; }
+      seen = v.version; setTimeout(poll, %d);
+    }, function () { setTimeout(poll, %d); });
+  }
+  poll();
+})();
+</script>"""
+
+
+def _stat(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path), st.st_size, st.st_mtime_ns)
+
+
+class LiveReport:
+    """The report of ``folder`` (with the ``human`` files), rebuilt when :meth:`fingerprint` changes."""
+
+    def __init__(self, folder: str | Path, human: Iterable[str | Path] = (), poll_ms: int = 2000) -> None:
+        self.folder = Path(folder)
+        self.human = [Path(h) for h in human]
+        self.poll_ms = poll_ms
+        open_folder(self.folder)  # a missing or foreign folder is one error line before serving
+        self._lock = threading.Lock()
+        self._built: tuple[Any, str] | None = None
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """Size and modification time of every file the report reads (absent files count as absent)."""
+        paths = [self.folder / name for name in WATCHED_FILES] + self.human
+        try:
+            rf = open_folder(self.folder)
+            paths += agree_inputs(rf)
+            for step_input in list(paths):
+                if step_input.name in RATINGS_FILES and step_input.parent != self.folder:
+                    paths += [step_input.parent / "store.sqlite", step_input.parent / "store.sqlite-wal"]
+        except Exception:  # noqa: BLE001 - a folder being rewritten: its files' own stamps still tell
+            pass
+        return tuple(_stat(p) for p in paths)
+
+    def version(self) -> str:
+        """A short text that changes whenever the data behind the report change."""
+        import hashlib
+
+        return hashlib.sha256(repr(self.fingerprint()).encode()).hexdigest()[:16]
+
+    def page(self) -> str:
+        """The report page with the reload script; rebuilt only when the data changed since the last build."""
+        from judgelab.report.html import build_report, render_report
+
+        with self._lock:
+            stamp = self.fingerprint()
+            if self._built is None or self._built[0] != stamp:
+                html = render_report(build_report(self.folder, self.human))
+                script = RELOAD_SCRIPT % (self.poll_ms, self.poll_ms)
+                cut = html.rfind("</body>")
+                self._built = (stamp, html[:cut] + script + html[cut:] if cut >= 0 else html + script)
+            return self._built[1]
+
+
+def make_app(live: LiveReport):
+    """The Starlette app: ``/`` the report, ``/version`` its data's version as JSON."""
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse
+    from starlette.routing import Route
+
+    async def index(request: Request) -> HTMLResponse:
+        page = await run_in_threadpool(live.page)  # a large report takes seconds: not on the event loop
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    async def version(request: Request) -> JSONResponse:
+        return JSONResponse({"version": await run_in_threadpool(live.version)}, headers={"Cache-Control": "no-store"})
+
+    return Starlette(routes=[Route("/", index), Route("/version", version)])
