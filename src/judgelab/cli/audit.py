@@ -87,7 +87,7 @@ def audit(
     """Bias report: leniency, spread and scale use against humans, length dependence, self-preference, position."""
     import sys
 
-    from judgelab.cli.agreement import _check_output, _import_human
+    from judgelab.cli.agreement import _check_output
     from judgelab.cli.output import emit
 
     _check_output(fmt, out)
@@ -112,7 +112,7 @@ def audit(
         return
     from judgelab.audit import audit as run_audit
     from judgelab.audit import hanna_ratings, jury_report, select_judges
-    from judgelab.ratings import combine, import_long, import_wide, read_ratings
+    from judgelab.ratings import combine, import_human, read_ratings
 
     jury_list = split_list(jury_methods) or []
     if not (0 < alpha < 1 and 0 < delta < 1):
@@ -123,8 +123,7 @@ def audit(
     if hanna_scores is not None:
         frames.append(hanna_ratings(hanna_scores))
     for h in human or []:
-        frames.append(_import_human(h, human_layout, None, None, "criterion", "score", "system", "group", None,
-                                    import_long, import_wide))
+        frames.append(import_human(h, human_layout))
     df = select_judges(combine(frames), judges)
     judge_fam = _families(self_family, "--self-family")
     system_fam = _families(system_family, "--system-family")
