@@ -243,7 +243,7 @@ def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
     one table at a time and many at once."""
     from scipy import stats
 
-    from judgelab.stats.bootstrap import _dense_codes, kendall_from_codes, kendall_from_tables
+    from judgelab.stats.bootstrap_schemes import _dense_codes, kendall_from_codes, kendall_from_tables
 
     rng = np.random.default_rng(3)
     for _ in range(400):
@@ -273,7 +273,7 @@ def test_kendall_from_codes_is_scipys_tau_bit_for_bit():
 def test_fast_bootstrap_keeps_every_number_of_the_sort_per_resample_path(tmp_path, monkeypatch):
     """judge_vs_human and human_baseline give the same tables (r, CIs, notes) with the count-table
     Kendall and with one scipy kendalltau per resample (the implementation before it)."""
-    from judgelab.stats import bootstrap
+    from judgelab.stats import bootstrap_schemes as bootstrap
 
     df = load(tmp_path)
     fast = (judge_vs_human(df, ["kendall"], ["overall", "system"], n_resamples=199, seed=4),
@@ -334,8 +334,8 @@ def test_icc_note_names_the_real_cause():
 def test_batched_kendall_intervals_equal_one_resample_at_a_time_with_gaps_and_repeats(monkeypatch):
     """paired_correlation_ci at both levels, tables with missing scores and several rows per item and
     system: the batched path gives the interval of one kendalltau per resample, exactly."""
-    from judgelab.stats import bootstrap
-    from judgelab.stats.bootstrap import paired_correlation_ci
+    from judgelab.stats import bootstrap_schemes as bootstrap
+    from judgelab.stats.bootstrap_schemes import paired_correlation_ci
 
     rng = np.random.default_rng(0)
     for trial in range(12):

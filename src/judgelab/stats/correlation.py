@@ -367,7 +367,7 @@ def mean_level_correlation(frame, pairs: list[tuple[str, str]], level: str, meth
         return point
     if n_resamples <= 0:
         return replace(point, ci_note="no bootstrap (n_resamples 0)")
-    from judgelab.stats.bootstrap import label_table_ci, paired_correlation_ci
+    from judgelab.stats.bootstrap_schemes import label_table_ci, paired_correlation_ci
 
     if table is not None:  # resample group labels: the rows of the groups × pairs table
         ci = label_table_ci(table, "group", n_resamples, confidence_level, seed, ci_method)

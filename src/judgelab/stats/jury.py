@@ -197,7 +197,8 @@ def jury_vs_judges(df: pd.DataFrame, jury_raters: list[str], level: str = "group
 
 def _difference(df, crit, a, b, level, method, n_resamples, seed) -> dict:
     """r(a, humans) − r(b, humans) with a paired cluster-bootstrap interval (the same resamples)."""
-    from judgelab.stats.bootstrap import _fast_r, cluster_bootstrap_ci, label_table_ci
+    from judgelab.stats.bootstrap import cluster_bootstrap_ci
+    from judgelab.stats.bootstrap_schemes import _fast_r, label_table_ci
     from judgelab.stats.correlation import _group_rs
 
     means = item_means(df)
