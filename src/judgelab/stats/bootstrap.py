@@ -120,6 +120,19 @@ def expanded_level(confidence_level: float, clusters: int) -> float:
     return float(1 - 2 * special.ndtr(-math.sqrt(k / (k - 1)) * t))
 
 
+def caveats(clusters: int, cluster: str, confidence_level: float, undefined: int, n_resamples: int) -> str:
+    """The note on a defined bootstrap interval: fewer than :data:`FEW_CLUSTERS` clusters, resamples where
+    the statistic was undefined (empty when there is neither)."""
+    notes = []
+    if clusters < FEW_CLUSTERS:
+        notes.append(f"only {clusters} {cluster} values: bootstrap intervals from fewer than {FEW_CLUSTERS} clusters "
+                     f"often cover less than {confidence_level:.0%} (docs/intervals.md)")
+    if undefined:
+        notes.append(f"the statistic is undefined in {undefined} of {n_resamples} resamples; the interval is from "
+                     "the others")
+    return "; ".join(notes)
+
+
 def cluster_bootstrap_ci(
     frame: pd.DataFrame,
     statistic: Callable[..., float],
@@ -231,14 +244,7 @@ def cluster_bootstrap_ci(
         return _undefined(confidence_level, n_resamples, k,
                           f"every resample gives the same value ({kept[0]:.6g}): a zero-width interval is not a "
                           f"{confidence_level:.0%} interval", method)
-    notes = []
-    if k < FEW_CLUSTERS:
-        notes.append(f"only {k} {cluster} values: bootstrap intervals from fewer than {FEW_CLUSTERS} clusters often "
-                     f"cover less than {confidence_level:.0%} (docs/intervals.md)")
-    if not defined.all():
-        notes.append(f"the statistic is undefined in {int((~defined).sum())} of {n_resamples} resamples; "
-                     "the interval is from the others")
-    note = "; ".join(notes)
+    note = caveats(k, cluster, confidence_level, int((~defined).sum()), n_resamples)
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if method == "expanded":
         a = (1 - expanded_level(confidence_level, k)) / 2

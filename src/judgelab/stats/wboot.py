@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from judgelab.stats.bootstrap import FEW_CLUSTERS, MIN_CLUSTERS, ConfidenceInterval
+from judgelab.stats.bootstrap import MIN_CLUSTERS, ConfidenceInterval, caveats
 
 __all__ = ["cluster_weights", "weighted_ci"]
 
@@ -70,11 +70,5 @@ def weighted_ci(statistic: Callable[[np.ndarray], np.ndarray], k: int, n_resampl
         return ConfidenceInterval(nan, nan, confidence_level, n_resamples, k,
                                   f"every resample gives about the same value ({kept[0]:.6g}): a zero-width interval is "
                                   f"not a {confidence_level:.0%} interval")
-    notes = []
-    if k < FEW_CLUSTERS:
-        notes.append(f"only {k} {cluster} values: bootstrap intervals from fewer than {FEW_CLUSTERS} clusters often "
-                     f"cover less than {confidence_level:.0%} (docs/intervals.md)")
-    if not defined.all():
-        notes.append(f"the statistic is undefined in {int((~defined).sum())} of {n_resamples} resamples; "
-                     "the interval is from the others")
-    return ConfidenceInterval(low, high, confidence_level, n_resamples, k, "", "percentile", "; ".join(notes))
+    return ConfidenceInterval(low, high, confidence_level, n_resamples, k, "", "percentile",
+                              caveats(k, cluster, confidence_level, int((~defined).sum()), n_resamples))
