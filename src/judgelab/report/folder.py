@@ -156,11 +156,10 @@ class StoreReader:
         if not path.is_file():
             raise JudgelabError(f"store not found: {path}")
         self._store = Store(path, read_only=True)  # format checked there; immutable when no writer is live
-        self._db = self._store._db
         self.runs: dict[str, dict[str, Any]] = self._store.runs()
 
     def close(self) -> None:
-        self._db.close()
+        self._store.close()
 
     def __enter__(self) -> "StoreReader":
         return self
@@ -171,11 +170,8 @@ class StoreReader:
     def judgments(self) -> pd.DataFrame:
         """Every judgment (without ``meta``) in the order it was recorded; ``grp`` is named ``group`` and
         ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`)."""
-        have = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
         columns = [c for c in JUDGMENT_COLUMNS if c != "meta"]
-        names = [("grp" if c == "group" else c) for c in columns]
-        select = ", ".join(n if n in have else "NULL" for n in names)
-        rows = self._db.execute(f"SELECT {select} FROM judgments").fetchall()
+        rows = self._store.judgment_rows(columns)
         df = pd.DataFrame.from_records(rows, columns=columns)
         for col in _NUMBERS:
             df[col] = pd.to_numeric(df[col], errors="coerce")
@@ -187,20 +183,11 @@ class StoreReader:
 
     def calls(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """key → (request JSON, response JSON) for the given keys (absent keys are left out)."""
-        wanted = sorted({k for k in keys if k})
-        out: dict[str, tuple[str, str]] = {}
-        for i in range(0, len(wanted), 500):
-            batch = wanted[i:i + 500]
-            marks = ",".join("?" * len(batch))
-            for key, request, response in self._db.execute(
-                    f"SELECT key, request, response FROM calls WHERE key IN ({marks})", batch):
-                out[key] = (request, response)
-        return out
+        return self._store.calls_of(keys)
 
     def call_span(self) -> tuple[float, float, int] | None:
         """(first, last) recording time of the calls and their number; None when there are none."""
-        row = self._db.execute("SELECT MIN(created), MAX(created), COUNT(*) FROM calls").fetchone()
-        return None if not row or row[2] == 0 else (float(row[0]), float(row[1]), int(row[2]))
+        return self._store.call_span()
 
 
 def ratings_from_file(path: Path) -> pd.DataFrame:

@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from judgelab.store.schema import in_chunks
+
 __all__ = ["BatchTable", "BatchRecord", "OPEN_STATES", "FINAL_STATES"]
 
 #: States of a batch whose answers are not recorded yet (a resumed run continues them).
@@ -173,10 +175,7 @@ class BatchTable:
         if not self._has_batches():
             return {}
         out: dict[str, list[str]] = {}
-        wanted = list(keys)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(list(keys)):
             for key, batch in self._db.execute(
                     f"SELECT r.key, r.batch FROM batch_requests r JOIN batches b ON b.id = r.batch "
                     f"WHERE r.key IN ({marks}) ORDER BY b.created", chunk):
@@ -188,10 +187,7 @@ class BatchTable:
         counts: Counter[str] = Counter()
         if not self._has_batches():
             return counts
-        wanted = list(keys)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(list(keys)):
             for key, n in self._db.execute(
                     f"SELECT r.key, COUNT(*) FROM batch_requests r JOIN batches b ON b.id = r.batch "
                     f"WHERE b.kind = ? AND r.key IN ({marks}) GROUP BY r.key", [kind, *chunk]):

@@ -105,6 +105,14 @@ class JudgmentTable:
 
     def _write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...  # defined by Store
 
+    def judgment_rows(self, columns: list[str]) -> list[tuple[Any, ...]]:
+        """Every judgment's ``columns`` as stored (``group`` is the ``grp`` column; a column this store
+        does not have reads as NULL), in table order."""
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
+        names = [("grp" if c == "group" else c) for c in columns]
+        select = ", ".join(n if n in have else "NULL" for n in names)
+        return self._db.execute(f"SELECT {select} FROM judgments").fetchall()
+
     def done(self) -> set[tuple[str, str, str, str, int]]:
         """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")

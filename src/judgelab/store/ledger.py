@@ -6,9 +6,10 @@ import logging
 import sqlite3
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterable
 
 from judgelab.errors import JudgelabError
+from judgelab.store.schema import in_chunks
 
 __all__ = ["Ledger"]
 
@@ -147,6 +148,20 @@ class Ledger:
             {'choices': [{'text': '4'}]}
         """
         self.put(calls=[(key, request, response)])
+
+    def calls_of(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """key → (request JSON, response JSON) as stored, for the given keys (absent keys are left out)."""
+        out: dict[str, tuple[str, str]] = {}
+        for chunk, marks in in_chunks(sorted({k for k in keys if k})):
+            for key, request, response in self._db.execute(
+                    f"SELECT key, request, response FROM calls WHERE key IN ({marks})", chunk):
+                out[key] = (request, response)
+        return out
+
+    def call_span(self) -> tuple[float, float, int] | None:
+        """(first, last) recording time of the calls and their number; None when there are none."""
+        row = self._db.execute("SELECT MIN(created), MAX(created), COUNT(*) FROM calls").fetchone()
+        return None if not row or row[2] == 0 else (float(row[0]), float(row[1]), int(row[2]))
 
     def n_calls(self) -> int:
         """The number of calls in the ledger."""

@@ -128,3 +128,11 @@ def migrate(db: sqlite3.Connection) -> None:
             db.executemany("UPDATE judgments SET prompt_key = ? WHERE rowid = ?", updates)
     db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
                      (str(STORE_VERSION), STORE_VERSION))
+
+
+def in_chunks(keys: list[str], size: int = 500):
+    """``(chunk, "?,?,…")`` pairs over ``keys``: SQLite limits the variables of one statement, so an
+    ``IN (…)`` over many keys is asked in pieces."""
+    for start in range(0, len(keys), size):
+        chunk = keys[start:start + size]
+        yield chunk, ",".join("?" * len(chunk))
