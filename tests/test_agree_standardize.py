@@ -124,6 +124,8 @@ def test_agree_command_writes_both_sides(tmp_path):
     assert set(pd.read_csv(tmp_path / "out" / "rater_scales.csv").rater) == {"lenient", "other", "human:h0", "human:h1",
                                                                             "human:h2"}
     assert json.loads((tmp_path / "out" / "run.json").read_text())["settings"]["standardize"] == "z"
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")  # the report says what its numbers are
+    assert page.count("standardised scores (") == 2  # first screen and agreement section
     res = run_cli("agree", str(tmp_path / "judges.csv"), "--human", str(tmp_path / "people.csv"), "--standardize",
                   "rank", "--out", str(tmp_path / "refused"))
     assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and "--standardize" in res.stderr

@@ -138,6 +138,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if tables is not None:
             data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
+            if data.headline is not None and tables.standardized:
+                data.headline.notes.insert(0, tables.standardized)
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
