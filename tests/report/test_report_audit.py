@@ -63,6 +63,7 @@ def test_a_foreign_audit_json_is_a_problem_line_not_a_section(audit_folder, tmp_
     (folder / "audit.json").write_text(json.dumps({"schema": 99}), encoding="utf-8")
     data = build_report(folder)
     assert data.audit is None and any(p.startswith("Audit: not shown") for p in data.problems)
+    assert any(t.id == "leniency" or "leniency" in t.caption for t in data.other_tables)  # still shown, as a table
     write_report(folder)
 
 

@@ -158,7 +158,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
                                                                                               errors="replace"))
-        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES | AUDIT_FILES)) or []
+        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES | (AUDIT_FILES if data.audit else set()))) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:
         if reader is not None:
