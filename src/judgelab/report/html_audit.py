@@ -148,7 +148,9 @@ def _calibration(results: list[dict[str, Any]]) -> tuple[Table, list[Figure]]:
         bins = [(b.get("mean_confidence"), b.get("agreement"), int(b.get("n") or 0)) for b in r.get("bins") or []]
         fig_id = f"fig-audit-reliability-{k}"
         title = f"Reliability: {r.get('rater')}, {r.get('criterion')}"
-        desc = (f"{r.get('rater')}, {r.get('criterion')}: agreement with the humans (within {r.get('tolerance') or 0:g} points) per bin of the judge's sample "
+        tol = float(r.get("tolerance") or 0)
+        desc = (f"{r.get('rater')}, {r.get('criterion')}: agreement with the humans (within {tol:g} "
+                f"point{'' if tol == 1 else 's'}) per bin of the judge's sample "
                 f"agreement; ECE {_fixed(r.get('ece'))}, Brier {_fixed(r.get('brier'))}; the diagonal is perfect "
                 "calibration.")
         figures.append(Figure(fig_id, title, desc, reliability_diagram(bins, fig_id, title, desc)))
