@@ -35,6 +35,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.ratings import human_raters, is_human, item_means
 from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_test
+from judgelab.agree_gate import Threshold, parse_threshold, threshold_failures
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
 from judgelab.status import Status
 
@@ -310,11 +311,14 @@ class AgreeReport:
     williams: pd.DataFrame
     skipped: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: ``--standardize z``: ``standardization`` (every statistic raw beside standardised) and
+    #: ``rater_scales`` (each rater's mean and SD), :mod:`judgelab.agree_standardize`.
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     TABLES = ("correlations", "human_baseline", "self_consistency", "williams")
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {name: getattr(self, name) for name in self.TABLES}
+        return {**{name: getattr(self, name) for name in self.TABLES}, **self.extra}
 
     def to_frame(self, table: str = "correlations") -> pd.DataFrame:
         return getattr(self, table)
@@ -346,17 +350,26 @@ class AgreeReport:
 
 def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
               variant: str = "b", williams_level: str = "overall", n_resamples: int = 999, seed: int = 0,
-              ci_method: str = "percentile") -> AgreeReport:
+              ci_method: str = "percentile", standardize: str = "none") -> AgreeReport:
     """All of ``agree``'s analyses of one ratings table, as an :class:`AgreeReport`.
 
     Tables that need what the ratings lack are empty with the reason in ``skipped``: the human
     baseline without two individual human raters (a file of means), Williams tests with fewer than
     two judges, self-consistency without two samples or raters anywhere.
 
+    ``standardize="z"``: the tables are computed on each rater's z-standardised scores, and
+    ``extra`` holds them side by side with the raw ones (:mod:`judgelab.agree_standardize` says which
+    statistics change and why).
+
     Example:
         >>> report = agreement(ratings, ["kendall"], n_resamples=999, seed=0)  # doctest: +SKIP
         >>> report.correlations[["rater", "level", "r", "ci_low", "ci_high"]]  # doctest: +SKIP
     """
+    from judgelab.agree_standardize import check_standardize, standardized_agreement
+
+    if check_standardize(standardize) != "none":
+        return standardized_agreement(df, methods, levels, criteria, variant, williams_level, n_resamples, seed,
+                                      ci_method)
     corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
     base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
     cons = self_consistency(df, criteria)
@@ -372,73 +385,6 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
                                if len(judges) < 2 else "no items rated by all judges and the humans")
     settings = {"methods": list(methods), "levels": list(levels), "kendall_variant": variant,
                 "williams_level": williams_level, "n_resamples": n_resamples, "seed": seed, "ci_method": ci_method,
-                "confidence_level": 0.95,
+                "confidence_level": 0.95, "standardize": "none",
                 "bootstrap_clusters": {"overall": "item_id", "system": "item_id (systems fixed)", "group": "group"}}
     return AgreeReport(corr, base, cons, will, skipped, settings)
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """A CI gate (``agree --fail-under``): the lower 95% bound of every judge's ``method`` correlation at
-    ``level`` (for ``criterion``, or every criterion) must be at least ``value``."""
-
-    method: str
-    level: str
-    value: float
-    criterion: str | None = None
-
-    def __str__(self) -> str:
-        return ":".join([self.method, self.level, *([self.criterion] if self.criterion else []), f"{self.value:g}"])
-
-
-def parse_threshold(text: str, methods=("kendall", "pearson", "spearman"), levels=LEVELS) -> Threshold:
-    """``METHOD:LEVEL:VALUE`` or ``METHOD:LEVEL:CRITERION:VALUE`` (e.g. ``kendall:overall:0.3``).
-
-    Raises:
-        JudgelabError: one line naming what is wrong (the method and level must be among those computed).
-
-    Example:
-        >>> parse_threshold("kendall:overall:0.3")
-        Threshold(method='kendall', level='overall', value=0.3, criterion=None)
-    """
-    parts = text.split(":")
-    if len(parts) not in (3, 4):
-        raise JudgelabError(f"--fail-under {text!r}: expected METHOD:LEVEL:VALUE or METHOD:LEVEL:CRITERION:VALUE, "
-                            "e.g. kendall:overall:0.3")
-    method, level = parts[0], parts[1]
-    if method not in methods:
-        raise JudgelabError(f"--fail-under {text!r}: method {method!r} is not computed (--method {','.join(methods)})")
-    if level not in levels:
-        raise JudgelabError(f"--fail-under {text!r}: level {level!r} is not computed (--level {','.join(levels)})")
-    try:
-        value = float(parts[-1])
-    except ValueError:
-        raise JudgelabError(f"--fail-under {text!r}: {parts[-1]!r} is not a number") from None
-    if not -1.0 <= value <= 1.0:
-        raise JudgelabError(f"--fail-under {text!r}: a correlation bound is between -1 and 1")
-    return Threshold(method, level, value, parts[2] if len(parts) == 4 else None)
-
-
-def threshold_failures(correlations: pd.DataFrame, thresholds: list[Threshold]) -> list[str]:
-    """One line per (judge, criterion) whose CI lower bound is below a threshold, or that has no
-    interval to check (NaN bound: the gate cannot be passed without one); empty when every gate holds.
-
-    Raises:
-        JudgelabError: a threshold naming a criterion the correlations do not have.
-    """
-    out = []
-    for t in thresholds:
-        rows = correlations[(correlations["method"] == t.method) & (correlations["level"] == t.level)]
-        if t.criterion is not None:
-            if t.criterion not in set(correlations["criterion"]):
-                raise JudgelabError(f"--fail-under {t}: no criterion {t.criterion!r}; the correlations have: "
-                                    f"{', '.join(sorted(set(correlations['criterion'])))}")
-            rows = rows[rows["criterion"] == t.criterion]
-        for row in rows.itertuples(index=False):
-            low = float(row.ci_low)
-            where = f"{row.rater}, {row.criterion}, {t.method} at the {t.level} level"
-            if math.isnan(low):
-                out.append(f"{where}: no 95% interval to check against {t.value:g} ({row.note or 'not computed'})")
-            elif low < t.value:
-                out.append(f"{where}: CI lower bound {low:.3f} < {t.value:g} (r = {float(row.r):.3f})")
-    return out

@@ -10,6 +10,9 @@ import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from conftest import run_cli
 
 XSS = "<script>alert(1)</script>"
@@ -177,3 +180,40 @@ def store_prompt_and_raw(store: Path) -> dict[tuple, dict]:
 
 
 URL = re.compile(r"https?://", re.IGNORECASE)
+
+
+# -- an audit folder -----------------------------------------------------------------------------
+JUDGE = f"lenient{XSS}"
+
+
+def audit_study(n_items: int = 60, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Two judges with three samples (one lenient, its name an XSS probe), three humans, text lengths."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(3, 1, n_items)
+    judges, humans, lengths = [], [], []
+    for i in range(n_items):
+        item, system, group = str(i // 2), "A" if i % 2 else "B", f"g{i // 2}"
+        length = 300 + 100 * rng.normal()
+        lengths.append({"item_id": item, "system": system, "length": length})
+        for h in range(3):
+            humans.append({"item_id": item, "system": system, "group": group, "criterion": "quality",
+                           "rater": f"p{h}", "score": float(np.clip(np.round(truth[i] + rng.normal(0, 0.6)), 1, 5))})
+        for name, shift in ((JUDGE, 0.6), ("plain", 0.0)):
+            for k in range(3):
+                judges.append({"item_id": item, "system": system, "group": group, "criterion": "quality",
+                               "rater": name, "sample": k, "status": "ok",
+                               "score": float(np.clip(np.round(truth[i] + shift + rng.normal(0, 0.7)), 1, 5))})
+    return pd.DataFrame(judges), pd.DataFrame(humans), pd.DataFrame(lengths)
+
+
+def audit_study_folder(root: Path) -> Path:
+    """`judgelab audit` with juries, selective judging and calibration on :func:`audit_study` into ``root/out``."""
+    judges, humans, lengths = audit_study()
+    judges.to_csv(root / "ratings.csv", index=False)
+    humans.to_csv(root / "people.csv", index=False)
+    lengths.to_csv(root / "lengths.csv", index=False)
+    res = run_cli("audit", str(root / "ratings.csv"), "--human", str(root / "people.csv"), "--lengths",
+                  str(root / "lengths.csv"), "--jury", "mean,weighted", "--selective", "--calibration",
+                  "--n-resamples", "99", "--format", "csv", "--out", str(root / "out"))
+    assert res.returncode == 0, res.stderr
+    return root / "out"

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from judgelab.report.html import write_report
-from report_helpers import XSS, decode_units, dhp_folder, parse, rate_agree_folder, write_humans
+from report_helpers import XSS, audit_study_folder, decode_units, dhp_folder, parse, rate_agree_folder, write_humans
 
 CHROMIUM = os.environ.get("JUDGELAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("JUDGELAB_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -273,3 +273,16 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
             assert "human mean " in art.text and "human:mean" in art.text and "Rating: " in art.text
     finally:
         driver.set_window_size(1366, 900)
+
+
+def test_audit_section_opens_without_console_errors(driver, tmp_path):
+    """An `audit --out` folder's report (no item browser): the Audit section, its charts drawn, no script error."""
+    page = audit_study_folder(tmp_path) / "report.html"
+    driver.get_log("browser")
+    driver.get(page.resolve().as_uri())
+    section = driver.find_element("id", "audit")
+    assert section.is_displayed() and "Calibration" in section.text and "Selective judging" in section.text
+    svg = driver.find_element("css selector", "#fig-audit-reliability-0 svg")
+    assert svg.size["width"] > 100 and svg.size["height"] > 100
+    _no_alert(driver)
+    _no_console_errors(driver)

@@ -38,6 +38,9 @@ def agree(
     ci_method: str = typer.Option("percentile", "--ci-method",
                                   help="bootstrap interval: percentile (default), basic, BCa, expanded (Hesterberg's; "
                                        "closest to nominal with few clusters, see docs/intervals.md)"),
+    standardize: str = typer.Option("none", "--standardize",
+                                    help="none | z: standardise each rater's scores per criterion (minus its mean, "
+                                         "over its SD) and show every statistic raw beside standardised"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
     fail_under: Optional[list[str]] = typer.Option(
@@ -52,7 +55,10 @@ def agree(
     from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
     from judgelab.cli.output import emit
 
+    from judgelab.agree_standardize import check_standardize
+
     _check_output(fmt, out)
+    check_standardize(standardize)
     mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
@@ -81,7 +87,7 @@ def agree(
     if gates and n_resamples == 0:
         raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
-                       n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
     failed_gates = threshold_failures(report.correlations, gates)
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
@@ -147,6 +153,9 @@ _DESCRIPTIONS = {
     "human_baseline": "each human rater vs the human mean (vs_mean) and between human raters (pairwise), with CIs",
     "self_consistency": "Krippendorff's alpha (ordinal) and ICC(2,k) with 95% CI of samples or human raters",
     "williams": "one-sided Williams tests between pairs of judges, BH-adjusted per criterion",
+    "standardization": "--standardize: every statistic on the raw scores beside the same statistic on each rater's "
+                       "standardised scores, and the change (the other tables are the standardised ones)",
+    "rater_scales": "--standardize: each rater's mean and SD per criterion, the map of its standardisation",
 }
 
 

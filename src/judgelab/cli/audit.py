@@ -72,7 +72,11 @@ def audit(
                                    "on half of the items and checked on the other half (docs/audit.md)"),
     alpha: float = typer.Option(0.1, "--alpha", help="--selective: disagreement allowed among kept items"),
     delta: float = typer.Option(0.1, "--delta", help="--selective: probability that the guarantee fails"),
-    tolerance: float = typer.Option(1.0, "--tolerance", help="--selective: agreement is |jury - human| <= this"),
+    tolerance: float = typer.Option(1.0, "--tolerance", help="--selective, --calibration: agreement is "
+                                    "|jury or judge - human| <= this"),
+    calibrate: bool = typer.Option(False, "--calibration", help="calibration of each judge's sample agreement (the "
+                                   "share of its samples within --tolerance of its rating) against its agreement "
+                                   "with the humans: reliability bins, ECE, Brier (docs/audit.md)"),
     criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
     per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
@@ -103,9 +107,11 @@ def audit(
         result = run_check(n_items, n_studies, seed, n_resamples)
         table = result.to_frame()
         if out is not None:
+            from judgelab.audit_results import self_check_document
+
             _write(out, "audit --self-check", "Audit self-check (`judgelab audit --self-check`)",
                    [(table, "self_check", "detection, coverage and false alarms per planted bias, with Monte-Carlo "
-                     "standard errors")], result.lines(), result.settings)
+                     "standard errors")], result.lines(), result.settings, self_check_document(result))
         for line in result.lines():
             print(f"judgelab: {line}", file=sys.stderr)
         emit(table, fmt, "audit", title="audit self-check" if fmt == "table" else None)
@@ -117,6 +123,8 @@ def audit(
     jury_list = split_list(jury_methods) or []
     if not (0 < alpha < 1 and 0 < delta < 1):
         raise JudgelabError("--alpha and --delta are between 0 and 1")
+    if tolerance < 0:
+        raise JudgelabError("--tolerance is 0 or more")
     if jury_level not in {"group", "overall"}:
         raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
     frames = [read_ratings(p) for p in (ratings or [])]
@@ -157,10 +165,24 @@ def audit(
                         f"the items for agreement >= {1 - alpha:.0%} with probability >= {1 - delta:.0%}, checked "
                         "on the other half"))
         jury_parts["selective"] = sel
+    calib = None
+    if calibrate:
+        from judgelab.audit_results import calibration_tables, sample_calibration
+
+        calib = sample_calibration(df, tolerance, criteria=split_list(criteria), n_resamples=n_resamples, seed=seed)
+        calib_table, calib_bins = calibration_tables(calib)
+        written += [(calib_table, "calibration", f"ECE and Brier score of each judge's sample agreement as its "
+                     f"confidence of agreeing with the humans within {tolerance:g} points, with 95% CIs"),
+                    (calib_bins, "calibration_bins", "the reliability diagram's bins per judge and criterion")]
+        jury_parts["calibration"] = calib_table
     if out is not None:
+        from judgelab.audit_results import audit_document
+
         _write(out, "audit", "Judge audit (`judgelab audit`)", written,
                report.lines(), {"inputs": [str(p) for p in ratings or []], "human": [str(h) for h in human or []],
-                                "settings": report.settings, "skipped": report.skipped})
+                                "settings": report.settings, "skipped": report.skipped},
+               audit_document(report, jury_parts.get("jury"), jury_level if jury_list else None,
+                              jury_parts.get("selective"), calib))
     for line in report.lines():
         print(f"judgelab: {line}", file=sys.stderr)
     if fmt == "json":
@@ -204,13 +226,19 @@ _DESCRIPTIONS = {
 }
 
 
-def _write(out: Path, command: str, title: str, tables, lines: list[str], extra) -> None:
+def _write(out: Path, command: str, title: str, tables, lines: list[str], extra, document=None) -> None:
+    import json
+
+    from judgelab.audit_results import AUDIT_JSON
     from judgelab.cli.common import NotesDisplay
     from judgelab.output import OutputFolder
 
     with OutputFolder(out, title, command=command, display=NotesDisplay()) as output:
         for df, name, description in tables:
             output.table(df, name, description, show=False)
+        if document is not None:  # the typed results in one file: what report.html's Audit section renders
+            output.file(AUDIT_JSON, "every result of the audit as one JSON document (schema 1), read by report.html"
+                        ).write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
         notes = ["Intervals: 95% percentile cluster bootstrap over item_id. An effect is detected when its interval "
                  "excludes the no-bias value (0; 1 for the spread ratio).", "", *[f"- {line}" for line in lines]]
         output.finish(notes, extra=extra)

@@ -17,6 +17,8 @@ Sections, each present when the folder has data for it, in page order:
   ``judgelab agree --out`` in the folder (correlations, Williams matrix, human baseline,
   self-consistency); without them, :func:`judgelab.agree.agreement` run once on the folder's
   judge and human ratings. The first screen renders the same tables.
+* **Audit** (:mod:`judgelab.report.html_audit`) — ``judgelab audit --out``'s ``audit.json``: bias
+  effects with intervals and plain-language lines, juries, selective judging, calibration, self-check.
 * **Discernment** — the DHP tables and a chart of D per perturbation.
 * **Failures** — counts by status and example raw answers.
 * **Disagreements** (or **Items** without human ratings) — a browser of every judged
@@ -63,6 +65,7 @@ from judgelab.report.folder import (
 )
 from judgelab.report.headline import build_headline
 from judgelab.report.html_agreement import agreement, agreement_tables
+from judgelab.report.html_audit import AUDIT_FILES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -135,7 +138,10 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if tables is not None:
             data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
+            if data.headline is not None and tables.standardized:
+                data.headline.notes.insert(0, tables.standardized)
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
+        data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
@@ -152,7 +158,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
                                                                                               errors="replace"))
-        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES)) or []
+        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES | (AUDIT_FILES if data.audit else set()))) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:
         if reader is not None:

@@ -39,6 +39,8 @@ class AgreementTables:
     skipped: dict[str, str]
     source: str
     tidy: pd.DataFrame | None
+    #: why the numbers differ from the raw scores' (``agree --standardize z``), else ""
+    standardized: str = ""
 
 
 def agreement_tables(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> AgreementTables | None:
@@ -52,9 +54,14 @@ def agreement_tables(folder: RunFolder, judge: pd.DataFrame | None, humans: Huma
         tables = {name: read_table(folder.file(f"{name}.csv")) for name in
                   ("correlations", "williams", "human_baseline", "self_consistency") if folder.has(f"{name}.csv")}
         skipped: dict[str, str] = {}
+        standardized = ""
         for step in agree_steps(folder.manifest):
             skipped.update({str(k): str(v) for k, v in (step.get("skipped") or {}).items()})
-        return AgreementTables(tables, skipped, source, tidy)
+            if (step.get("settings") or {}).get("standardize") == "z":
+                standardized = ("These agreement numbers are computed on each rater's standardised scores "
+                                "(`judgelab agree --standardize z`); standardization.csv has every statistic on the raw "
+                                "scores beside them.")
+        return AgreementTables(tables, skipped, source, tidy, standardized)
     if tidy is None:
         return None
     from judgelab.agree import agreement as agree_all
@@ -76,6 +83,8 @@ def agreement(at: AgreementTables | None) -> Agreement | None:
         return None
     notes: list[str] = [f"{name.replace('_', ' ').capitalize()}: no rows — {why}." for name, why in at.skipped.items()
                         if name != "williams"]
+    if at.standardized:
+        notes.insert(0, at.standardized)
     tables, source = at.tables, at.source
     corr = tables.get("correlations", pd.DataFrame())
     corr_table = None

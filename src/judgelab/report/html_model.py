@@ -195,6 +195,7 @@ class ReportData:
     headline: Any = None  # judgelab.report.headline.Headline: the first screen
     results: Results | None = None
     agreement: Agreement | None = None
+    audit: Any = None  # judgelab.report.html_audit.AuditSection: `judgelab audit --out`'s results
     discernment: Discernment | None = None
     failures: Failures | None = None
     items: ItemBrowser | None = None
@@ -213,6 +214,7 @@ class ReportData:
             ("headline", "Judge vs humans", self.headline is not None),
             ("results", "Results", self.results is not None),
             ("agreement", "Agreement with humans", self.agreement is not None),
+            ("audit", "Audit", self.audit is not None),
             ("discernment", "Discernment", self.discernment is not None),
             ("failures", "Failures", self.failures is not None),
             ("items", "Disagreements" if self.items is not None and self.items.has_human else "Items",

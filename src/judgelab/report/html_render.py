@@ -16,6 +16,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from judgelab.report.html_assets import CSS, SCRIPT
+from judgelab.report.html_audit import AUDIT_TEMPLATE
 from judgelab.report.html_model import ReportData
 from judgelab.report.svg import esc
 
@@ -200,7 +201,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if a.self_consistency %}<h3>Self-consistency</h3>{{ table(a.self_consistency) }}{% endif %}
 </section>
 {%- endif %}
-
+""" + AUDIT_TEMPLATE + r"""
 {%- if d.discernment %}{% set x = d.discernment %}
 <section id="discernment" aria-labelledby="h-discernment">
 <h2 id="h-discernment">Discernment</h2>

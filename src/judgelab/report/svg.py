@@ -14,7 +14,7 @@ from typing import Sequence, TypeGuard
 
 from markupsafe import escape
 
-__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart", "count_scatter"]
+__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart", "count_scatter", "reliability_diagram"]
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -274,5 +274,43 @@ def count_scatter(x: Sequence[float], y: Sequence[float], fig_id: str, title: st
         radius = 2.0 + 9.0 * math.sqrt(float(n) / biggest)
         out.append(f'<circle cx="{sx(vx):.1f}" cy="{sy(vy):.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity="0.55">'
                    f'<title>judge {vx:.2f}, human {vy:.2f}: {int(n):,} item{"s" if n != 1 else ""}</title></circle>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def reliability_diagram(bins: Sequence[tuple[float, float, int]], fig_id: str, title: str, desc: str,
+                        xlabel: str = "confidence (bin mean)", ylabel: str = "agreement rate",
+                        size: float = 240.0) -> str:
+    """A reliability diagram on [0, 1] × [0, 1]: one dot per bin at (mean confidence, agreement rate),
+    its area proportional to the bin's count, joined in order; the dashed diagonal is perfect calibration.
+    ``bins``: (mean confidence, agreement rate, count) per non-empty bin."""
+    left, top, bottom_pad = 58.0, 30.0, 48.0
+    width, height = left + size + 20, top + size + bottom_pad
+
+    def sx(v: float) -> float:
+        return left + v * size
+
+    def sy(v: float) -> float:
+        return top + size - v * size
+
+    out = _svg_open(width, height, fig_id, title, desc)
+    out.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{size:.1f}" height="{size:.1f}" fill="none" stroke="#999"/>')
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<line x1="{sx(t):.1f}" y1="{top:.1f}" x2="{sx(t):.1f}" y2="{top + size:.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{sx(t):.1f}" y="{top + size + 16:.1f}" text-anchor="middle">{_fmt_tick(t)}</text>')
+        out.append(f'<text x="{left - 6:.1f}" y="{sy(t) + 4:.1f}" text-anchor="end">{_fmt_tick(t)}</text>')
+    out.append(f'<line x1="{sx(0):.1f}" y1="{sy(0):.1f}" x2="{sx(1):.1f}" y2="{sy(1):.1f}" stroke="#b00" '
+               'stroke-dasharray="4 3"/>')
+    out.append(f'<text x="{left + size / 2:.1f}" y="{top + size + 36:.1f}" text-anchor="middle">{esc(xlabel)}</text>')
+    out.append(f'<text transform="translate(14,{top + size / 2:.1f}) rotate(-90)" text-anchor="middle">{esc(ylabel)}</text>')
+    shown = [(c, a, n) for c, a, n in bins if _finite(c) and _finite(a) and n > 0]
+    if len(shown) > 1:
+        path = " ".join(f"{sx(c):.1f},{sy(a):.1f}" for c, a, _ in shown)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{PALETTE[0]}" stroke-width="1.5"/>')
+    biggest = max((n for _, _, n in shown), default=1)
+    for c, a, n in shown:
+        radius = 2.5 + 8.0 * math.sqrt(n / biggest)
+        out.append(f'<circle cx="{sx(c):.1f}" cy="{sy(a):.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity="0.6">'
+                   f'<title>confidence {c:.2f}: agreed on {a:.0%} of {int(n):,} item{"s" if n != 1 else ""}</title></circle>')
     out.append("</svg>")
     return "\n".join(out)

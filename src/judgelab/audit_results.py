@@ -1,0 +1,142 @@
+"""The audit's typed results as one document (``audit.json``, read by the HTML report), and the
+calibration of a judge's sample agreement (``judgelab audit --calibration``).
+
+**Calibration from samples.** A ratings table holds no stated probability, but a judge asked
+several times states one implicitly: its *confidence* on an item is the share of its samples within
+``tolerance`` points of its rating (the mean of its successful samples, as everywhere in the
+audit), and it *agreed* when that rating is within ``tolerance`` of the mean human rating. A
+well-calibrated judge agrees with the humans on 80% of the items where 80% of its samples agree
+with each other. :func:`judgelab.stats.calibration.calibration` gives the reliability bins, ECE and
+Brier score with intervals that resample items (all systems of an item together). With ``k``
+samples the confidence takes at most ``k + 1`` values, so the diagram has at most ``k + 1`` bins.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.stats.calibration import BIN_COLUMNS, CalibrationResult, calibration
+
+__all__ = ["JudgeCalibration", "sample_calibration", "calibration_tables", "audit_document", "self_check_document",
+           "AUDIT_JSON", "AUDIT_JSON_SCHEMA", "CALIBRATION_COLUMNS"]
+
+AUDIT_JSON = "audit.json"
+AUDIT_JSON_SCHEMA = 1
+CALIBRATION_COLUMNS = ["rater", "criterion", "tolerance", "ece", "ece_ci_low", "ece_ci_high", "brier", "brier_ci_low",
+                       "brier_ci_high", "n", "n_clusters", "agreement", "mean_confidence", "note"]
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """The calibration of one judge's sample agreement on one criterion."""
+
+    rater: str
+    criterion: str
+    tolerance: float
+    result: CalibrationResult
+    agreement: float
+    mean_confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rater": self.rater, "criterion": self.criterion, "tolerance": self.tolerance,
+                "agreement": self.agreement, "mean_confidence": self.mean_confidence, **self.result.to_dict()}
+
+
+def sample_confidence(ratings: pd.DataFrame, rater: str, criterion: str, tolerance: float) -> pd.DataFrame:
+    """Per (system, item) the judge rated at least twice and the humans rated: ``confidence`` (share of
+    its successful samples within ``tolerance`` of their mean), ``agreed`` (that mean within ``tolerance``
+    of the mean human rating), matched by label."""
+    from judgelab.ratings import is_human
+    from judgelab.status import Status
+
+    ok = ratings[(ratings["status"] == Status.OK) & (ratings["criterion"] == criterion)]
+    mine = ok[ok["rater"] == rater]
+    rating = mine.groupby(["system", "item_id"])["score"].transform("mean")
+    close = (mine["score"] - rating).abs() <= tolerance + 1e-9
+    per_item = pd.DataFrame({"rating": rating, "close": close, "system": mine["system"], "item_id": mine["item_id"]})
+    g = per_item.groupby(["system", "item_id"]).agg(rating=("rating", "first"), confidence=("close", "mean"),
+                                                    samples=("close", "size"))
+    g = g[g["samples"] >= 2]
+    human = ok[ok["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean().rename("human")
+    t = g.join(human, how="inner").reset_index()
+    t["agreed"] = ((t["rating"] - t["human"]).abs() <= tolerance + 1e-9).astype(float)
+    return t
+
+
+def sample_calibration(ratings: pd.DataFrame, tolerance: float = 1.0, n_bins: int = 10, criteria: list[str] | None = None,
+                       n_resamples: int = 999, seed: int = 0) -> list[JudgeCalibration]:
+    """The calibration of every judge with two or more samples per item, per criterion (module docstring),
+    in ``min(n_bins, k + 1)`` equal-width bins for at most ``k`` samples per item (each confidence value
+    ``j / k`` in a bin of its own).
+
+    Raises:
+        JudgelabError: no judge has two samples of an item that the humans rated.
+    """
+    from judgelab.ratings import is_human
+
+    out = []
+    for criterion in criteria or sorted(ratings["criterion"].unique()):
+        for rater in sorted(r for r in ratings["rater"].unique() if not is_human(r)):
+            t = sample_confidence(ratings, rater, criterion, tolerance)
+            if t.empty:
+                continue
+            bins = min(n_bins, int(t["samples"].max()) + 1)  # k samples: k + 1 confidence values, one bin each
+            res = calibration(t["confidence"], t["agreed"], bins, clusters=t["item_id"].astype(str),
+                              n_resamples=n_resamples, seed=seed)
+            out.append(JudgeCalibration(str(rater), str(criterion), tolerance, res, float(t["agreed"].mean()),
+                                        float(t["confidence"].mean())))
+    if not out:
+        raise JudgelabError("--calibration needs a judge with two or more samples of items the humans rated (its "
+                            "confidence is the agreement of its samples)")
+    return out
+
+
+def calibration_tables(results: list[JudgeCalibration]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(``CALIBRATION_COLUMNS`` per judge and criterion, the reliability bins with rater and criterion)."""
+    summary = pd.DataFrame([{c: r.to_dict()[c] for c in CALIBRATION_COLUMNS} for r in results],
+                           columns=CALIBRATION_COLUMNS)
+    bins = [pd.DataFrame({"rater": r.rater, "criterion": r.criterion}, index=range(len(r.result.bins)))
+            .join(r.result.to_frame()) for r in results]
+    return summary, (pd.concat(bins, ignore_index=True) if bins else
+                     pd.DataFrame(columns=["rater", "criterion", *BIN_COLUMNS]))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, pd.DataFrame):
+        return [{k: _clean(v) for k, v in row.items()} for row in value.to_dict(orient="records")]
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not np.isfinite(value) else float(value)
+    return value
+
+
+def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: str | None = None,
+                   selective: pd.DataFrame | None = None,
+                   calibration_results: list[JudgeCalibration] | None = None) -> dict[str, Any]:
+    """``audit.json``: everything the HTML report's Audit section shows, computed by the audit.
+
+    ``{"schema": 1, "command": "audit", "effects": [EFFECT_COLUMNS row, ...], "lines": [...],
+    "skipped": {...}, "settings": {...}, "jury": rows | null, "jury_level": ..., "selective": rows | null,
+    "calibration": [{rater, criterion, tolerance, ece, ..., bins: [...]}, ...] | null}``; NaN is null.
+    """
+    return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit", "effects": [e.to_dict() for e in report.effects],
+                   "lines": report.lines(), "skipped": report.skipped, "settings": report.settings,
+                   "jury": jury, "jury_level": jury_level, "selective": selective,
+                   "calibration": None if calibration_results is None else [c.to_dict() for c in calibration_results]})
+
+
+def self_check_document(result: Any) -> dict[str, Any]:
+    """``audit.json`` of ``audit --self-check``: the rows, lines and settings of a ``SelfCheckResult``."""
+    return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit --self-check", "self_check": result.to_frame(),
+                   "lines": result.lines(), "settings": result.settings})
