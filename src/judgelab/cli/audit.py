@@ -240,5 +240,5 @@ def _write(out: Path, command: str, title: str, tables, lines: list[str], extra,
             output.file(AUDIT_JSON, "every result of the audit as one JSON document (schema 1), read by report.html"
                         ).write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
         notes = ["Intervals: 95% percentile cluster bootstrap over item_id. An effect is detected when its interval "
-                 "excludes the no-bias value (0; 1 for the spread ratio).", "", *[f"- {line}" for line in lines]]
+                 "excludes the no-bias value (0; 1 for the spread ratio).", *lines]  # write_index bullets each note
         output.finish(notes, extra=extra)
