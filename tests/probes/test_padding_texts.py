@@ -103,3 +103,11 @@ def test_refused_designs():
         build_padded(_items(), [parse_padding("filler:50"), parse_padding("filler:50.0")])
     with pytest.raises(JudgelabError, match="marks padded copies"):
         build_padded([Item("a", "x y.", "s+pad:filler-50")], [parse_padding("filler:50")])
+
+
+def test_lower_case_tokenised_text_repeats_its_own_sentences():
+    text = "i do n't know . that is interesting , do you like it ? i do !"
+    p = repeat_sentences(text, 0.25, random.Random(4))
+    assert strip_padding(p) == text and p.added_words < word_count(text)  # one sentence, not the whole reply
+    pieces = {"i do n't know .", "that is interesting , do you like it ?", "i do !"}
+    assert all(p.text[a + 1:b] in pieces for a, b in p.spans)

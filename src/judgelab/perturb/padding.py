@@ -142,8 +142,14 @@ def _unchanged(text: str, reason: str) -> Padded:
     return Padded(text, False, word_count(text), 0, (), reason)
 
 
+_LOOSE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)")
+
+
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of :func:`judgelab.perturb.rules.split_sentences`' sentences in ``text``."""
+    """Character spans of the sentences of ``text``: :func:`judgelab.perturb.rules.split_sentences`'
+    sentences, or, when it finds only one, the pieces ending in ``.``, ``!`` or ``?`` before white
+    space (lower-cased, tokenised text such as Topical-Chat's "i like it . do you ?" has no capital
+    letter after its full stops, so the DHP splitter sees one sentence)."""
     spans, pos = [], 0
     for sentence in split_sentences(text):
         start = text.find(sentence, pos)
@@ -151,7 +157,20 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
             raise JudgelabError("internal: a sentence was not found in its text")
         spans.append((start, start + len(sentence)))
         pos = start + len(sentence)
-    return spans
+    if len(spans) != 1:
+        return spans
+    loose, start = [], 0
+    for match in _LOOSE_END.finditer(text):
+        loose.append((start, match.end()))
+        start = match.end()
+    loose.append((start, len(text)))
+    trimmed = []
+    for a, b in loose:
+        piece = text[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        if piece.strip():
+            trimmed.append((a + lead, a + lead + len(piece.strip())))
+    return trimmed if len(trimmed) > 1 else spans
 
 
 def repeat_sentences(text: str, share: float, rng: random.Random) -> Padded:
