@@ -111,3 +111,12 @@ def test_lower_case_tokenised_text_repeats_its_own_sentences():
     assert strip_padding(p) == text and p.added_words < word_count(text)  # one sentence, not the whole reply
     pieces = {"i do n't know .", "that is interesting , do you like it ?", "i do !"}
     assert all(p.text[a + 1:b] in pieces for a, b in p.spans)
+
+
+@pytest.mark.parametrize("name", ["judgelab.perturb.padding", "judgelab.probes.padding", "judgelab.probes.padding_study"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
