@@ -100,3 +100,15 @@ def test_failed_and_missing_copies_are_left_out_and_counted():
     e = padding_effects(ratings, design).effects[0]
     assert (e.n, e.left_out) == (7, 3) and "3 padded copies left out" in e.note
     assert "only 7 pairs" in e.note and e.line.endswith("it rewards length")
+
+
+def test_a_judge_that_penalises_padding_is_not_said_to_reward_it():
+    rng = np.random.default_rng(1)
+    scores = {}
+    for k in range(20):
+        base = float(rng.integers(2, 5))
+        scores[(f"i{k}", "A", f"g{k}")] = base
+        scores[(f"i{k}", "A+pad:filler-50", f"g{k}")] = base - float(rng.integers(0, 2)) - 0.5
+    e = padding_effects(_ratings(scores), _design([(f"i{k}", "A") for k in range(20)])).effects[0]
+    assert not e.rises and e.ci_high < 0 and e.pvalue > 0.99
+    assert e.line.endswith("it penalises this padding")

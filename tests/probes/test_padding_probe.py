@@ -118,3 +118,16 @@ def test_dry_run_plans_originals_and_copies(tmp_path):
                 "--judge", f"scripted-test-double:{script}", "--score", "parsed", "--dry-run", "--out", str(tmp_path / "z"))
     assert r.returncode == 0, r.stderr
     assert "25 judgments" in r.stdout and not (tmp_path / "z").exists()
+
+
+def test_cli_json_is_one_document(tmp_path):
+    items = _write_items(tmp_path / "items.jsonl", _items(6))
+    script = _neutral_script(tmp_path / "flat.json")
+    r = run_cli("probe", "padding", "--items", str(items), "--template", TEMPLATE, "--criteria", "fluency",
+                "--judge", f"scripted-test-double:{script}", "--score", "parsed", "--padding", "repeat:50",
+                "--quiet", "--out", str(tmp_path / "j"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == 1 and doc["command"] == "probe padding"
+    (row,) = doc["rows"]
+    assert row["padding"] == "repeat-50" and row["n"] == 6 and row["rises"] is False and row["ci_low"] is None
