@@ -22,6 +22,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-items", type=int, default=4)
     parser.add_argument("--out", type=Path, default=Path("constrained-demo"))
+    parser.add_argument("--max-tokens", type=int, default=16, help="the demo's 16, or more room for a free answer")
     args = parser.parse_args()
 
     import llama_cpp
@@ -40,11 +41,11 @@ def main() -> None:
     items, _ = build_perturbed(originals, task, 0, None, None)
     args.out.mkdir(parents=True, exist_ok=True)
     facts: dict = {"llama_cpp_python": llama_cpp.__version__, "n_references": len(originals), "n_texts": len(items),
-                   "runs": {}}
+                   "max_tokens": args.max_tokens, "runs": {}}
     with Store(args.out / "store.sqlite") as store:
         for constrain in (False, True):
             spec = RunSpec(judge="local", template=task.template.name, samples=1, score="parsed", constrain=constrain,
-                           sampling=Sampling(temperature=0.0, max_tokens=16), label="{model}@dhp-" + task.name)
+                           sampling=Sampling(temperature=0.0, max_tokens=args.max_tokens), label="{model}@dhp-" + task.name)
             start = time.perf_counter()
             stats = run_spec(spec, items, store, template=task.template, progress=False)
             facts["runs"][stats.rater] = {"constrain": constrain, "statuses": stats.statuses,

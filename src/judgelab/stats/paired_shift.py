@@ -83,7 +83,7 @@ class PairedShift:
         fails = (f"failed judgments: {self.failed_first} of {self.judgments_first} ({self.first}), "
                  f"{self.failed_second} of {self.judgments_second} ({self.second})")
         if math.isnan(self.estimate):
-            return f"{self.criterion}: {self.second} vs {self.first}: no paired ratings ({self.note}); {fails}"
+            return f"{self.criterion}: {self.second} vs {self.first}: no shift ({self.note}); {fails}"
         level = f"{self.confidence_level:.0%}"
         if math.isnan(self.ci_low):
             interval = f"no {level} interval ({self.note})"
@@ -176,7 +176,9 @@ def _shift(both: pd.DataFrame, first: str, second: str, criteria: list[str], nam
     interval = mean_interval(by_cluster.to_numpy(), confidence_level)
     k = int(by_cluster.size)
     statistic = pvalue = _NAN
-    if interval.reason:
+    if k == 0:
+        notes.insert(0, "no text rated ok by both raters")
+    elif interval.reason:
         notes.append(interval.reason)
     elif k >= 2:
         sd = float(by_cluster.std(ddof=1))
