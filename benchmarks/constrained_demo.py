@@ -23,6 +23,9 @@ def main() -> None:
     parser.add_argument("--n-items", type=int, default=4)
     parser.add_argument("--out", type=Path, default=Path("constrained-demo"))
     parser.add_argument("--max-tokens", type=int, default=16, help="the demo's 16, or more room for a free answer")
+    parser.add_argument("--template", default=None, help="another template for the same texts (default: the demo's)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--samples", type=int, default=1)
     args = parser.parse_args()
 
     import llama_cpp
@@ -31,6 +34,7 @@ def main() -> None:
     from judgelab.dhp.build import build_perturbed
     from judgelab.dhp.task import load_task
     from judgelab.models import Sampling
+    from judgelab.prompts import load_template
     from judgelab.run import run_spec
     from judgelab.spec import RunSpec
     from judgelab.status import Status
@@ -41,13 +45,16 @@ def main() -> None:
     items, _ = build_perturbed(originals, task, 0, None, None)
     args.out.mkdir(parents=True, exist_ok=True)
     facts: dict = {"llama_cpp_python": llama_cpp.__version__, "n_references": len(originals), "n_texts": len(items),
-                   "max_tokens": args.max_tokens, "runs": {}}
+                   "template": args.template or task.template.name, "max_tokens": args.max_tokens,
+                   "temperature": args.temperature, "samples": args.samples, "runs": {}}
     with Store(args.out / "store.sqlite") as store:
         for constrain in (False, True):
-            spec = RunSpec(judge="local", template=task.template.name, samples=1, score="parsed", constrain=constrain,
-                           sampling=Sampling(temperature=0.0, max_tokens=args.max_tokens), label="{model}@dhp-" + task.name)
+            template = task.template if args.template is None else load_template(args.template)
+            spec = RunSpec(judge="local", template=template.name, samples=args.samples, score="parsed",
+                           constrain=constrain, sampling=Sampling(temperature=args.temperature,
+                                                                  max_tokens=args.max_tokens, seed=0))
             start = time.perf_counter()
-            stats = run_spec(spec, items, store, template=task.template, progress=False)
+            stats = run_spec(spec, items, store, template=template, progress=False)
             facts["runs"][stats.rater] = {"constrain": constrain, "statuses": stats.statuses,
                                           "wall_s": round(time.perf_counter() - start, 1)}
         ratings = store.ratings()

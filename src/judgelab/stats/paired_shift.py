@@ -86,7 +86,7 @@ class PairedShift:
             return f"{self.criterion}: {self.second} vs {self.first}: no shift ({self.note}); {fails}"
         level = f"{self.confidence_level:.0%}"
         if math.isnan(self.ci_low):
-            interval = f"no {level} interval ({self.note})"
+            interval = f"no {level} interval: {self.note}"
         else:
             interval = f"{level} CI {self.ci_low:+.2f} to {self.ci_high:+.2f}"
         return (f"{self.criterion}: {self.second} rates {self.estimate:+.2f} points against {self.first} on the "
