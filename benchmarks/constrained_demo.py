@@ -4,7 +4,8 @@ The demo (`judgelab demo`) rates the shipped summarization demo set and its rule
 copies with the dhp-summarization rubric at temperature 0, max 16 tokens. This script asks the
 same texts with generated answers (`--score parsed`) twice — free and with the llama.cpp grammar
 (`constrain=True`) — into one store, counts the parse failures of each, and writes the ratings
-table for `judgelab audit RATINGS --compare FREE:CONSTRAINED`.
+table for `judgelab audit RATINGS` (it pairs each rater with its `+constrained` twin; `--compare
+FIRST,SECOND` for others, e.g. the demo's own log-probability ratings with `--with-logprob`).
 
     PYTHONPATH=src python benchmarks/constrained_demo.py --n-items 4 --out /tmp/constrained-demo
 
@@ -26,6 +27,8 @@ def main() -> None:
     parser.add_argument("--template", default=None, help="another template for the same texts (default: the demo's)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--with-logprob", action="store_true",
+                        help="also the demo's own ratings: log-probability scoring (the embedded judge's default)")
     args = parser.parse_args()
 
     import llama_cpp
@@ -52,10 +55,17 @@ def main() -> None:
             template = task.template if args.template is None else load_template(args.template)
             spec = RunSpec(judge="local", template=template.name, samples=args.samples, score="parsed",
                            constrain=constrain, sampling=Sampling(temperature=args.temperature,
-                                                                  max_tokens=args.max_tokens, seed=0))
+                                                                  max_tokens=args.max_tokens,
+                                                                  seed=0 if args.temperature > 0 else None))
             start = time.perf_counter()
             stats = run_spec(spec, items, store, template=template, progress=False)
             facts["runs"][stats.rater] = {"constrain": constrain, "statuses": stats.statuses,
+                                          "wall_s": round(time.perf_counter() - start, 1)}
+        if args.with_logprob:
+            spec = RunSpec(judge="local", template=task.template.name, samples=1, score="logprob")
+            start = time.perf_counter()
+            stats = run_spec(spec, items, store, template=task.template, progress=False)
+            facts["runs"][stats.rater] = {"constrain": False, "score": "logprob", "statuses": stats.statuses,
                                           "wall_s": round(time.perf_counter() - start, 1)}
         ratings = store.ratings()
     ratings.to_csv(args.out / "ratings.csv", index=False)

@@ -88,7 +88,7 @@ class PairedShift:
         if math.isnan(self.ci_low):
             interval = f"no {level} interval: {self.note}"
         else:
-            interval = f"{level} CI {self.ci_low:+.2f} to {self.ci_high:+.2f}"
+            interval = f"{level} CI {self.ci_low:+.2f} to {self.ci_high:+.2f}" + (f"; {self.note}" if self.note else "")
         return (f"{self.criterion}: {self.second} rates {self.estimate:+.2f} points against {self.first} on the "
                 f"same {self.n} texts of {self.n_clusters} items ({interval}); {fails}")
 
