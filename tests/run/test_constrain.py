@@ -159,3 +159,52 @@ def test_the_stub_answers_json_and_every_answer_is_parsed(tmp_path, stub_factory
     assert (shift["n"][:4] == 4).all() and shift["n"].iloc[-1] == 16
     assert (shift["failed_second"] == 0).all()
     assert "rates" in audit.stderr and "bias skipped" in audit.stderr
+
+
+class JsonJudge(Backend):
+    """A judge that answers every constrained call with the first value of each field of its schema."""
+
+    kind, model_id = "json-test", "j"
+    capabilities = Capabilities(max_n=1, constrain="json_schema")
+
+    async def _complete(self, request):
+        schema = request.answer_format.json_schema()
+        answer = {name: prop["enum"][-1] for name, prop in schema["properties"].items()}
+        return JudgeResponse([Choice(json.dumps(answer), None, "stop")])
+
+
+@pytest.mark.parametrize("template, extra, want", [
+    ("nle-esnli", {"premise": "p", "hypothesis": "h", "relationship": "neutral"},
+     {"informativeness": 7.0, "clarity": 7.0}),
+    ("nle-esnli-pairwise", {k: {"premise": "p", "hypothesis": "h", "relationship": "neutral", "text": "t"}
+                            for k in ("first", "second")}, None),
+])
+def test_json_answers_of_multi_metric_and_comparison_templates_are_read_field_by_field(tmp_path, template, extra, want):
+    from judgelab.datasets.items import Item
+
+    tpl = load_template(template)
+    fields = {f: "x" for c in tpl.criteria for f in tpl.required_fields(c)} | extra
+    items = [Item("a", "An explanation.", extra=fields)]
+    with Store(tmp_path / "s.sqlite") as store:
+        stats = run_spec(RunSpec(judge="openai:m", template=template, samples=1, score="parsed", constrain=True), items,
+                         store, backend=JsonJudge())
+        ratings = store.ratings()
+    assert stats.statuses == {"ok": len(ratings)} and len(ratings) > 0
+    if want is not None:
+        assert ratings.set_index("criterion")["score"].to_dict() == want
+    else:  # the last enum value is "Neutral": 0
+        assert set(ratings["score"]) == {0.0}
+
+
+def test_a_run_file_and_the_flags_plan_the_same_constrained_run(tmp_path):
+    items = write_items(tmp_path / "items.jsonl", 2)
+    judge = "openai:m@http://127.0.0.1:9/v1"
+    (tmp_path / "run.yaml").write_text(f"items: items.jsonl\njudge: {judge}\nscore: parsed\nconstrain: true\n"
+                                       "samples: 1\nout: out\n")
+    from_file = run_cli("run", str(tmp_path / "run.yaml"), "--dry-run")
+    from_flags = run_cli("rate", "--items", str(items), "--judge", judge, "--score", "parsed", "--constrain",
+                         "--samples", "1", "--out", str(tmp_path / "out"), "--dry-run")
+    assert from_file.returncode == from_flags.returncode == 0, (from_file.stderr, from_flags.stderr)
+    line = next(l for l in from_file.stdout.splitlines() if l.startswith("rating:"))
+    assert "as m@chiang-lee-story+constrained: 8 calls" in line
+    assert line in from_flags.stdout

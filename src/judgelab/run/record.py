@@ -128,8 +128,8 @@ class Recorder:
         comparison = self.template.answer == "comparison"
         structured = (parse_structured(choice.text, "answer" if comparison else "score", None if comparison else self.scale)
                       if self.structured else None)
-        if structured is not None:
-            parsed = structured
+        if structured is not None and (structured.ok or structured.status == Status.OUT_OF_RANGE):
+            parsed = structured  # a JSON answer without the field (a multi-metric one) is read as free text
         elif comparison:
             parsed = parse_comparison(choice.text)
         else:
