@@ -248,8 +248,12 @@ class RunSpec(AskSettings):
     def _consistent(self) -> "RunSpec":
         if self.score == "logprob" and self.query_mode == "conversation":
             raise ValueError("log-probability scoring asks each criterion on its own; use --query-mode independent")
-        if self.score == "logprob" and self.constrain:
-            raise ValueError(_CONSTRAIN_LOGPROB)
+        if self.constrain and (self.score == "logprob" or (self.score == "auto" and self.judge.default_score() == "logprob")):
+            from judgelab.errors import JudgelabError
+
+            # checked here, before a model is loaded or a store opened (a refused command writes nothing)
+            raise JudgelabError(_CONSTRAIN_LOGPROB + ("" if self.score == "logprob" else
+                                " (this judge scores by log-probabilities unless told --score parsed)"))
         if self.execution == "batch":
             from judgelab.models.registry import backend_entry
 

@@ -86,10 +86,20 @@ def test_the_ledger_key_of_a_free_call_is_unchanged_and_a_constrained_one_differ
 
 
 def test_log_probability_scoring_with_constrain_is_one_line():
-    with pytest.raises(ValueError, match="--constrain constrains generated answers"):
+    with pytest.raises(JudgelabError, match="--constrain constrains generated answers"):
         RunSpec(judge="openai:m", score="logprob", constrain=True)
     with pytest.raises(JudgelabError, match="use --score parsed with --constrain"):
-        RunSpec(judge="local", constrain=True).resolved()  # the embedded judge's default is logprob
+        RunSpec(judge="local", constrain=True)  # the embedded judge's default is logprob
+    with pytest.raises(JudgelabError, match="use --score parsed with --constrain"):
+        spec(constrain=True).model_copy(update={"score": "auto"}).resolved("local")  # a backend given directly
+
+
+@pytest.mark.parametrize("flags", [["--judge", "local"], ["--judge", "openai:m@http://127.0.0.1:9/v1", "--score", "logprob"]])
+def test_rate_constrain_with_log_probability_scoring_is_one_line_and_writes_nothing(tmp_path, flags):
+    items = write_items(tmp_path / "items.jsonl", 2)
+    result = run_cli("rate", "--items", str(items), *flags, "--constrain", "--out", str(tmp_path / "out"), "--quiet")
+    one_line_error(result, "use --score parsed with --constrain")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_judge_without_a_mechanism_is_refused_before_any_work(tmp_path, items):
