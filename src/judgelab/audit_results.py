@@ -123,15 +123,18 @@ def _clean(value: Any) -> Any:
 
 def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: str | None = None,
                    selective: pd.DataFrame | None = None,
-                   calibration_results: list[JudgeCalibration] | None = None) -> dict[str, Any]:
+                   calibration_results: list[JudgeCalibration] | None = None,
+                   shift: pd.DataFrame | None = None, shift_lines: list[str] | None = None) -> dict[str, Any]:
     """``audit.json``: everything the HTML report's Audit section shows, computed by the audit.
 
     ``{"schema": 1, "command": "audit", "effects": [EFFECT_COLUMNS row, ...], "lines": [...],
     "skipped": {...}, "settings": {...}, "jury": rows | null, "jury_level": ..., "selective": rows | null,
-    "calibration": [{rater, criterion, tolerance, ece, ..., bins: [...]}, ...] | null}``; NaN is null.
+    "calibration": [{rater, criterion, tolerance, ece, ..., bins: [...]}, ...] | null,
+    "shift": rows of ``stats.paired_shift.SHIFT_COLUMNS`` | null}``; NaN is null.
     """
     return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit", "effects": [e.to_dict() for e in report.effects],
-                   "lines": report.lines(), "skipped": report.skipped, "settings": report.settings,
+                   "lines": report.lines() + list(shift_lines or []), "skipped": report.skipped,
+                   "settings": report.settings, "shift": shift if shift is not None and len(shift) else None,
                    "jury": jury, "jury_level": jury_level, "selective": selective,
                    "calibration": None if calibration_results is None else [c.to_dict() for c in calibration_results]})
 

@@ -13,6 +13,7 @@ score: it is ``None`` with a reason (:class:`ParseResult.status`).
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "expected_score",
     "truncation_checked",
     "rating_token_index",
+    "parse_structured",
 ]
 
 _NUMBER_WORDS = {
@@ -94,7 +96,7 @@ class ParseResult:
     @property
     def explicit(self) -> bool:
         """The rating was introduced by a rating phrase ("I would rate it a 4", "Score: 4")."""
-        return self.rule in {"rating phrase", "number word"}
+        return self.rule in {"rating phrase", "number word", "json"}
 
     @property
     def ok(self) -> bool:
@@ -376,3 +378,46 @@ def parse_comparison(text: str | None) -> ParseResult:
     if not match:
         return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
     return ParseResult(_COMPARISON[match.group(1).lower()], Status.OK, "comparison word")
+
+
+def parse_structured(text: str | None, field: str, scale: tuple[float, float] | None = (1, 5)) -> ParseResult | None:
+    """One field of a JSON-object answer (a constrained answer from a JSON-schema ``response_format``:
+    ``{"score": 4}``, ``{"informativeness": 6, "clarity": 5}``, ``{"answer": "Yes"}``).
+
+    Args:
+        text: the answer.
+        field: the field to read (``score``, a metric's name, or ``answer`` for a comparison).
+        scale: the rating scale; ``None`` reads a comparison word (Yes / No / Neutral → +1 / -1 / 0).
+
+    Returns:
+        ``None`` when the answer is not a JSON object (the free-text rules apply), else the
+        field's :class:`ParseResult`: ``ok`` with the value, ``no_rating`` without the field or
+        with a value of the wrong type, ``out_of_range`` off the scale. ``start`` is the value's
+        character offset in the answer.
+
+    Example:
+        >>> parse_structured('{"score": 4}', "score", (1, 5))
+        ParseResult(score=4.0, status=<Status.OK: 'ok'>, rule='json', start=10)
+        >>> parse_structured("I would rate it a 4", "score") is None
+        True
+    """
+    if text is None or not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    value = data.get(field)
+    match = re.search(re.escape(json.dumps(field)) + r"\s*:\s*", text)
+    start = match.end() if match else None
+    if scale is None:
+        if not isinstance(value, str) or value.strip().lower() not in _COMPARISON:
+            return ParseResult(None, Status.NO_RATING, "json")
+        return ParseResult(_COMPARISON[value.strip().lower()], Status.OK, "json", start)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return ParseResult(None, Status.NO_RATING, "json")
+    if not float(scale[0]) <= float(value) <= float(scale[1]):
+        return ParseResult(None, Status.OUT_OF_RANGE, "json", start)
+    return ParseResult(float(value), Status.OK, "json", start)

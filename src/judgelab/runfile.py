@@ -117,7 +117,8 @@ class RunFile(AskSettings):
         return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), template=self.template,
                         criteria=self.criteria, variant=self.variant, samples=self.samples, sampling=self.sampling,
                         score=self.score, query_mode=self.query_mode, max_refusal_retries=self.max_refusal_retries,
-                        top_logprobs=self.top_logprobs, rater=self.rater, execution=self.execution, batch=self.batch)
+                        top_logprobs=self.top_logprobs, constrain=self.constrain, rater=self.rater,
+                        execution=self.execution, batch=self.batch)
                 for judge in self.judge]
 
     def load_items(self) -> list:

@@ -29,6 +29,10 @@ RUN_SAMPLING = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
 
 
 
+_CONSTRAIN_LOGPROB = ("--constrain constrains generated answers; log-probability scoring reads only the scale's "
+                      "labels already: use --score parsed with --constrain")
+
+
 class JudgeOptions(BaseModel):
     """How to reach a judge: the connection options shared by every ``--judge`` of a command.
 
@@ -173,6 +177,7 @@ class AskSettings(BaseModel):
     query_mode: QueryMode = "independent"
     max_refusal_retries: int = Field(default=3, ge=0, le=20)
     top_logprobs: int = Field(default=0, ge=0, le=20)
+    constrain: bool = False
     rater: str | None = None
     execution: Execution = "live"
     batch: BatchOptions = BatchOptions()
@@ -212,6 +217,11 @@ class RunSpec(AskSettings):
         query_mode: ``independent`` or ``conversation`` (appendix D.2.2).
         max_refusal_retries: regenerations of a refusal (appendix D.2.1).
         top_logprobs: alternatives per token to store beside a parsed rating.
+        constrain: constrain each answer to the template's answer format (a whole scale point, one
+            per metric, or Yes / No / Neutral) with the backend's mechanism: a llama.cpp grammar for
+            the embedded judge, a JSON-schema ``response_format`` for OpenAI-compatible chat
+            endpoints. Generated answers only (log-probability scoring reads the scale's labels
+            already). Part of the run's identity; the label gets ``+constrained``.
         rater: a label the user insists on (reusing it with other settings is an error).
         label: a preferred label (recipes, DHP; ``{model}`` is the judge's model id), suffixed
             ``#<digest>`` when another run holds it.
@@ -238,6 +248,12 @@ class RunSpec(AskSettings):
     def _consistent(self) -> "RunSpec":
         if self.score == "logprob" and self.query_mode == "conversation":
             raise ValueError("log-probability scoring asks each criterion on its own; use --query-mode independent")
+        if self.constrain and (self.score == "logprob" or (self.score == "auto" and self.judge.default_score() == "logprob")):
+            from judgelab.errors import JudgelabError
+
+            # checked here, before a model is loaded or a store opened (a refused command writes nothing)
+            raise JudgelabError(_CONSTRAIN_LOGPROB + ("" if self.score == "logprob" else
+                                " (this judge scores by log-probabilities unless told --score parsed)"))
         if self.execution == "batch":
             from judgelab.models.registry import backend_entry
 
@@ -267,6 +283,10 @@ class RunSpec(AskSettings):
         from judgelab.models.registry import default_score
 
         mode = default_score(kind) if kind else self.judge.default_score()
+        if mode == "logprob" and self.constrain:
+            from judgelab.errors import JudgelabError
+
+            raise JudgelabError(_CONSTRAIN_LOGPROB + " (this judge scores by log-probabilities unless told --score parsed)")
         if mode == "logprob" and self.query_mode == "conversation":
             from judgelab.errors import JudgelabError
 
@@ -292,5 +312,6 @@ class RunSpec(AskSettings):
         if self.rater:
             return self.rater
         if self.label:
-            return self.label.replace("{model}", model_id)
-        return f"{model_id}@{template_name}" + (f"+{self.variant}" if self.variant else "")
+            return self.label.replace("{model}", model_id) + ("+constrained" if self.constrain else "")
+        return (f"{model_id}@{template_name}" + (f"+{self.variant}" if self.variant else "")
+                + ("+constrained" if self.constrain else ""))

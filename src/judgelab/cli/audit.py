@@ -77,6 +77,9 @@ def audit(
     calibrate: bool = typer.Option(False, "--calibration", help="calibration of each judge's sample agreement (the "
                                    "share of its samples within --tolerance of its rating) against its agreement "
                                    "with the humans: reliability bins, ECE, Brier (docs/audit.md)"),
+    compare: Optional[list[str]] = typer.Option(None, "--compare", help="FIRST,SECOND: the mean shift of SECOND "
+                                                "against FIRST on the same texts, e.g. a free and a constrained judge "
+                                                "(repeatable; default: every rater with its +constrained twin)"),
     criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
     per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
@@ -139,13 +142,27 @@ def audit(
         raise JudgelabError("--system-family needs --self-family JUDGE=FAMILY (whose family to compare)")
     pair_table = _read_table(pairs) if pairs is not None else None
     length_table = read_lengths(lengths) if lengths is not None else None
-    report = run_audit(df, pair_table, length_table, judge_fam, system_fam, split_list(criteria), None, per,
-                       n_resamples, seed)
+    shift = _constrained_section(df, compare, split_list(criteria))
+    if shift.shifts and not _has_humans(df):  # a free/constrained comparison needs no human ratings
+        from judgelab.audit import AuditReport
+
+        report = AuditReport((), {"bias": "no human ratings (raters named human:<id>): only the comparison of raters "
+                                          "was run"}, {"n_resamples": n_resamples, "seed": seed})
+    else:
+        report = run_audit(df, pair_table, length_table, judge_fam, system_fam, split_list(criteria), None, per,
+                           n_resamples, seed)
     for name, reason in report.skipped.items():
         print(f"judgelab: {name} skipped: {reason}", file=sys.stderr)
     tables = report.tables()
-    written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items() if name not in report.skipped]
+    written = [(t, name, _DESCRIPTIONS[name]) for name, t in tables.items()
+               if name not in report.skipped and "bias" not in report.skipped]
     jury_parts: dict[str, Any] = {}
+    if shift.shifts:
+        shift_tables = shift.tables()
+        written += [(t, name, _DESCRIPTIONS[name]) for name, t in shift_tables.items()]
+        jury_parts.update(shift_tables)
+        for line in shift.lines():
+            print(f"judgelab: {line}", file=sys.stderr)
     if jury_list:
         jury_table, weights, jury_rows = jury_report(df, jury_list, jury_level, "kendall", folds, n_resamples, seed)
         written += [(jury_table, "jury_agreement", f"Kendall tau ({jury_level} level) with the mean human rating of "
@@ -153,7 +170,7 @@ def audit(
                     (weights, "jury_weights", "weights of the cross-validated weighted jury per fold"),
                     (jury_rows, "jury_ratings", "the juries' ratings as raters jury:<method> of the tidy ratings "
                      "table (input of `judgelab agree`)")]
-        jury_parts = {"jury": jury_table, "jury_weights": weights}
+        jury_parts.update({"jury": jury_table, "jury_weights": weights})
         for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
             print(f"judgelab: {row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
                   f"(95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})", file=sys.stderr)
@@ -179,10 +196,12 @@ def audit(
         from judgelab.audit_results import audit_document
 
         _write(out, "audit", "Judge audit (`judgelab audit`)", written,
-               report.lines(), {"inputs": [str(p) for p in ratings or []], "human": [str(h) for h in human or []],
-                                "settings": report.settings, "skipped": report.skipped},
+               report.lines() + shift.lines(), {"inputs": [str(p) for p in ratings or []],
+                                                "human": [str(h) for h in human or []],
+                                                "settings": report.settings, "skipped": report.skipped},
                audit_document(report, jury_parts.get("jury"), jury_level if jury_list else None,
-                              jury_parts.get("selective"), calib))
+                              jury_parts.get("selective"), calib, jury_parts.get("constrained_shift"),
+                              shift.lines()))
     for line in report.lines():
         print(f"judgelab: {line}", file=sys.stderr)
     if fmt == "json":
@@ -204,7 +223,7 @@ def audit(
         if not t.empty:
             emit(t.drop(columns=["line"]), fmt, "audit", title=name.replace("_", " "))
     for name, t in jury_parts.items():
-        emit(t, fmt, "audit", title=name.replace("_", " "))
+        emit(t.drop(columns=["line"]) if "line" in t.columns else t, fmt, "audit", title=name.replace("_", " "))
 
 
 def pd_concat(tables):
@@ -223,7 +242,32 @@ _DESCRIPTIONS = {
     "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
     "prompt_sensitivity": "ICC(2,1) across a judge's prompt variants and the largest mean shift between them, "
                           "with 95% CIs",
+    "constrained_shift": "mean shift of the second rater against the first on the same texts (e.g. constrained - "
+                         "free), paired by item, system and criterion, with a 95% t interval over items; each "
+                         "rater's failed judgments",
+    "constrained_points": "share of each scale point of the paired texts' ok ratings, both raters",
 }
+
+
+def _has_humans(df) -> bool:
+    from judgelab.ratings import is_human
+
+    return bool(df["rater"].map(is_human).any())
+
+
+def _constrained_section(df, compare: Optional[list[str]], criteria: Optional[list[str]]):
+    """``--compare FIRST,SECOND`` (repeatable), or every rater with its ``+constrained`` twin."""
+    from judgelab.audit import constrained_shift
+
+    pairs = None
+    if compare:
+        pairs = []
+        for value in compare:
+            first, sep, second = value.partition(",")
+            if not sep or not first.strip() or not second.strip() or "," in second:
+                raise JudgelabError(f"--compare {value!r}: expected FIRST,SECOND (two rater labels)")
+            pairs.append((first.strip(), second.strip()))
+    return constrained_shift(df, pairs, criteria)
 
 
 def _write(out: Path, command: str, title: str, tables, lines: list[str], extra, document=None) -> None:

@@ -49,6 +49,9 @@ def rate(
     query_mode: QueryMode = typer.Option("independent", "--query-mode", help="independent | conversation"),
     max_refusal_retries: int = typer.Option(3, "--max-refusal-retries"),
     top_logprobs: int = typer.Option(0, "--top-logprobs", help="ask for top log-probabilities (parsed mode)"),
+    constrain: bool = typer.Option(False, "--constrain", help="constrain answers to the template's format (a scale "
+                                   "point; llama.cpp grammar or JSON-schema response_format; with --score parsed); "
+                                   "label +constrained"),
     rater: Optional[str] = typer.Option(None, "--rater", help="rater label (default: model@template[+variant]); one judge only"),
     out: Path = typer.Option(Path("judgelab-runs/rate"), "--out", help="output folder: store.sqlite, ratings, summary, README.md, run.json"),
     ratings_format: RatingsFormat = typer.Option("csv", "--ratings-format", help="ratings file format: csv | jsonl | parquet"),
@@ -93,8 +96,8 @@ def rate(
     spec = RunFile(
         items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge),
         samples=samples, sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
-        score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, rater=rater,
-        out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
+        score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, constrain=constrain,
+        rater=rater, out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,
         all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution,
         batch=BatchOptions(max_requests=batch_max_requests, max_mb=batch_max_mb, max_attempts=batch_max_attempts,

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judgelab.errors import CapabilityError
+from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.retry import RetryPolicy
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "JudgeResponse",
     "Backend",
     "flatten_messages",
+    "AnswerFormat",
 ]
 
 
@@ -60,6 +62,8 @@ class Capabilities:
         seed: whether a sampling seed is accepted.
         score_mode: whether the next-token distribution after a cue can be read (``--score logprob``).
         concurrency: the calls the runner sends at once by default.
+        constrain: how the backend enforces an :class:`AnswerFormat` (``grammar``: a llama.cpp
+            grammar; ``json_schema``: a JSON-schema ``response_format``), or ``None``: it cannot.
 
     Example:
         >>> Capabilities(max_n=8).top_logprobs
@@ -71,6 +75,7 @@ class Capabilities:
     seed: bool = False
     score_mode: bool = False
     concurrency: int = 1
+    constrain: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,7 @@ class JudgeRequest:
         top_logprobs: alternatives per generated token.
         score_cue: the cue of score mode, or ``None``.
         key: the ledger key (set by :class:`~judgelab.models.cache.CachedJudge`).
+        answer_format: the shape the answer must take (``--constrain``), or ``None``: free text.
 
     Example:
         >>> JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling()).as_dicts()
@@ -100,6 +106,7 @@ class JudgeRequest:
     top_logprobs: int = 0
     score_cue: str | None = None
     key: str = ""
+    answer_format: AnswerFormat | None = None
 
     def as_dicts(self) -> list[dict[str, str]]:
         """The messages as OpenAI-style ``{"role", "content"}`` dicts."""
@@ -326,6 +333,8 @@ class Backend(abc.ABC):
             raise CapabilityError(
                 f"{self.kind} judge {self.model_id!r} cannot score by next-token log-probabilities; use --score parsed"
             )
+        if request.answer_format is not None and not caps.constrain:
+            raise CapabilityError(f"{self.kind} judge {self.model_id!r} cannot constrain its answers (--constrain)")
         if request.sampling.seed is not None and not caps.seed:
             raise CapabilityError(f"{self.kind} judge {self.model_id!r} does not accept a sampling seed")
 

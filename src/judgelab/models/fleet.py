@@ -96,7 +96,8 @@ class Fleet(Backend):
         self.retry_policy = first.retry_policy
         caps = first.capabilities
         self.capabilities = Capabilities(max_n=caps.max_n, top_logprobs=caps.top_logprobs, seed=caps.seed,
-                                         score_mode=caps.score_mode, concurrency=caps.concurrency * len(urls))
+                                         score_mode=caps.score_mode, concurrency=caps.concurrency * len(urls),
+                                         constrain=caps.constrain)
         self.resent = 0
 
     def identity(self) -> dict[str, Any]:

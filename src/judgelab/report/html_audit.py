@@ -46,6 +46,7 @@ class AuditSection:
     #: per kind of bias: its table and the interval charts of its effects
     effects: list[tuple[Table, list[Figure]]]
     jury: Table | None = None
+    shift: Table | None = None
     selective: Table | None = None
     selective_lines: list[str] = field(default_factory=list)
     calibration: Table | None = None
@@ -189,6 +190,15 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
                                             ("n", "n", "int"), ("n_clusters", "clusters", "int"),
                                             ("note", "note", "text")],
                               "The best single judge is chosen on the same data, which favours it.")
+    if doc.get("shift"):
+        section.shift = _table("audit-shift", "Paired mean shift of the second rater against the first on the same "
+                               "texts (e.g. constrained against free output)", _with_cis(doc["shift"], ""),
+                               [("first", "first", "text"), ("second", "second", "text"),
+                                ("criterion", "criterion", "text"), ("estimate", "shift", "num"),
+                                ("ci", "95% CI", "text"), ("n", "items", "int"), ("unpaired", "unpaired", "int"),
+                                ("failed_first", "failed, first", "int"), ("failed_second", "failed, second", "int"),
+                                ("note", "note", "text")],
+                               "t interval over items; texts matched by item_id, system and criterion.")
     if doc.get("selective"):
         section.selective, section.selective_lines = _selective(doc["selective"])
     if doc.get("calibration"):
@@ -214,6 +224,7 @@ AUDIT_TEMPLATE = r"""
 {%- if au.lines %}<h3>In words</h3><ul class="audit-lines">{% for line in au.lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 {%- if au.skipped %}<p class="note">Not measured: {{ au.skipped | join("; ") }}.</p>{% endif %}
 {%- for t, figs in au.effects %}{{ table(t) }}{% for f in figs %}{{ figure(f) }}{% endfor %}{% endfor %}
+{%- if au.shift %}<h3>Two raters on the same texts</h3>{{ table(au.shift) }}{% endif %}
 {%- if au.jury %}<h3>A jury of judges</h3>{{ table(au.jury) }}{% endif %}
 {%- if au.selective %}<h3>Selective judging</h3><ul>{% for line in au.selective_lines %}<li>{{ line }}</li>{% endfor %}</ul>{{ table(au.selective) }}{% endif %}
 {%- if au.calibration %}<h3>Calibration</h3><p class="note">Confidence: the share of the judge's samples within the tolerance of its rating; agreed: its rating within the tolerance of the mean human rating.</p>{{ table(au.calibration) }}{% for f in au.reliability %}{{ figure(f) }}{% endfor %}{% endif %}

@@ -84,21 +84,21 @@ class Executor:
         logger.warning(message)
 
     # -- calls ---------------------------------------------------------------------------------
-    async def _call(self, messages: Messages, n: int, slot: int | str, attempt: int = 0,
+    async def _call(self, messages: Messages, n: int, slot: int | str, criterion: str, attempt: int = 0,
                     planned: PlannedCall | None = None) -> tuple[JudgeResponse, str]:
         """One call through the ledger (the planned request when there is one)."""
         if planned is not None and planned.exact and planned.request is not None:
             return await self.ledger.complete(planned.request, **planned.extra)
-        request, extra = self.requests(messages, n, slot, attempt)
+        request, extra = self.requests(messages, n, slot, attempt, criterion=criterion)
         return await self.ledger.complete(request, **extra)
 
     async def _answer(self, messages: Messages, sample: int, first: tuple[Choice, JudgeResponse, str] | None,
-                      planned: PlannedCall | None = None) -> Answer:
+                      criterion: str, planned: PlannedCall | None = None) -> Answer:
         """One sample's final answer, regenerating refusals up to the limit."""
         attempts: list[dict[str, Any]] = []
         attempt = 0
         if first is None:
-            response, key = await self._call(messages, 1, sample, planned=planned)
+            response, key = await self._call(messages, 1, sample, criterion, planned=planned)
             choice = response.choices[0]
         else:
             choice, response, key = first
@@ -110,7 +110,7 @@ class Executor:
                 return Answer(choice, response, tuple(attempts), parsed)
             attempt += 1
             self.stats.refusals_regenerated += 1
-            response, key = await self._call(messages, 1, sample, attempt)
+            response, key = await self._call(messages, 1, sample, criterion, attempt)
             choice = response.choices[0]
 
     # -- jobs --------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ class Executor:
         first = job.calls[0]
         if first.n > 1 and not self.n_ignored:
             try:
-                response, call_key = await self._call(messages, first.n, f"n{first.n}", planned=first)  # all k samples
+                response, call_key = await self._call(messages, first.n, f"n{first.n}", criterion, planned=first)  # all k samples
             except CallFailed as exc:
                 failed = exc  # the budget is spent for this prompt: every sample of the call is an error
             else:
@@ -140,7 +140,7 @@ class Executor:
         for s in job.samples:
             if failed is None:
                 try:
-                    answer = await self._answer(messages, s, firsts[s], planned.get(s))
+                    answer = await self._answer(messages, s, firsts[s], criterion, planned.get(s))
                 except CallFailed as exc:
                     judgments += self.recorder.failed(item, criterion, s, exc, key)
                     continue
@@ -162,7 +162,7 @@ class Executor:
                 self.recorder.record(self.recorder.failed(item, criterion, sample, failed, key) if wanted else [])
                 continue
             try:
-                answer = await self._answer(messages, sample, None, call if call.exact else None)
+                answer = await self._answer(messages, sample, None, criterion, call if call.exact else None)
             except CallFailed as exc:
                 failed = exc
                 self.recorder.record(self.recorder.failed(item, criterion, sample, exc, key) if wanted else [])

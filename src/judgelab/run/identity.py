@@ -17,7 +17,8 @@ def run_identity(spec: RunSpec, judge: dict[str, Any], template: Template, crite
     The judge (kind, model, endpoint without credentials), the template's name and a SHA-256 of
     its full content (an edited template is a new run even under the same name), the criteria,
     instruction variant, samples, score and query modes, the sampling parameters (when text is
-    generated), log-probability and refusal options. What an item says is not part of it: each
+    generated), log-probability and refusal options, and ``constrain`` when answers are constrained
+    (only then, so earlier free runs keep their identity). What an item says is not part of it: each
     judgment records the prompt it answered (:func:`judgelab.store.prompt_key`).
 
     Args:
@@ -37,7 +38,7 @@ def run_identity(spec: RunSpec, judge: dict[str, Any], template: Template, crite
         (3, 'parsed')
     """
     scoring = spec.score_mode == "logprob"
-    return {
+    identity = {
         "judge": public_identity(judge),
         "template": template.name,
         "template_sha256": template.digest(),
@@ -50,6 +51,9 @@ def run_identity(spec: RunSpec, judge: dict[str, Any], template: Template, crite
         "top_logprobs": 0 if scoring else spec.top_logprobs,
         "max_refusal_retries": 0 if scoring else spec.max_refusal_retries,
     }
+    if spec.constrain:  # only when set: identities (and so labels) of earlier free runs stay as they were
+        identity["constrain"] = True
+    return identity
 
 
 def identity_digest(identity: dict[str, Any]) -> str:

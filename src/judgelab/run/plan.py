@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
+from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.base import JudgeRequest, Sampling
 from judgelab.prompts import Template
 from judgelab.spec import RunSpec
 from judgelab.status import Status
 from judgelab.store import prompt_key
 
-__all__ = ["PlannedCall", "Job", "RunPlan", "Requests", "make_plan", "ANSWER_PLACEHOLDER", "Messages"]
+__all__ = ["PlannedCall", "Job", "RunPlan", "Requests", "make_plan", "ANSWER_PLACEHOLDER", "Messages", "answer_format"]
 
 Messages = tuple[tuple[str, str], ...]
 
@@ -34,6 +36,26 @@ ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
 
 #: What the store holds of a rater's judgment: (prompt_key, status, group), by (criterion, system, item, sample).
 Bindings = Mapping[tuple[str, str, str, int], tuple["str | None", str, "str | None"]]
+
+
+def answer_format(template: Template, criterion: str) -> AnswerFormat:
+    """The answer format of a constrained call (``--constrain``): the template's scale (whole points),
+    the criterion's metrics, or a Yes / No / Neutral comparison.
+
+    Raises:
+        JudgelabError: the scale's ends are not whole numbers (a grammar or schema of points needs them).
+
+    Example:
+        >>> from judgelab.prompts import load_template
+        >>> answer_format(load_template("nle-esnli"), "quality")
+        AnswerFormat(kind='rating', low=1, high=7, metrics=('informativeness', 'clarity'))
+    """
+    if template.answer == "comparison":
+        return AnswerFormat("comparison", 0, 0)
+    lo, hi = (float(v) for v in template.scale_of(criterion))
+    if not (lo.is_integer() and hi.is_integer()):
+        raise JudgelabError(f"template {template.name!r}: --constrain needs a scale of whole numbers, not {lo:g}-{hi:g}")
+    return AnswerFormat("rating", int(lo), int(hi), tuple(template.criteria[criterion].metrics))
 
 
 class Requests:
@@ -59,6 +81,16 @@ class Requests:
         self.scoring = spec.score_mode == "logprob"
         self.cue = template.logprob_cue if self.scoring else None
         self.key = key
+        self.template = template
+        #: Whether calls carry an answer format (``constrain``; generated answers only).
+        self.constrained = spec.constrain and not self.scoring
+        self._formats: dict[str, AnswerFormat] = {}
+
+    def answer_format(self, criterion: str) -> AnswerFormat:
+        """The criterion's answer format (made once per criterion)."""
+        if criterion not in self._formats:
+            self._formats[criterion] = answer_format(self.template, criterion)
+        return self._formats[criterion]
 
     def sampling(self, slot: int | str, attempt: int) -> Sampling:
         """The sampling of one call: no generation in score mode; a per-sample seed when a seed is set."""
@@ -69,7 +101,8 @@ class Requests:
             return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
         return s
 
-    def __call__(self, messages: Messages, n: int, slot: int | str, attempt: int = 0) -> tuple[JudgeRequest, dict[str, Any]]:
+    def __call__(self, messages: Messages, n: int, slot: int | str, attempt: int = 0,
+                 criterion: str | None = None) -> tuple[JudgeRequest, dict[str, Any]]:
         """(request without its key, the extra fields of its ledger key).
 
         Args:
@@ -77,15 +110,26 @@ class Requests:
             n: answers asked for.
             slot: the sample number, or ``"n<k>"`` for one call answering all k samples.
             attempt: 0, or the number of the refusal regeneration.
+            criterion: the criterion asked (its answer format, with ``constrain``).
         """
+        fmt = None
+        if self.constrained:
+            if criterion is None:
+                raise JudgelabError("a constrained call needs its criterion (its answer format)")
+            fmt = self.answer_format(criterion)
         request = JudgeRequest(messages=messages, sampling=self.sampling(slot, attempt), n=n,
-                               top_logprobs=0 if self.scoring else self.spec.top_logprobs, score_cue=self.cue)
-        return request, {"top_logprobs": request.top_logprobs, "score_cue": request.score_cue, "slot": slot,
-                         "attempt": attempt}
+                               top_logprobs=0 if self.scoring else self.spec.top_logprobs, score_cue=self.cue,
+                               answer_format=fmt)
+        extra: dict[str, Any] = {"top_logprobs": request.top_logprobs, "score_cue": request.score_cue, "slot": slot,
+                                 "attempt": attempt}
+        if fmt is not None:  # only when constrained: the keys of free calls stay those of earlier versions
+            extra["answer_format"] = fmt.to_json()
+        return request, extra
 
-    def keyed(self, messages: Messages, n: int, slot: int | str) -> tuple[JudgeRequest, dict[str, Any]]:
+    def keyed(self, messages: Messages, n: int, slot: int | str,
+              criterion: str | None = None) -> tuple[JudgeRequest, dict[str, Any]]:
         """A first request with its ledger key set (what :class:`PlannedCall` carries)."""
-        request, extra = self(messages, n, slot)
+        request, extra = self(messages, n, slot, criterion=criterion)
         return dataclasses.replace(request, key=self.key(request, **extra)[0]), extra
 
 
@@ -256,7 +300,8 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
 
     def planned(item: Item, criterion: str, messages: Messages, n: int, slot: int | str, samples: tuple[int, ...],
                 exact: bool = True) -> PlannedCall:
-        request, extra = requests.keyed(messages, n, slot) if exact else requests(messages, n, slot)
+        request, extra = (requests.keyed(messages, n, slot, criterion) if exact
+                          else requests(messages, n, slot, criterion=criterion))
         return PlannedCall(criterion, item.item_id, item.system, messages, n, samples,
                            cached=exact and is_cached(request.key), key=request.key, exact=exact, request=request,
                            extra=extra)

@@ -21,6 +21,7 @@ from judgelab.parse import (
     parse_comparison,
     parse_judgment,
     parse_metric,
+    parse_structured,
     rating_token_index,
     truncation_checked,
 )
@@ -116,17 +117,29 @@ class Recorder:
         self.on_progress = on_progress
         self.scale = template.scale
         self.int_scale = (int(self.scale[0]), int(self.scale[1]))
+        #: A constrained answer may be a JSON object (a JSON-schema ``response_format``): read its fields first.
+        self.structured = spec.constrain and not self.scoring
 
     # -- parsing (once per answer) --------------------------------------------------------------
     def parse(self, choice: Choice) -> tuple[str, ParseResult | None]:
         """(status, parse) of an answer; the execute stage regenerates a ``refusal``."""
         if self.scoring:
             return Status.OK, None
-        if self.template.answer == "comparison":
+        comparison = self.template.answer == "comparison"
+        structured = (parse_structured(choice.text, "answer" if comparison else "score", None if comparison else self.scale)
+                      if self.structured else None)
+        if structured is not None and (structured.ok or structured.status == Status.OUT_OF_RANGE):
+            parsed = structured  # a JSON answer without the field (a multi-metric one) is read as free text
+        elif comparison:
             parsed = parse_comparison(choice.text)
         else:
             parsed = truncation_checked(parse_judgment(choice.text, self.scale), choice.finish_reason)
         return parsed.status, parsed
+
+    def _metric(self, text: str, metric: str) -> ParseResult:
+        """One metric of a multi-metric answer (a JSON object's field when the answer is one)."""
+        structured = parse_structured(text, metric, self.scale) if self.structured else None
+        return structured if structured is not None else parse_metric(text, metric, self.scale)
 
     # -- judgments ---------------------------------------------------------------------------
     def judgments(self, item: Item, criterion: str, sample: int, answer: Answer, key: str) -> list[Judgment]:
@@ -134,7 +147,7 @@ class Recorder:
         metrics = self.template.criteria[criterion].metrics
         if not metrics or self.scoring:
             return [self._judgment(item, criterion, sample, answer, key, answer.parsed)]
-        return [self._judgment(item, metric, sample, answer, key, parse_metric(answer.choice.text, metric, self.scale))
+        return [self._judgment(item, metric, sample, answer, key, self._metric(answer.choice.text, metric))
                 for metric in metrics]
 
     def failed(self, item: Item, criterion: str, sample: int, exc: CallFailed, key: str) -> list[Judgment]:

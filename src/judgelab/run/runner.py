@@ -80,9 +80,18 @@ class Runner:
         self.ledger = CachedJudge(backend, store, writer=self.writer, gate=CallGate(backend.retry_policy, self.width),
                                   executor=executor)
         self.requests = Requests(spec, self.template, self.ledger.key)
+        if self.requests.constrained:  # refused before any work: no mechanism, or a scale without whole points
+            if not backend.capabilities.constrain:
+                from judgelab.errors import CapabilityError
+
+                raise CapabilityError(f"the {backend.kind} judge {backend.model_id!r} cannot constrain its answers "
+                                      "(--constrain needs the embedded judge or an OpenAI-compatible chat endpoint)")
+            for criterion in self.criteria:
+                self.requests.answer_format(criterion)
         self.meta = {"run": identity_digest(self.identity), "template": self.template.name, "variant": spec.variant,
                      "judge": backend.identity(), "sampling": spec.sampling.model_dump(), "score_mode": spec.score_mode,
-                     "query_mode": spec.query_mode}
+                     "query_mode": spec.query_mode,
+                     **({"constrain": backend.capabilities.constrain} if self.requests.constrained else {})}
 
     @property
     def total(self) -> int:

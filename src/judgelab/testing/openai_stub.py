@@ -25,13 +25,24 @@ import time
 from collections import Counter
 from typing import Any
 
-__all__ = ["StubState", "serve", "stub_reply", "answer_batch_file", "answer_batch_line"]
+__all__ = ["StubState", "serve", "stub_reply", "stub_json_reply", "answer_batch_file", "answer_batch_line"]
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
     """The deterministic answer to a prompt: a rating phrase with a number 1-5."""
     digest = hashlib.sha256(f"{prompt}|{index}".encode()).digest()
     return f"I would rate it a {1 + digest[0] % 5}. It reads well enough."
+
+
+def stub_json_reply(prompt: str, schema: dict[str, Any], index: int = 0) -> str:
+    """The deterministic answer under a JSON-schema ``response_format``: every property of the schema
+    gets one of its ``enum`` values, chosen by a hash of the prompt (as :func:`stub_reply` chooses)."""
+    answer: dict[str, Any] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        values = prop.get("enum") or ([prop.get("minimum", 1)] if prop.get("type") == "integer" else [""])
+        digest = hashlib.sha256(f"{prompt}|{index}|{name}".encode()).digest()
+        answer[name] = values[digest[0] % len(values)]
+    return json.dumps(answer)
 
 
 #: Behaviours of the stub (``--mode``): an ordinary server; a reasoning model that refuses
@@ -83,8 +94,13 @@ def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
         want_lp = bool(payload.get("logprobs"))
         top = int(payload.get("top_logprobs") or 0)
         choices = []
+        fmt = payload.get("response_format") or {}
+        schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None
         for i in range(n):
-            text = stub_reply(prompt, i) if payload.get("max_tokens", 16) > 1 else stub_reply(prompt, i).split()[-5][0]
+            if schema is not None:  # honour the schema: the answer is JSON with its fields
+                text = stub_json_reply(prompt, schema, i)
+            else:
+                text = stub_reply(prompt, i) if payload.get("max_tokens", 16) > 1 else stub_reply(prompt, i).split()[-5][0]
             entry: dict[str, Any] = {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
             if want_lp:
                 entry["logprobs"] = {"content": [

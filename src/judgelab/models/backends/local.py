@@ -41,6 +41,7 @@ from judgelab.models.backends.local_model import (
     open_llama,
     run_probe,
 )
+from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.base import (
     Backend,
     Capabilities,
@@ -51,7 +52,7 @@ from judgelab.models.base import (
 )
 from judgelab.models.registry import register_backend
 
-__all__ = ["LocalBackend", "default_model_path", "cache_dir", "CpuPath", "choose_cpu_path", "run_probe", "open_llama"]
+__all__ = ["LocalBackend", "compile_grammar", "default_model_path", "cache_dir", "CpuPath", "choose_cpu_path", "run_probe", "open_llama"]
 
 
 PIPELINE_CHECK_NOTE = ("the embedded judge (Gemma 3 270M) is a pipeline check, not a quality judge: its ratings of "
@@ -111,7 +112,9 @@ class LocalBackend(Backend):
         self._space_is_separate = len(self._llm.tokenize(b" 4", add_bos=False, special=False)) > 1
         self.tokens_evaluated = 0
         self.tokens_reused = 0
-        self.capabilities = Capabilities(max_n=1, top_logprobs=0, seed=True, score_mode=True, concurrency=1)
+        self._grammars: dict[AnswerFormat, Any] = {}
+        self.capabilities = Capabilities(max_n=1, top_logprobs=0, seed=True, score_mode=True, concurrency=1,
+                                         constrain="grammar")
         if model_path is None:
             _say_pipeline_check_once()
 
@@ -201,6 +204,23 @@ class LocalBackend(Backend):
             self._label_tokens[label] = sorted(ids)
         return self._label_tokens[label]
 
+    def grammar(self, answer_format: AnswerFormat) -> Any:
+        """The llama.cpp grammar of an answer format, compiled against this model's vocabulary once
+        and kept per format (a run asks every item of a criterion with the same one).
+
+        Args:
+            answer_format: the format (:meth:`AnswerFormat.gbnf`).
+
+        Returns:
+            A ``llama_cpp.LlamaGrammar``.
+
+        Raises:
+            BackendError: llama.cpp does not accept the grammar (it would otherwise crash when sampling).
+        """
+        if answer_format not in self._grammars:
+            self._grammars[answer_format] = compile_grammar(answer_format.gbnf(), self._llm)
+        return self._grammars[answer_format]
+
     def _score(self, prompt: str) -> JudgeResponse:
         tokens = self._tokens(prompt)
         self._evaluate(tokens)
@@ -231,6 +251,7 @@ class LocalBackend(Backend):
             temperature=s.temperature,
             top_p=s.top_p,
             seed=s.seed if s.seed is not None else None,
+            grammar=self.grammar(request.answer_format) if request.answer_format is not None else None,
         )
         usage = out.get("usage", {})
         self.tokens_evaluated += usage.get("prompt_tokens", 0)
@@ -240,6 +261,26 @@ class LocalBackend(Backend):
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
         )
+
+
+def compile_grammar(gbnf: str, llm: Any) -> Any:
+    """A ``llama_cpp.LlamaGrammar`` of ``gbnf``, checked by llama.cpp's own grammar parser against the
+    vocabulary of ``llm`` (a ``llama_cpp.Llama``; one loaded with ``vocab_only=True`` suffices).
+
+    llama-cpp-python 0.3 keeps the text in ``LlamaGrammar`` and has llama.cpp parse it when a
+    completion builds its sampler; a grammar llama.cpp rejects gives a null sampler there, so it is
+    parsed here first, once.
+
+    Raises:
+        BackendError: llama.cpp does not accept the grammar.
+    """
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode("utf-8"), b"root")
+    if not sampler:
+        raise BackendError(f"llama.cpp does not accept the answer grammar: {gbnf.splitlines()[0][:120]}")
+    llama_cpp.llama_sampler_free(sampler)
+    return llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
 
 
 # -- registry ------------------------------------------------------------------

@@ -134,6 +134,8 @@ class OpenAIBackend(Backend):
             seed=supports_seed,
             score_mode=top_logprobs > 0,
             concurrency=concurrency,
+            # a JSON schema is a chat-completion option; /v1/completions has no response_format
+            constrain="json_schema" if style == "chat" else None,
         )
         self.transport = pick_transport(transport)
         self._client = openai.AsyncOpenAI(
@@ -243,6 +245,8 @@ class OpenAIBackend(Backend):
             body = dict(common, messages=messages)
             if top:
                 body.update(logprobs=True, top_logprobs=top)
+            if request.answer_format is not None and not scoring:
+                body["response_format"] = request.answer_format.response_format()
             return "/v1/chat/completions", body
         prompt = flatten_messages(request.messages)
         if scoring and request.score_cue:
