@@ -454,3 +454,59 @@ def test_two_raters_baseline_marker_is_their_pairwise_correlation(tmp_path):
     assert vs_mean > pairwise
     svg = data.agreement.figures[0].svg
     assert f"human baseline: {pairwise:.3f}" in svg and f": {vs_mean:.3f}</title>" not in svg
+
+
+# -- cards: the rated text first -------------------------------------------------------------------------
+def test_cards_carry_the_rated_text_and_context_as_the_run_recorded_them(rate_report, rate_run):
+    _, _, html = rate_report
+    units = decode_units(parse(html))
+    given = {(r.get("system") or "default", str(r["id"])): r
+             for r in map(json.loads, (rate_run.parent / "items.jsonl").read_text().splitlines())}
+    assert units and all(u["rated"] is not None for u in units)
+    for u in units:
+        item = given[(u["system"], u["item_id"])]
+        assert u["rated"]["text"] == item["text"] and u["rated"]["context"] == item["context"]
+        assert u["rated"]["parts"] == {}
+    # the rated text is in the prompt, so the payload points into it instead of storing it twice
+    details = json.loads(__import__("gzip").decompress(__import__("base64").b64decode(
+        json.loads(parse(html).script("jl-details"))["data"])))["D"]
+    assert all(isinstance(d[4][0], list) for d in details)
+    assert "The rated text was not recorded for" not in html  # the section's note is for stores without texts
+
+
+def test_a_store_without_the_items_table_still_reports_and_says_where_the_text_is(rate_run, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    db = sqlite3.connect(folder / "store.sqlite")  # as a store of version 3 is: no items table
+    db.execute("DROP TABLE items")
+    db.execute("UPDATE judgelab_meta SET value = '3' WHERE name = 'version'")
+    db.commit()
+    db.close()
+    data = build_report(folder, human=[write_humans(tmp_path / "H.csv")])
+    assert not data.problems and data.items is not None and data.items.prompts_available
+    n = data.items.units
+    assert f"The rated text was not recorded for {n} of {n} items" in " ".join(data.items.notes)
+    html = render_report(data)
+    units = decode_units(parse(html))
+    assert all(u["rated"] is None for u in units) and all(u["prompts"] for u in units)
+    assert f"The rated text was not recorded for {n} of {n} items" in "".join(parse(html).text)
+
+
+def test_rated_text_not_in_the_prompt_is_stored_and_only_escaped(rate_run, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    context = f"A context {XSS} that no prompt holds </script><!-- & \u00e9\U0001f600"
+    db = sqlite3.connect(folder / "store.sqlite")
+    db.execute("UPDATE items SET context = ? WHERE item_id = 's<b>5</b>'", (context,))
+    db.commit()
+    db.close()
+    html = write_report(folder).read_text(encoding="utf-8")
+    assert XSS not in html and "</script><!--" not in html
+    units = decode_units(parse(html))
+    mine = [u for u in units if u["item_id"] == "s<b>5</b>"]
+    assert mine and all(u["rated"]["context"] == context for u in mine)
+    assert all(u["rated"]["text"].startswith("Story number 5.") for u in mine)
