@@ -214,6 +214,27 @@ def test_long_texts_are_clipped_with_a_toggle_and_an_old_store_says_where_the_te
     _no_console_errors(driver)
 
 
+def test_texts_outside_the_bmp_read_back_from_the_prompt_in_the_browser(driver, tmp_path):
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+    from judgelab.store import Store
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    item = Item("e1", "Caf\u00e9 \U0001f600\U0001f680 story.\nLine two \u00e9.", context="Prompt \U0001f4da \u00e9")
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="chiang-lee-story", samples=1), [item], store,
+                 backend=ScriptedTestJudge({"default": "I would rate it a 3."}))
+    _open(driver, write_report(folder))
+    cards = _articles(driver)
+    assert len(cards) == 4
+    for card in cards:  # the context is a reference into the relevance prompt, after the text's two emoji
+        assert card.find_element("css selector", ".unit-text pre.item-text").get_attribute("textContent") == item.text
+        assert card.find_element("css selector", ".unit-context pre.item-text").get_attribute("textContent") == item.context
+    _no_console_errors(driver)
+
+
 def test_keyboard_sorting_and_focus(driver, rate_report):
     from selenium.webdriver.common.keys import Keys
 

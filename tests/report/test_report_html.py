@@ -510,3 +510,33 @@ def test_rated_text_not_in_the_prompt_is_stored_and_only_escaped(rate_run, tmp_p
     mine = [u for u in units if u["item_id"] == "s<b>5</b>"]
     assert mine and all(u["rated"]["context"] == context for u in mine)
     assert all(u["rated"]["text"].startswith("Story number 5.") for u in mine)
+
+
+def test_text_references_count_utf16_units_as_the_page_does(tmp_path):
+    """A context that follows a text with characters outside the BMP in the same prompt: its reference
+    into the prompt is counted in UTF-16 code units (JavaScript's substr), so it reads back exactly."""
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    items = [Item("e1", "Caf\u00e9 \U0001f600\U0001f680 story, line one.\nLine two \u00e9.", context="Prompt \U0001f4da \u00e9"),
+             Item("e2", "A plain story.", context="Prompt two")]
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="chiang-lee-story", samples=1), items, store,
+                 backend=ScriptedTestJudge({"default": "I would rate it a 3."}))
+    page = parse(render_report(build_report(folder)))
+    units = decode_units(page)
+    assert len(units) == 8
+    for u in units:
+        item = next(i for i in items if i.item_id == u["item_id"])
+        assert u["rated"]["text"] == item.text and u["rated"]["context"] == item.context
+    import base64
+    import gzip
+
+    details = json.loads(gzip.decompress(base64.b64decode(json.loads(page.script("jl-details"))["data"])))["D"]
+    k = next(k for k, u in enumerate(units) if u["item_id"] == "e1" and u["criterion"] == "relevance")
+    ref = details[k][4][1]  # the context, found in the relevance prompt after the text
+    content = units[k]["prompts"][ref[0]][ref[1]][1]
+    assert isinstance(ref, list) and ref[2] == content.index("Prompt \U0001f4da") + 2  # two emoji before it: 2 extra UTF-16 units
