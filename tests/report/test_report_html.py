@@ -540,3 +540,23 @@ def test_text_references_count_utf16_units_as_the_page_does(tmp_path):
     ref = details[k][4][1]  # the context, found in the relevance prompt after the text
     content = units[k]["prompts"][ref[0]][ref[1]][1]
     assert isinstance(ref, list) and ref[2] == content.index("Prompt \U0001f4da") + 2  # two emoji before it: 2 extra UTF-16 units
+
+
+def test_a_pairs_card_carries_both_texts_by_name(tmp_path):
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    facts = {"premise": "A man reads.", "hypothesis": "A person reads.", "relationship": "entailment"}
+    pair = Item("a|b", "a vs b", "pair", extra={"first": {**facts, "text": "A man is a person."},
+                                                 "second": {**facts, "text": f"Because {XSS}."}})
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="nle-esnli-pairwise", samples=1, criteria=["informativeness"]), [pair], store,
+                 backend=ScriptedTestJudge({"default": "Yes"}))
+    html = render_report(build_report(folder))
+    assert XSS not in html
+    (unit,) = decode_units(parse(html))
+    assert unit["rated"]["parts"] == {"first": "A man is a person.", "second": f"Because {XSS}."}
+    assert unit["rated"]["text"] == "a vs b" and unit["rated"]["context"] is None
