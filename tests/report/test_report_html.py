@@ -470,7 +470,15 @@ def test_cards_carry_the_rated_text_and_context_as_the_run_recorded_them(rate_re
     # the rated text is in the prompt, so the payload points into it instead of storing it twice
     details = json.loads(__import__("gzip").decompress(__import__("base64").b64decode(
         json.loads(parse(html).script("jl-details"))["data"])))["D"]
-    assert all(isinstance(d[4][0], list) for d in details)
+    assert all(isinstance(d[4][0], list) and len(d[4][0]) == 4 for d in details)  # in the unit's own prompt
+    for u, d in zip(units, details):  # the context stands only in the relevance prompt: the others point there
+        ref = d[4][1]
+        if u["criterion"] == "relevance":
+            assert len(ref) == 4
+        else:
+            other = units[ref[0]]
+            assert len(ref) == 5 and other["criterion"] == "relevance"
+            assert (other["rater"], other["system"], other["item_id"]) == (u["rater"], u["system"], u["item_id"])
     assert "The rated text was not recorded for" not in html  # the section's note is for stores without texts
 
 

@@ -27,9 +27,11 @@ Two payloads are embedded in the page:
   likely next tokens where the score was read), ``humans = [[rater, score], …]``, and ``rated``
   the text the judge rated as the store's ``items`` table recorded it (``null`` when it was not
   recorded): ``[text, context or null, [[name, part], …]]``, each a *text reference* — an
-  ``S`` index, or ``[prompt, message, start, length]`` where the text is found verbatim in a
-  message of the unit's prompts (offsets in UTF-16 code units, as JavaScript counts), so a
-  text that is in the prompt is not stored twice.
+  ``S`` index; ``[prompt, message, start, length]`` where the text stands verbatim in a message of
+  the unit's own prompts; or ``[unit, prompt, message, start, length]`` where it stands in a
+  prompt of another unit of the same rater and item (a context that only one criterion's prompt
+  holds). Offsets count UTF-16 code units, as JavaScript does, so a text that is in a prompt is
+  not stored twice.
 """
 from __future__ import annotations
 
@@ -118,15 +120,42 @@ def _utf16(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
-def _text_ref(value: str, messages: list[tuple[tuple[str, str], ...]], strings: "_Interner") -> Any:
-    """A text reference (module docstring): where ``value`` stands verbatim in the unit's prompts, else its S index."""
+def _in_prompts(value: str, messages: list[tuple[tuple[str, str], ...]]) -> list[int] | None:
+    """``[prompt, message, start, length]`` (UTF-16 units) where ``value`` stands verbatim in the messages, else None."""
     if value:
         for p, msgs in enumerate(messages):
             for m, (_, content) in enumerate(msgs):
                 at = content.find(value)
                 if at >= 0:
                     return [p, m, _utf16(content[:at]), _utf16(value)]
-    return strings(value)
+    return None
+
+
+class _Texts:
+    """Text references of the cards (module docstring): in the unit's own prompts at once; otherwise
+    resolved when every unit is known — in another unit's prompt of the same rater and item, else S."""
+
+    def __init__(self, strings: _Interner) -> None:
+        self.strings = strings
+        self.found: dict[tuple[str, str, str, str], tuple[dict[str, Any], list[int]]] = {}
+        self.pending: list[tuple[list[Any], int, tuple[str, str, str, str]]] = []
+
+    def ref(self, value: str, messages: list[tuple[tuple[str, str], ...]], unit: tuple[str, str, str, str],
+            owner: dict[str, Any], slot: list[Any], index: int) -> None:
+        """Set ``slot[index]`` to the reference of ``value`` (now, or in :meth:`resolve`)."""
+        key = (unit[0], unit[2], unit[3], value)  # rater, system, item, the text
+        here = _in_prompts(value, messages)
+        if here is not None:
+            slot[index] = here
+            self.found.setdefault(key, (owner, here))
+        else:
+            self.pending.append((slot, index, key))
+
+    def resolve(self, order: dict[int, int]) -> None:
+        """Fill the pending references once units have their final positions (``id(unit) → index``)."""
+        for slot, index, key in self.pending:
+            hit = self.found.get(key)
+            slot[index] = [order[id(hit[0])], *hit[1]] if hit is not None else self.strings(key[3])
 
 
 def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
@@ -151,6 +180,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
     units: list[dict[str, Any]] = []
     prompts_available = False
     texts_shown = 0
+    refs = _Texts(strings)
     col = {c: judge[c].tolist() for c in ("rater", "criterion", "system", "item_id", "sample", "status", "score",
                                           "score_parsed", "score_logprob", "logprob_outside", "raw", "attempts", "keys")}
     ids = [(str(r), str(c), str(s), str(i)) for r, c, s, i in zip(col["rater"], col["criterion"], col["system"], col["item_id"])]
@@ -212,15 +242,19 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         per_rater = [sum(v) / len(v) for v in human_scores.values()]
         hlist = [[name, round(v, 4)] for name, values in sorted(human_scores.items()) for v in values]
         rated: list[Any] | None = None
+        record: dict[str, Any] = {}
         shown = text_of_unit(texts, by_item, rater, system, item)
         if shown is not None:
-            rated = [_text_ref(shown.text, prompt_msgs, strings),
-                     None if shown.context is None else _text_ref(shown.context, prompt_msgs, strings),
-                     [[name, _text_ref(part, prompt_msgs, strings)] for name, part in shown.parts]]
+            rated = [None, None, [[name, None] for name, _ in shown.parts]]
+            refs.ref(shown.text, prompt_msgs, unit, record, rated, 0)
+            if shown.context is not None:
+                refs.ref(shown.context, prompt_msgs, unit, record, rated, 1)
+            for slot, (_, part) in zip(rated[2], shown.parts):
+                refs.ref(part, prompt_msgs, unit, record, slot, 1)
             texts_shown += 1
         jmean = sum(scores) / len(scores) if scores else None
         hmean = sum(per_rater) / len(per_rater) if per_rater else None
-        units.append({
+        record.update({
             "r": raters.setdefault(rater, len(raters)), "c": criteria.setdefault(criterion, len(criteria)),
             "s": systems.setdefault(system, len(systems)), "i": item, "j": _num(jmean), "h": _num(hmean),
             "d": _num(jmean - hmean) if jmean is not None and hmean is not None else None,
@@ -228,6 +262,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
             "nh": len(hlist), "key": (criterion, system, item, rater),
             "detail": [prompts, samples, hlist, cue, rated],
         })
+        units.append(record)
 
     current: tuple[str, str, str, str] | None = None
     rows: list[int] = []
@@ -246,6 +281,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         units.sort(key=lambda u: (u["d"] is None, -abs(u["d"]) if u["d"] is not None else 0.0, u["key"]))
     else:
         units.sort(key=lambda u: (u["sp"] is None, -(u["sp"] or 0.0), u["key"]))
+    refs.resolve({id(u): k for k, u in enumerate(units)})
     index: dict[str, Any] = {
         "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
         **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},

@@ -153,10 +153,12 @@ SCRIPT = r"""
     return box;
   }
 
-  // a text reference: an index into the strings, or [prompt, message, start, length] into the unit's prompts
+  // a text reference: an index into the strings, [prompt, message, start, length] into the unit's own
+  // prompts, or [unit, prompt, message, start, length] into another unit's (offsets in UTF-16 units)
   function textOf(d, ref) {
     if (ref === null || ref === undefined) { return null; }
     if (typeof ref === "number") { return strings[ref]; }
+    if (ref.length === 5) { d = details[ref[0]]; ref = ref.slice(1); }
     var m = d[0][ref[0]][ref[1]];
     return m[1].map(str).join("\n").substr(ref[2], ref[3]);
   }
