@@ -152,17 +152,37 @@ def decode_units(page: Page) -> list[dict]:
     payload = json.loads(gzip.decompress(base64.b64decode(blob["data"])).decode("utf-8"))
     strings, details = payload["S"], payload["D"]
     units = []
-    for u, (prompts, samples, humans, cue) in enumerate(details):
+    all_prompts = [[[(role, "\n".join(strings[k] for k in lines)) for role, lines in p] for p in d[0]] for d in details]
+    for u, (prompts, samples, humans, cue, rated) in enumerate(details):
+        decoded_prompts = all_prompts[u]
         units.append({
             "rater": index["raters"][index["r"][u]], "criterion": index["criteria"][index["c"][u]],
             "system": index["systems"][index["s"][u]], "item_id": index["i"][u], "judge": index["j"][u],
             "human": index["h"][u], "diff": index["d"][u],
-            "prompts": [[(role, "\n".join(strings[k] for k in lines)) for role, lines in p] for p in prompts],
+            "prompts": decoded_prompts,
             "samples": [{"sample": s[0], "status": s[1], "score": s[2], "raw": strings[s[6]] if s[6] is not None else None,
                          "prompt": s[7], "dist": s[9]} for s in samples],
-            "humans": humans, "cue": cue,
+            "humans": humans, "cue": cue, "rated": None if rated is None else {
+                "text": text_ref(rated[0], strings, all_prompts, u), "context": text_ref(rated[1], strings, all_prompts, u),
+                "parts": {name: text_ref(ref, strings, all_prompts, u) for name, ref in rated[2]}},
         })
     return units
+
+
+def text_ref(ref, strings: list[str], all_prompts: list, unit: int) -> str | None:
+    """A text reference of the payload: a string index, [prompt, message, start, length] into the unit's
+    own decoded prompts or [unit, prompt, message, start, length] into another's, counted in UTF-16 code
+    units (as the page's JavaScript counts)."""
+    if ref is None:
+        return None
+    if isinstance(ref, int):
+        return strings[ref]
+    if len(ref) == 5:
+        unit, ref = ref[0], ref[1:]
+    prompts = all_prompts[unit]
+    p, m, start, length = ref
+    units16 = prompts[p][m][1].encode("utf-16-le")
+    return units16[2 * start:2 * (start + length)].decode("utf-16-le")
 
 
 def store_prompt_and_raw(store: Path) -> dict[tuple, dict]:

@@ -102,6 +102,19 @@ def test_opens_without_console_errors_and_shows_the_largest_disagreement_first(d
     assert len(shown) == min(50, len(units))
     assert float(shown[0].get_attribute("data-absdiff")) == pytest.approx(max(abs(u["diff"]) for u in ranked))
     assert "judge \u2212 human" in shown[0].text
+    # the first card shows the item's text first: before the judge's answer, the samples and the prompt
+    first = shown[0]
+    assert units[0]["rated"] is not None
+    text = first.find_element("css selector", ".unit-text pre.item-text").get_attribute("textContent")
+    assert text == units[0]["rated"]["text"]
+    context = first.find_element("css selector", ".unit-context pre.item-text").get_attribute("textContent")
+    assert context == units[0]["rated"]["context"]
+    order = driver.execute_script(
+        "var a = arguments[0]; return ['.unit-rated', '.unit-side', 'table.samples', 'details.prompt']"
+        ".map(function (s) { var e = a.querySelector(s); return e ? Array.prototype.indexOf.call(a.querySelectorAll('*'), e) : -1; });",
+        first)
+    assert -1 not in order and order == sorted(order), order
+    assert not first.find_element("css selector", "details.prompt").get_attribute("open")  # the prompt stays collapsed
     shot = tmp_path_factory.getbasetemp() / "report-screenshot.png"
     height = driver.execute_script("return document.body.scrollHeight")
     driver.set_window_size(1366, min(int(height), 12000))
@@ -149,10 +162,76 @@ def test_item_shows_prompt_answers_and_humans_as_text(driver, rate_report):
     raws = [e.get_attribute("textContent") for e in article.find_elements("css selector", "pre.raw-text")]
     assert raws == [s["raw"] for s in target["samples"]]
     assert "Human ratings: human:ann" in article.text
+    rated = article.find_element("css selector", ".unit-text pre.item-text").get_attribute("textContent")
+    assert rated == target["rated"]["text"] and XSS in rated  # the item's text, as text
     xss_answer = next(a for a in _articles(driver) if a.find_element("tag name", "h3").text.endswith("item s2"))
     assert XSS in xss_answer.find_element("css selector", "pre.raw-text").get_attribute("textContent")
     assert not driver.find_elements("css selector", "#units script")
     _no_alert(driver)
+    _no_console_errors(driver)
+
+
+def test_long_texts_are_clipped_with_a_toggle_and_an_old_store_says_where_the_text_is(driver, tmp_path_factory, tmp_path):
+    import shutil
+    import sqlite3
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_agree_folder(tmp_path_factory), folder)
+    long_text = "A long first line. " * 80 + "\n" + "\n".join(f"line {k}" for k in range(30))
+    context = "\n".join(f"context line {k}" for k in range(10))
+    db = sqlite3.connect(folder / "store.sqlite")
+    db.execute("UPDATE items SET text = ?, context = ? WHERE item_id = 's0'", (long_text, context))
+    db.commit()
+    db.close()
+    report = write_report(folder, tmp_path / "long.html")
+    _open(driver, report)
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "f-sort")).select_by_value("item")
+    _wait_ready(driver)
+    card = next(a for a in _articles(driver) if a.find_element("tag name", "h3").text.endswith("item s0"))
+    for block, full, limit in ((".unit-text", long_text, 700), (".unit-context", context, 300)):
+        box = card.find_element("css selector", block)
+        pre = box.find_element("css selector", "pre.item-text")
+        shown = pre.get_attribute("textContent")
+        assert len(shown) < len(full) and shown.endswith("\u2026") and len(shown) <= limit + 2
+        button = box.find_element("css selector", "button.show-all")
+        assert button.get_attribute("aria-expanded") == "false" and f"{len(full):,} characters" in button.text
+        button.click()
+        assert pre.get_attribute("textContent") == full and button.get_attribute("aria-expanded") == "true"
+        button.click()
+        assert pre.get_attribute("textContent") == shown
+    _no_console_errors(driver)
+    db = sqlite3.connect(folder / "store.sqlite")  # a store written before texts were recorded
+    db.execute("DROP TABLE items")
+    db.commit()
+    db.close()
+    _open(driver, write_report(folder, tmp_path / "old.html"))
+    first = _articles(driver)[0]
+    assert not first.find_elements("css selector", ".unit-text")
+    line = first.find_element("css selector", ".unit-rated p.rated-missing").text
+    assert line.startswith("The rated text was not recorded in this store") and line.endswith("the prompt below holds it.")
+    _no_console_errors(driver)
+
+
+def test_texts_outside_the_bmp_read_back_from_the_prompt_in_the_browser(driver, tmp_path):
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+    from judgelab.store import Store
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    item = Item("e1", "Caf\u00e9 \U0001f600\U0001f680 story.\nLine two \u00e9.", context="Prompt \U0001f4da \u00e9")
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="chiang-lee-story", samples=1), [item], store,
+                 backend=ScriptedTestJudge({"default": "I would rate it a 3."}))
+    _open(driver, write_report(folder))
+    cards = _articles(driver)
+    assert len(cards) == 4
+    for card in cards:  # the context is a reference into the relevance prompt, after the text's two emoji
+        assert card.find_element("css selector", ".unit-text pre.item-text").get_attribute("textContent") == item.text
+        assert card.find_element("css selector", ".unit-context pre.item-text").get_attribute("textContent") == item.context
     _no_console_errors(driver)
 
 
@@ -239,6 +318,8 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
     """docs/agreement.md's SummEval flow as written (recipe geval, then `agree … --out agreement/`), with a
     scripted test double instead of the local model: agreement/report.html opens with the headline and its
     intervals on the first screen, and every item shows the expert mean beside the judge's answer."""
+    import json
+
     from conftest import run_cli
 
     env = {"JUDGELAB_SHARED_DATA": str(SHARED_DATA)}
@@ -271,6 +352,17 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
         assert len(units) == 50
         for art in units:
             assert "human mean " in art.text and "human:mean" in art.text and "Rating: " in art.text
+        # every card shows the summary rated first, and its article (the context) clipped with its own toggle
+        decoded = decode_units(parse(report.read_text(encoding="utf-8")))
+        summaries = {json.loads(line)["summary"] for line in
+                     (SHARED_DATA / "summeval" / "summeval_expert_means.jsonl").read_text(encoding="utf-8").splitlines()}
+        assert all(u["rated"] is not None and u["rated"]["text"] in summaries for u in decoded)
+        first = units[0]
+        assert first.find_element("css selector", ".unit-text pre.item-text").get_attribute("textContent") == \
+            decoded[0]["rated"]["text"]
+        context = first.find_element("css selector", ".unit-context")
+        assert len(context.find_element("css selector", "pre.item-text").get_attribute("textContent")) <= 302
+        assert context.find_element("css selector", "button.show-all").get_attribute("aria-expanded") == "false"
     finally:
         driver.set_window_size(1366, 900)
 

@@ -454,3 +454,117 @@ def test_two_raters_baseline_marker_is_their_pairwise_correlation(tmp_path):
     assert vs_mean > pairwise
     svg = data.agreement.figures[0].svg
     assert f"human baseline: {pairwise:.3f}" in svg and f": {vs_mean:.3f}</title>" not in svg
+
+
+# -- cards: the rated text first -------------------------------------------------------------------------
+def test_cards_carry_the_rated_text_and_context_as_the_run_recorded_them(rate_report, rate_run):
+    _, _, html = rate_report
+    units = decode_units(parse(html))
+    given = {(r.get("system") or "default", str(r["id"])): r
+             for r in map(json.loads, (rate_run.parent / "items.jsonl").read_text().splitlines())}
+    assert units and all(u["rated"] is not None for u in units)
+    for u in units:
+        item = given[(u["system"], u["item_id"])]
+        assert u["rated"]["text"] == item["text"] and u["rated"]["context"] == item["context"]
+        assert u["rated"]["parts"] == {}
+    # the rated text is in the prompt, so the payload points into it instead of storing it twice
+    details = json.loads(__import__("gzip").decompress(__import__("base64").b64decode(
+        json.loads(parse(html).script("jl-details"))["data"])))["D"]
+    assert all(isinstance(d[4][0], list) and len(d[4][0]) == 4 for d in details)  # in the unit's own prompt
+    for u, d in zip(units, details):  # the context stands only in the relevance prompt: the others point there
+        ref = d[4][1]
+        if u["criterion"] == "relevance":
+            assert len(ref) == 4
+        else:
+            other = units[ref[0]]
+            assert len(ref) == 5 and other["criterion"] == "relevance"
+            assert (other["rater"], other["system"], other["item_id"]) == (u["rater"], u["system"], u["item_id"])
+    assert "The rated text was not recorded for" not in html  # the section's note is for stores without texts
+
+
+def test_a_store_without_the_items_table_still_reports_and_says_where_the_text_is(rate_run, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    db = sqlite3.connect(folder / "store.sqlite")  # as a store of version 3 is: no items table
+    db.execute("DROP TABLE items")
+    db.execute("UPDATE judgelab_meta SET value = '3' WHERE name = 'version'")
+    db.commit()
+    db.close()
+    data = build_report(folder, human=[write_humans(tmp_path / "H.csv")])
+    assert not data.problems and data.items is not None and data.items.prompts_available
+    n = data.items.units
+    assert f"The rated text was not recorded for {n} of {n} items" in " ".join(data.items.notes)
+    html = render_report(data)
+    units = decode_units(parse(html))
+    assert all(u["rated"] is None for u in units) and all(u["prompts"] for u in units)
+    assert f"The rated text was not recorded for {n} of {n} items" in "".join(parse(html).text)
+
+
+def test_rated_text_not_in_the_prompt_is_stored_and_only_escaped(rate_run, tmp_path):
+    import sqlite3
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_run, folder)
+    context = f"A context {XSS} that no prompt holds </script><!-- & \u00e9\U0001f600"
+    db = sqlite3.connect(folder / "store.sqlite")
+    db.execute("UPDATE items SET context = ? WHERE item_id = 's<b>5</b>'", (context,))
+    db.commit()
+    db.close()
+    html = write_report(folder).read_text(encoding="utf-8")
+    assert XSS not in html and "</script><!--" not in html
+    units = decode_units(parse(html))
+    mine = [u for u in units if u["item_id"] == "s<b>5</b>"]
+    assert mine and all(u["rated"]["context"] == context for u in mine)
+    assert all(u["rated"]["text"].startswith("Story number 5.") for u in mine)
+
+
+def test_text_references_count_utf16_units_as_the_page_does(tmp_path):
+    """A context that follows a text with characters outside the BMP in the same prompt: its reference
+    into the prompt is counted in UTF-16 code units (JavaScript's substr), so it reads back exactly."""
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    items = [Item("e1", "Caf\u00e9 \U0001f600\U0001f680 story, line one.\nLine two \u00e9.", context="Prompt \U0001f4da \u00e9"),
+             Item("e2", "A plain story.", context="Prompt two")]
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="chiang-lee-story", samples=1), items, store,
+                 backend=ScriptedTestJudge({"default": "I would rate it a 3."}))
+    page = parse(render_report(build_report(folder)))
+    units = decode_units(page)
+    assert len(units) == 8
+    for u in units:
+        item = next(i for i in items if i.item_id == u["item_id"])
+        assert u["rated"]["text"] == item.text and u["rated"]["context"] == item.context
+    import base64
+    import gzip
+
+    details = json.loads(gzip.decompress(base64.b64decode(json.loads(page.script("jl-details"))["data"])))["D"]
+    k = next(k for k, u in enumerate(units) if u["item_id"] == "e1" and u["criterion"] == "relevance")
+    ref = details[k][4][1]  # the context, found in the relevance prompt after the text
+    content = units[k]["prompts"][ref[0]][ref[1]][1]
+    assert isinstance(ref, list) and ref[2] == content.index("Prompt \U0001f4da") + 2  # two emoji before it: 2 extra UTF-16 units
+
+
+def test_a_pairs_card_carries_both_texts_by_name(tmp_path):
+    from judgelab.datasets.items import Item
+    from judgelab.models.backends.scripted import ScriptedTestJudge
+    from judgelab.run import RunSpec, run_spec
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    facts = {"premise": "A man reads.", "hypothesis": "A person reads.", "relationship": "entailment"}
+    pair = Item("a|b", "a vs b", "pair", extra={"first": {**facts, "text": "A man is a person."},
+                                                 "second": {**facts, "text": f"Because {XSS}."}})
+    with Store(folder / "store.sqlite") as store:
+        run_spec(RunSpec(template="nle-esnli-pairwise", samples=1, criteria=["informativeness"]), [pair], store,
+                 backend=ScriptedTestJudge({"default": "Yes"}))
+    html = render_report(build_report(folder))
+    assert XSS not in html
+    (unit,) = decode_units(parse(html))
+    assert unit["rated"]["parts"] == {"first": "A man is a person.", "second": f"Because {XSS}."}
+    assert unit["rated"]["text"] == "a vs b" and unit["rated"]["context"] is None

@@ -18,7 +18,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML file (no network needed) with what ran, results, agreement, discernment,
     failures, a browser of the largest judge-human disagreements, and cost and time."""
-    from judgelab.report.folder import check_human_files
+    from judgelab.report.humans import check_human_files
     from judgelab.report.html import write_report
 
     check_human_files(human or ())  # a --human file that is not there is refused before the folder is read

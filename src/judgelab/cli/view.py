@@ -23,7 +23,7 @@ def view(
 
     from judgelab.annotate.server import bind, serve
     from judgelab.errors import JudgelabError
-    from judgelab.report.folder import check_human_files
+    from judgelab.report.humans import check_human_files
     from judgelab.report.live import LiveReport, make_app
 
     if not every > 0:

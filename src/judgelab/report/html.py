@@ -23,10 +23,11 @@ Sections, each present when the folder has data for it, in page order:
 * **Failures** — counts by status and example raw answers.
 * **Disagreements** (or **Items** without human ratings) — a browser of every judged
   item and criterion, ranked by |judge − human|, filterable by criterion, system and
-  judge: the judge's answer beside the human ratings, every sample's raw answer, parse status
+  judge: the rated text first (as the store's ``items`` table recorded it; long texts and
+  contexts clipped with a "show all" toggle), then the judge's answer beside the human ratings, every sample's raw answer, parse status
   and score, the log-probability distribution where there is one, the exact prompt (collapsed);
   50 per page, a compact list view. Where human ratings are read from is listed in
-  :mod:`judgelab.report.folder`.
+  :mod:`judgelab.report.humans`.
 * **Cost and time**, **The folder's README** (a recipe's notes, as text), **Other tables**
   (the folder's other CSVs), **Figures** (its PNGs and JPEGs), and **What ran** last —
   ``run.json`` (command, versions, time) and the store's runs: judge, template and its SHA-256,
@@ -52,6 +53,7 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.report import html_build as B
+from judgelab.report import html_runs as R
 from judgelab.report.folder import (
     RATINGS_FILES,
     RunFolder,
@@ -59,7 +61,6 @@ from judgelab.report.folder import (
     agree_inputs,
     agree_steps,
     is_human,
-    load_humans,
     open_folder,
     ratings_from_file,
 )
@@ -69,6 +70,7 @@ from judgelab.report.html_audit import AUDIT_FILES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
+from judgelab.report.humans import load_humans
 
 __all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
 
@@ -125,6 +127,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if reader is not None and judge is not None:
             keys = {k for row in judge["keys"] for k in row}
             calls = CallCache(_guard(problems, "store.sqlite calls", lambda: reader.calls(keys)) or {})
+        texts = (_guard(problems, "store.sqlite items", reader.item_texts) or {}) if reader is not None else {}
         templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
                      if isinstance(s, dict) and s.get("template")}
         data = ReportData(
@@ -132,7 +135,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
             generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), judgelab_version=__version__,
             files=[f for f in rf.files if not f.endswith((".lock", ".journal", ".tmp", "-wal", "-shm"))],
         )
-        data.what_ran = _guard(problems, "What ran", lambda: B.what_ran(rf, reader, judge, humans, calls))
+        data.what_ran = _guard(problems, "What ran", lambda: R.what_ran(rf, reader, judge, humans, calls))
         data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
         tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf, judge, humans))
         if tables is not None:
@@ -145,7 +148,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
         if judge is not None:
-            data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates))
+            data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates,
+                                                                                 texts))
         if data.items is not None and not data.items.has_human and data.agreement is not None:
             # never "no human ratings" beside an agreement table: say why the items have none
             data.items.notes = [n for n in data.items.notes if not n.startswith("No human ratings were found")]
@@ -154,7 +158,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
                                                                            if humans.problems else "")
                                     + "; items are ranked by the spread of the judge's own samples.")
         infos = data.what_ran.runs if data.what_ran is not None else []
-        data.cost = _guard(problems, "Cost and time", lambda: B.cost_time(rf, judge, calls, infos, reader))
+        data.cost = _guard(problems, "Cost and time", lambda: R.cost_time(rf, judge, calls, infos, reader))
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
                                                                                               errors="replace"))

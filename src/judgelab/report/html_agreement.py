@@ -8,9 +8,10 @@ from typing import cast
 
 import pandas as pd
 
-from judgelab.report.folder import HumanRatings, RunFolder, read_table
+from judgelab.report.folder import RunFolder, read_table
 from judgelab.report.html_build import _clean, _finite, df_table
 from judgelab.report.html_model import Agreement, ColumnKind, Figure, Table
+from judgelab.report.humans import HumanRatings
 from judgelab.report.svg import Point, interval_chart
 
 __all__ = ["AgreementTables", "agreement_tables", "agreement"]

@@ -18,13 +18,20 @@ Two payloads are embedded in the page:
   ``S``: message contents are stored as lists of line indices (a prompt's lines are
   ``"\\n".join(S[k] for k in lines)``), so a template's lines and an item's text are stored
   once however many criteria and samples share them. ``D[u]`` is
-  ``[prompts, samples, humans, score_cue]`` with ``prompts = [[[role, [line, …]], …], …]``
+  ``[prompts, samples, humans, score_cue, rated]`` with ``prompts = [[[role, [line, …]], …], …]``
   (the distinct message lists sent for the unit), ``samples = [[sample, status, score,
   score_parsed, score_logprob, logprob_outside, raw (S index), prompt (index into prompts),
   attempts or null, distribution or null], …]``, ``attempts = [[text (S index), status,
   finish_reason, reasoning (S index or null)], …]`` (given when there was more than one
   attempt or a reasoning text), ``distribution = [[token, probability], …]`` (the ten most
-  likely next tokens where the score was read), ``humans = [[rater, score], …]``.
+  likely next tokens where the score was read), ``humans = [[rater, score], …]``, and ``rated``
+  the text the judge rated as the store's ``items`` table recorded it (``null`` when it was not
+  recorded): ``[text, context or null, [[name, part], …]]``, each a *text reference* — an
+  ``S`` index; ``[prompt, message, start, length]`` where the text stands verbatim in a message of
+  the unit's own prompts; or ``[unit, prompt, message, start, length]`` where it stands in a
+  prompt of another unit of the same rater and item (a context that only one criterion's prompt
+  holds). Offsets count UTF-16 code units, as JavaScript does, so a text that is in a prompt is
+  not stored twice.
 """
 from __future__ import annotations
 
@@ -32,19 +39,26 @@ import base64
 import gzip
 import json
 import math
-from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
-from judgelab.report.folder import HumanRatings
+from judgelab.report.html_calls import (
+    CallCache,
+    _choice,
+    distribution,
+    messages_of,
+    parse_attempts,
+)
 from judgelab.report.html_model import ItemBrowser
+from judgelab.report.humans import HumanRatings
 from judgelab.status import Status
+from judgelab.store.items import ItemText
 
-__all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "distribution", "parse_attempts"]
+__all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "distribution", "parse_attempts",
+           "text_of_unit"]
 
 PAGE_SIZE = 50
-TOP_TOKENS = 10
 
 
 def unit_key(rater: str, criterion: str, system: str, item_id: str) -> tuple[str, str, str, str]:
@@ -78,150 +92,6 @@ class _Interner:
         return k
 
 
-@lru_cache(maxsize=64)
-def _scale_of(template: str | None) -> tuple[float, float]:
-    """The rating scale of a shipped or file template (1–5 when it cannot be loaded)."""
-    if template:
-        try:
-            from judgelab.prompts import load_template
-
-            return tuple(load_template(template).scale)  # type: ignore[return-value]
-        except Exception:  # noqa: BLE001 - a template of another version or a DHP task's own template
-            pass
-    return (1.0, 5.0)
-
-
-def parse_attempts(value: Any) -> list[dict[str, Any]]:
-    """The attempts of a judgment (its ``attempts`` JSON or list); [] when absent or unreadable."""
-    if isinstance(value, list):
-        return value
-    if isinstance(value, str) and value:
-        try:
-            parsed = json.loads(value)
-            return parsed if isinstance(parsed, list) else []
-        except json.JSONDecodeError:
-            return []
-    return []
-
-
-class CallCache:
-    """The ledger's requests and responses (key → JSON texts).
-
-    ``request(key)`` is a slim, cached summary of a request (its ``messages`` as a tuple,
-    ``n`` and ``score_cue``), so that 100,000 judgments do not keep 100,000 parsed requests
-    in memory; ``response(key)`` parses on demand (the last one is remembered, as the
-    samples of one call ask for it in turn).
-    """
-
-    def __init__(self, calls: dict[str, tuple[str, str]] | None = None) -> None:
-        self._raw = calls or {}
-        self._req: dict[str, dict[str, Any] | None] = {}
-        self._last: tuple[str | None, dict[str, Any] | None] = (None, None)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
-
-    def request(self, key: str | None) -> dict[str, Any] | None:
-        """``{"messages": ((role, content), …) or None, "n": int, "score_cue": str or None}`` of a stored request."""
-        if not key or key not in self._raw:
-            return None
-        if key not in self._req:
-            try:
-                full = json.loads(self._raw[key][0])
-            except json.JSONDecodeError:
-                full = None
-            if not isinstance(full, dict):
-                self._req[key] = None
-            else:
-                msgs = messages_of(full)
-                self._req[key] = {"messages": None if msgs is None else tuple(msgs), "n": full.get("n"),
-                                  "score_cue": full.get("score_cue")}
-        return self._req[key]
-
-    def messages(self, key: str | None) -> tuple[tuple[str, str], ...] | None:
-        """The (role, content) messages of the stored request ``key``."""
-        request = self.request(key)
-        return None if request is None else request["messages"]
-
-    def has_tokens(self, key: str | None) -> bool:
-        """Whether the stored response carries per-token log-probabilities (read without parsing it)."""
-        if not key or key not in self._raw:
-            return False
-        text = self._raw[key][1]
-        return '"tokens": [' in text or '"tokens":[' in text
-
-    def response(self, key: str | None) -> dict[str, Any] | None:
-        """The stored response of ``key``, parsed."""
-        if not key or key not in self._raw:
-            return None
-        if self._last[0] != key:
-            try:
-                parsed = json.loads(self._raw[key][1])
-            except json.JSONDecodeError:
-                parsed = None
-            self._last = (key, parsed if isinstance(parsed, dict) else None)
-        return self._last[1]
-
-
-def messages_of(request: dict[str, Any] | None) -> list[tuple[str, str]] | None:
-    """The (role, content) messages of a stored request."""
-    if not request or not isinstance(request.get("messages"), (list, tuple)):
-        return None
-    out = []
-    for m in request["messages"]:
-        if isinstance(m, dict):
-            out.append((str(m.get("role", "")), str(m.get("content", ""))))
-        elif isinstance(m, (list, tuple)) and len(m) == 2:
-            out.append((str(m[0]), str(m[1])))
-    return out
-
-
-def _choice(request: dict[str, Any] | None, response: dict[str, Any] | None, sample: int) -> dict[str, Any] | None:
-    if not response or not isinstance(response.get("choices"), list):
-        return None
-    choices = response["choices"]
-    index = sample if request and int(request.get("n") or 1) > 1 else 0
-    return choices[index] if 0 <= index < len(choices) else None
-
-
-def distribution(request: dict[str, Any] | None, response: dict[str, Any] | None, sample: int, text: str | None,
-                 template: str | None) -> list[list[Any]] | None:
-    """The next-token distribution where the score was read: the cue's (score mode) or the rating token's."""
-    choice = _choice(request, response, sample)
-    if not choice or not choice.get("tokens"):
-        return None
-    tokens = choice["tokens"]
-    index: int | None = None
-    if request and request.get("score_cue") is not None:
-        index = 0
-    else:
-        from judgelab.parse import parse_judgment, rating_token_index
-
-        try:
-            parsed = parse_judgment(text or choice.get("text") or "", _scale_of(template))
-            index = rating_token_index([tuple(t) for t in tokens], choice.get("text") or "", parsed.start)
-        except Exception:  # noqa: BLE001 - a malformed token list: no distribution
-            index = None
-    if index is None or index >= len(tokens):
-        return None
-    token = tokens[index]
-    alternatives = token[2] if len(token) > 2 and isinstance(token[2], dict) else {}
-    if not alternatives and len(token) > 1:
-        alternatives = {token[0]: token[1]}
-    probs: list[list] = []
-    for tok, logprob in alternatives.items():
-        try:
-            p = math.exp(float(logprob))
-        except (TypeError, ValueError, OverflowError):
-            continue
-        probs.append([str(tok), round(p, 5)])
-    probs.sort(key=lambda tp: -float(tp[1]))
-    return probs[:TOP_TOKENS] or None
-
-
 def _human_index(humans: HumanRatings) -> dict[tuple[str, str | None, str], dict[str, list[float]]]:
     table = humans.table
     out: dict[tuple[str, str | None, str], dict[str, list[float]]] = {}
@@ -235,13 +105,72 @@ def _human_index(humans: HumanRatings) -> dict[tuple[str, str | None, str], dict
     return out
 
 
+def text_of_unit(texts: dict[tuple[str, str, str], ItemText], by_item: dict[tuple[str, str], set[ItemText]],
+                 rater: str, system: str, item: str) -> ItemText | None:
+    """The text a unit's rater judged: recorded under its rater, else (a rater relabelled after the run,
+    as a recipe's ratings file may be) the one text that every rater recorded for the same system and item."""
+    found = texts.get((rater, system, item))
+    if found is not None:
+        return found
+    others = by_item.get((system, item), set())
+    return next(iter(others)) if len(others) == 1 else None
+
+
+def _utf16(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+
+
+def _in_prompts(value: str, messages: list[tuple[tuple[str, str], ...]]) -> list[int] | None:
+    """``[prompt, message, start, length]`` (UTF-16 units) where ``value`` stands verbatim in the messages, else None."""
+    if value:
+        for p, msgs in enumerate(messages):
+            for m, (_, content) in enumerate(msgs):
+                at = content.find(value)
+                if at >= 0:
+                    return [p, m, _utf16(content[:at]), _utf16(value)]
+    return None
+
+
+class _Texts:
+    """Text references of the cards (module docstring): in the unit's own prompts at once; otherwise
+    resolved when every unit is known — in another unit's prompt of the same rater and item, else S."""
+
+    def __init__(self, strings: _Interner) -> None:
+        self.strings = strings
+        self.found: dict[tuple[str, str, str, str], tuple[dict[str, Any], list[int]]] = {}
+        self.pending: list[tuple[list[Any], int, tuple[str, str, str, str]]] = []
+
+    def ref(self, value: str, messages: list[tuple[tuple[str, str], ...]], unit: tuple[str, str, str, str],
+            owner: dict[str, Any], slot: list[Any], index: int) -> None:
+        """Set ``slot[index]`` to the reference of ``value`` (now, or in :meth:`resolve`)."""
+        key = (unit[0], unit[2], unit[3], value)  # rater, system, item, the text
+        here = _in_prompts(value, messages)
+        if here is not None:
+            slot[index] = here
+            self.found.setdefault(key, (owner, here))
+        else:
+            self.pending.append((slot, index, key))
+
+    def resolve(self, order: dict[int, int]) -> None:
+        """Fill the pending references once units have their final positions (``id(unit) → index``)."""
+        for slot, index, key in self.pending:
+            hit = self.found.get(key)
+            slot[index] = [order[id(hit[0])], *hit[1]] if hit is not None else self.strings(key[3])
+
+
 def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
-                page_size: int = PAGE_SIZE, templates: dict[str, str] | None = None) -> ItemBrowser:
+                page_size: int = PAGE_SIZE, templates: dict[str, str] | None = None,
+                texts: dict[tuple[str, str, str], ItemText] | None = None) -> ItemBrowser:
     """The item browser over the judge's judgments (see the module docstring for the payload).
 
     ``judge`` has the judgments columns and ``keys`` (the ledger keys of each judgment's
-    attempts); ``templates`` maps a rater to its template's name (for the rating scale).
+    attempts); ``templates`` maps a rater to its template's name (for the rating scale);
+    ``texts`` the texts each rater judged (``Store.item_texts``), shown first on each card.
     """
+    texts = texts or {}
+    by_item: dict[tuple[str, str], set[ItemText]] = {}
+    for (_, s, i), t in texts.items():
+        by_item.setdefault((s, i), set()).add(t)
     human_idx = _human_index(humans)
     strings = _Interner()
     encoded: dict[tuple[tuple[str, str], ...], list[Any]] = {}
@@ -250,16 +179,19 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
     systems: dict[str, int] = {}
     units: list[dict[str, Any]] = []
     prompts_available = False
+    texts_shown = 0
+    refs = _Texts(strings)
     col = {c: judge[c].tolist() for c in ("rater", "criterion", "system", "item_id", "sample", "status", "score",
                                           "score_parsed", "score_logprob", "logprob_outside", "raw", "attempts", "keys")}
     ids = [(str(r), str(c), str(s), str(i)) for r, c, s, i in zip(col["rater"], col["criterion"], col["system"], col["item_id"])]
     order = sorted(range(len(ids)), key=lambda k: (ids[k], col["sample"][k]))
 
     def flush(unit: tuple[str, str, str, str], rows: list[int]) -> None:
-        nonlocal prompts_available
+        nonlocal prompts_available, texts_shown
         rater, criterion, system, item = unit
         template = (templates or {}).get(rater)
         prompt_ids: dict[tuple[tuple[str, str], ...], int] = {}
+        prompt_msgs: list[tuple[tuple[str, str], ...]] = []
         prompts: list[list[Any]] = []
         samples: list[list[Any]] = []
         scores: list[float] = []
@@ -280,6 +212,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                         lines = encoded[msgs] = [[role, [strings(line) for line in content.split("\n")]]
                                                  for role, content in msgs]
                     prompts.append(lines)
+                    prompt_msgs.append(msgs)
                 if request.get("score_cue") is not None:  # type: ignore[union-attr]
                     cue = str(request["score_cue"])  # type: ignore[index]
             status = str(col["status"][k])
@@ -308,16 +241,28 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                 human_scores.setdefault(name, []).extend(values)
         per_rater = [sum(v) / len(v) for v in human_scores.values()]
         hlist = [[name, round(v, 4)] for name, values in sorted(human_scores.items()) for v in values]
+        rated: list[Any] | None = None
+        record: dict[str, Any] = {}
+        shown = text_of_unit(texts, by_item, rater, system, item)
+        if shown is not None:
+            rated = [None, None, [[name, None] for name, _ in shown.parts]]
+            refs.ref(shown.text, prompt_msgs, unit, record, rated, 0)
+            if shown.context is not None:
+                refs.ref(shown.context, prompt_msgs, unit, record, rated, 1)
+            for slot, (_, part) in zip(rated[2], shown.parts):
+                refs.ref(part, prompt_msgs, unit, record, slot, 1)
+            texts_shown += 1
         jmean = sum(scores) / len(scores) if scores else None
         hmean = sum(per_rater) / len(per_rater) if per_rater else None
-        units.append({
+        record.update({
             "r": raters.setdefault(rater, len(raters)), "c": criteria.setdefault(criterion, len(criteria)),
             "s": systems.setdefault(system, len(systems)), "i": item, "j": _num(jmean), "h": _num(hmean),
             "d": _num(jmean - hmean) if jmean is not None and hmean is not None else None,
             "sp": _num(max(scores) - min(scores)) if scores else None, "n": len(rows), "ok": len(scores),
             "nh": len(hlist), "key": (criterion, system, item, rater),
-            "detail": [prompts, samples, hlist, cue],
+            "detail": [prompts, samples, hlist, cue, rated],
         })
+        units.append(record)
 
     current: tuple[str, str, str, str] | None = None
     rows: list[int] = []
@@ -336,6 +281,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         units.sort(key=lambda u: (u["d"] is None, -abs(u["d"]) if u["d"] is not None else 0.0, u["key"]))
     else:
         units.sort(key=lambda u: (u["sp"] is None, -(u["sp"] or 0.0), u["key"]))
+    refs.resolve({id(u): k for k, u in enumerate(units)})
     index: dict[str, Any] = {
         "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
         **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},
@@ -351,6 +297,10 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                      "recorded `judgelab agree` command, or from `judgelab report --human FILE`.")
     if not prompts_available:
         notes.append("The prompts sent are not available (no store.sqlite with the calls in this folder).")
+    if units and texts_shown < len(units):
+        notes.append(f"The rated text was not recorded for {len(units) - texts_shown:,} of {len(units):,} items "
+                     "(judged before judgelab recorded item texts in the store, or no store.sqlite in this folder)"
+                     + ("; their prompts hold it." if prompts_available else "."))
     return ItemBrowser(units=len(units), has_human=has_human, human_sources=list(humans.sources),
                        prompts_available=prompts_available, index=index, details_gzip_base64=blob,
                        page_size=page_size, default_sort=default_sort, notes=notes)

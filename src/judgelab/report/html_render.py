@@ -15,8 +15,9 @@ from typing import Any
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
-from judgelab.report.html_assets import CSS, SCRIPT
+from judgelab.report.html_assets import CSS
 from judgelab.report.html_audit import AUDIT_TEMPLATE
+from judgelab.report.html_script import SCRIPT
 from judgelab.report.html_model import ReportData
 from judgelab.report.svg import esc
 

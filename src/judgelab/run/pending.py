@@ -49,7 +49,7 @@ class _Deferred(CallFailed):
 class _NoWriter:
     """A recorder's writer that keeps nothing (the collecting pass records no judgment)."""
 
-    def add(self, calls: Any = (), judgments: Any = ()) -> None:
+    def add(self, calls: Any = (), judgments: Any = (), items: Any = ()) -> None:
         return None
 
     def flush(self) -> None:

@@ -28,7 +28,7 @@ from judgelab.parse import (
 from judgelab.prompts import Template
 from judgelab.spec import RunSpec
 from judgelab.status import Status
-from judgelab.store import GroupWriter, Judgment
+from judgelab.store import GroupWriter, Judgment, item_row
 
 __all__ = ["RunStats", "Answer", "Recorder"]
 
@@ -119,6 +119,21 @@ class Recorder:
         self.int_scale = (int(self.scale[0]), int(self.scale[1]))
         #: A constrained answer may be a JSON object (a JSON-schema ``response_format``): read its fields first.
         self.structured = spec.constrain and not self.scoring
+        #: Items whose text this run has written (each once per run, with its first judgment).
+        self.written: set[tuple[str, str]] = set()
+        self._items: list[tuple[Any, ...]] = []
+
+    def note_items(self, items: list[Item]) -> None:
+        """Queue the ``items`` rows of items not yet written by this run (written with the next record)."""
+        for item in items:
+            if (item.system, item.item_id) not in self.written:
+                self.written.add((item.system, item.item_id))
+                self._items.append(item_row(self.rater, item))
+
+    def pending_items(self) -> list[tuple[Any, ...]]:
+        """The queued ``items`` rows, handed over (the queue is emptied)."""
+        rows, self._items = self._items, []
+        return rows
 
     # -- parsing (once per answer) --------------------------------------------------------------
     def parse(self, choice: Choice) -> tuple[str, ParseResult | None]:
@@ -144,6 +159,7 @@ class Recorder:
     # -- judgments ---------------------------------------------------------------------------
     def judgments(self, item: Item, criterion: str, sample: int, answer: Answer, key: str) -> list[Judgment]:
         """The ratings one answer yields: one per metric of a multi-metric criterion, else one."""
+        self.note_items([item])
         metrics = self.template.criteria[criterion].metrics
         if not metrics or self.scoring:
             return [self._judgment(item, criterion, sample, answer, key, answer.parsed)]
@@ -152,6 +168,7 @@ class Recorder:
 
     def failed(self, item: Item, criterion: str, sample: int, exc: CallFailed, key: str) -> list[Judgment]:
         """The ``error`` judgments of a call that ran out of its retry budget."""
+        self.note_items([item])
         outputs = [criterion] if self.scoring else self.template.outputs(criterion)
         attempts = [{"key": exc.key, "status": Status.ERROR.value, "error": str(exc)}]
         return [Judgment(item_id=item.item_id, system=item.system, group=item.group, criterion=output, rater=self.rater,
@@ -184,10 +201,10 @@ class Recorder:
 
     # -- to the store ------------------------------------------------------------------------
     def record(self, judgments: list[Judgment]) -> None:
-        """Queue judgments for the next group commit and count them."""
+        """Queue judgments (and the texts of their items, once per run) for the next group commit and count them."""
         if not judgments:
             return
-        self.writer.add(judgments=judgments)
+        self.writer.add(judgments=judgments, items=self.pending_items())
         failed = sum(1 for j in judgments if j.status != Status.OK)
         for j in judgments:
             self.stats.statuses[j.status] = self.stats.statuses.get(j.status, 0) + 1

@@ -1,6 +1,7 @@
 """SQLite persistence: the call ledger and the judgments, resumable after any kill.
 
-Two tables (and the ``batches`` of :mod:`judgelab.store.batches`):
+Two tables (and the ``batches`` of :mod:`judgelab.store.batches`, the ``items`` of
+:mod:`judgelab.store.items`: the text each rater judged):
 
 * ``calls`` — one row per model call, keyed by a SHA-256 of the full request (judge
   identity, messages, sampling parameters, n, log-probability options, sample slot,
@@ -28,6 +29,7 @@ from typing import IO, Any, Iterable
 
 from judgelab.errors import JudgelabError
 from judgelab.store.batches import BatchRecord, BatchTable
+from judgelab.store.items import ITEM_COLUMNS, ItemTable, ItemText, item_row
 from judgelab.store.judgments import RATING_COLUMNS, Judgment, JudgmentTable, prompt_key
 from judgelab.store.ledger import Ledger, _as_json
 from judgelab.store.lock import last_store_summary, remember_opened, take_lock
@@ -35,12 +37,13 @@ from judgelab.store.runs import RunLabels, describe_changes
 from judgelab.store.schema import JUDGMENT_COLUMNS, SCHEMA, STORE_FORMAT, STORE_VERSION, check_format, migrate
 from judgelab.store.writer import GroupWriter
 
-__all__ = ["Judgment", "Store", "BatchRecord", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary", "describe_changes"]
+__all__ = ["Judgment", "Store", "BatchRecord", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary",
+           "describe_changes", "ItemText", "item_row"]
 
 logger = logging.getLogger(__name__)
 
 
-class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
+class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
     """The run database. Open with a path; ``:memory:`` works for tests.
 
     A writable store is held by one process at a time: opening it takes an exclusive lock
@@ -132,8 +135,8 @@ class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
         self.close()
 
     def put(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = (),
-            replace: bool = False) -> None:
-        """Write calls and judgments in one transaction.
+            replace: bool = False, items: Iterable[tuple[Any, ...]] = ()) -> None:
+        """Write calls, judgments and the items judged in one transaction.
 
         Args:
             calls: ``(key, request, response)`` rows, request and response as dicts or JSON text
@@ -142,6 +145,8 @@ class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
             replace: a judgment replaces the stored one of the same (rater, criterion, system,
                 item, sample) — the runner's re-judgments of changed prompts and of ``error``
                 rows. Without it the stored one is kept (first answer wins: the annotation app).
+            items: :func:`judgelab.store.items.item_row` rows; one replaces the stored row of the
+                same (rater, system, item_id).
 
         Raises:
             JudgelabError: the disk is full or the store is not writable (one line).
@@ -149,6 +154,7 @@ class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
         now = time.time()
         call_rows = [(k, _as_json(q), _as_json(r), now) for k, q, r in calls]
         judgment_rows = [self._row(j) for j in judgments]
+        item_rows = list(items)
         try:
             with self._db:
                 self._db.execute("BEGIN")
@@ -158,6 +164,9 @@ class Store(Ledger, JudgmentTable, RunLabels, BatchTable):
                     verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
                     self._db.executemany(f"{verb} INTO judgments ({JUDGMENT_COLUMNS}) VALUES ({','.join('?' * 19)})",
                                          judgment_rows)
+                if item_rows:
+                    self._db.executemany(f"INSERT OR REPLACE INTO items ({ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                         item_rows)
         except sqlite3.OperationalError as exc:
             raise _write_error(self.path, exc) from None
 

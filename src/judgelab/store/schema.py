@@ -10,7 +10,7 @@ from judgelab.store.judgments import prompt_key
 __all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate"]
 
 STORE_FORMAT = "judgelab-store"
-STORE_VERSION = 3
+STORE_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgelab_meta (
@@ -72,6 +72,16 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     PRIMARY KEY (batch, key)
 );
 CREATE INDEX IF NOT EXISTS batch_requests_key ON batch_requests (key);
+CREATE TABLE IF NOT EXISTS items (
+    rater TEXT NOT NULL,
+    system TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    grp TEXT,
+    text TEXT NOT NULL,
+    context TEXT,
+    parts TEXT,
+    PRIMARY KEY (rater, system, item_id)
+);
 """
 
 #: Columns of the ``judgments`` table in the order :meth:`Store._row` fills them.
@@ -104,7 +114,8 @@ def check_format(db: sqlite3.Connection, path: str, require_tables: bool) -> Non
 
 def migrate(db: sqlite3.Connection) -> None:
     """Bring a store of an earlier version up to this one (version 2 → 3: ``judgments.prompt_key``,
-    filled in from the ledger, so a store written before resumes without asking again)."""
+    filled in from the ledger, so a store written before resumes without asking again; 3 → 4: the
+    ``items`` table, made by :data:`SCHEMA`'s ``CREATE TABLE IF NOT EXISTS`` and filled by the next run)."""
     columns = {r[1] for r in db.execute("PRAGMA table_info(judgments)")}
     if "prompt_key" not in columns:
         db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")

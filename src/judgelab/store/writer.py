@@ -1,4 +1,4 @@
-"""Group commit: answered calls and judgments written together, in batches."""
+"""Group commit: answered calls, judgments and the items judged written together, in batches."""
 from __future__ import annotations
 
 import time
@@ -44,38 +44,42 @@ class GroupWriter:
         self._calls: list[tuple[str, Any, Any]] = []
         self._call_index: dict[str, Any] = {}
         self._judgments: list[Judgment] = []
+        self._items: list[tuple[Any, ...]] = []
         self._since = 0.0
 
     @property
     def waiting(self) -> int:
         """Records buffered and not yet written."""
-        return len(self._calls) + len(self._judgments)
+        return len(self._calls) + len(self._judgments) + len(self._items)
 
     def waiting_call(self, key: str) -> Any | None:
         """The response of a buffered call (answered, not yet written), or ``None``."""
         return self._call_index.get(key)
 
-    def add(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = ()) -> None:
+    def add(self, calls: Iterable[tuple[str, Any, Any]] = (), judgments: Iterable[Judgment] = (),
+            items: Iterable[tuple[Any, ...]] = ()) -> None:
         """Buffer records and write the group when it is full or old enough.
 
         Args:
             calls: ``(key, request, response)`` ledger rows (dicts or JSON text).
             judgments: judgments to write in the same transaction as the calls.
+            items: ``items`` rows (:func:`judgelab.store.items.item_row`) of the items judged.
         """
-        if not self._calls and not self._judgments:
+        if not self.waiting:
             self._since = time.monotonic()
         for call in calls:
             self._calls.append(call)
             self._call_index[call[0]] = call[2]
         self._judgments.extend(judgments)
+        self._items.extend(items)
         if self.waiting >= self.FLUSH_RECORDS or time.monotonic() - self._since >= self.FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
         """Write everything buffered in one transaction (kept buffered if the write fails)."""
-        if self._calls or self._judgments:
-            self.store.put(calls=self._calls, judgments=self._judgments, replace=True)
-            self._calls, self._judgments, self._call_index = [], [], {}
+        if self.waiting:
+            self.store.put(calls=self._calls, judgments=self._judgments, replace=True, items=self._items)
+            self._calls, self._judgments, self._items, self._call_index = [], [], [], {}
 
     async def flusher(self) -> None:
         """Run as a task beside the workers: writes records that waited ``FLUSH_SECONDS`` while calls are slow."""

@@ -1,0 +1,230 @@
+"""Run-level sections of the HTML report: "What ran" (each run's judge, settings, counts and first
+prompts, from run.json and the store) and "Cost and time" (calls, tokens, latency, dollars)."""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgelab.report.folder import RunFolder, StoreReader, read_table
+from judgelab.report.html_build import _finite, df_table
+from judgelab.report.html_calls import CallCache, messages_of
+from judgelab.report.html_model import CostTime, PromptExample, RunInfo, Table, WhatRan
+from judgelab.report.humans import HumanRatings
+
+__all__ = ["run_infos", "first_prompts", "what_ran", "cost_time"]
+
+
+# -- what ran ------------------------------------------------------------------
+def _judge_label(judge: Any) -> str:
+    if isinstance(judge, dict):
+        parts = [str(judge.get("kind", "")), str(judge.get("model", ""))]
+        extra = [f"{k} {v}" for k, v in sorted(judge.items()) if k not in {"kind", "model"} and v not in (None, "")]
+        return " ".join(p for p in parts if p) + (f" ({', '.join(extra)})" if extra else "")
+    return "" if judge is None else str(judge)
+
+
+def _flatten(settings: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if key == "judge" and not prefix:
+            out[name] = _judge_label(value)
+        elif isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        elif isinstance(value, list):
+            out[name] = ", ".join(map(str, value))
+        else:
+            out[name] = "none" if value is None else str(value)
+    return out
+
+
+# -- what ran ------------------------------------------------------------------
+def _prices(entry: dict[str, Any], manifest: dict[str, Any]) -> tuple[float | None, float | None]:
+    for source in (entry, manifest):
+        raw = source.get("prices")
+        prices = raw if isinstance(raw, dict) else {}
+        pin = source.get("price_in", prices.get("in"))
+        pout = source.get("price_out", prices.get("out"))
+        if _finite(pin) and _finite(pout):
+            return float(pin), float(pout)
+    return None, None
+
+
+def run_infos(folder: RunFolder, store_runs: dict[str, dict[str, Any]]) -> list[RunInfo]:
+    """Runs of the manifest first, then the store's other runs."""
+    manifest = folder.manifest or {}
+    infos: list[RunInfo] = []
+    seen = set()
+    for entry in manifest.get("runs") or []:
+        if not isinstance(entry, dict):
+            continue
+        rater = str(entry.get("rater", ""))
+        settings = entry.get("settings") or store_runs.get(rater) or {}
+        pin, pout = _prices(entry, manifest)
+        pt, ct = entry.get("prompt_tokens"), entry.get("completion_tokens")
+        cost = entry.get("cost_usd")
+        if not _finite(cost) and pin is not None and _finite(pt) and _finite(ct):
+            cost = (float(pt) * pin + float(ct) * (pout or 0.0)) / 1e6
+        notes = [str(n) for n in entry.get("backend_notes") or []]
+        for key in ("transport", "cpu_path", "max_tokens_param"):
+            if entry.get(key):
+                notes.append(f"{key.replace('_', ' ')}: {entry[key]}")
+        infos.append(RunInfo(
+            rater=rater, judge=_judge_label(settings.get("judge")), settings=settings,
+            judgments=entry.get("judgments"), calls_made=entry.get("calls_made"),
+            already_in_store=entry.get("already_in_store"), statuses=dict(entry.get("statuses") or {}),
+            prompt_tokens=pt, completion_tokens=ct, wall_s=entry.get("wall_s"),
+            cost_usd=float(cost) if _finite(cost) else None, notes=notes))
+        seen.add(rater)
+    for rater in sorted(store_runs):
+        if rater not in seen:
+            settings = store_runs[rater]
+            infos.append(RunInfo(rater=rater, judge=_judge_label(settings.get("judge")), settings=settings))
+    return infos
+
+
+def _settings_table(infos: list[RunInfo]) -> Table | None:
+    if not infos:
+        return None
+    flat = [_flatten(i.settings) for i in infos]
+    order: list[str] = []
+    for f in flat:
+        order += [k for k in f if k not in order]
+    rows: list[list[Any]] = [[k, *[f.get(k, "") for f in flat]] for k in order]
+    for label, getter in (
+        ("judgments", lambda i: i.judgments), ("already in the store", lambda i: i.already_in_store),
+        ("calls made", lambda i: i.calls_made),
+        ("statuses", lambda i: ", ".join(f"{k} {v}" for k, v in sorted(i.statuses.items())) or None),
+        ("prompt tokens", lambda i: i.prompt_tokens), ("completion tokens", lambda i: i.completion_tokens),
+        ("wall time (s)", lambda i: i.wall_s), ("cost (USD)", lambda i: None if i.cost_usd is None else f"{i.cost_usd:.4f}"),
+        ("notes", lambda i: "; ".join(i.notes) or None),
+    ):
+        values = [getter(i) for i in infos]
+        if any(v is not None for v in values):
+            rows.append([label, *["" if v is None else f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
+                                  else str(v) for v in values]])
+    return Table(id="settings", caption="Run settings (the run identity) and what each run did",
+                 columns=["setting", *[i.rater for i in infos]], kinds=["text"] * (len(infos) + 1), rows=rows,
+                 note="One column per run (rater). template_sha256 is the SHA-256 of the template's full content.")
+
+
+def first_prompts(judge: pd.DataFrame | None, calls: CallCache) -> list[PromptExample]:
+    """The messages of the first stored request of each rater and criterion (by recording order)."""
+    if judge is None or judge.empty or not len(calls):
+        return []
+    firsts = judge.sort_values("seq", kind="mergesort").drop_duplicates(["rater", "criterion"], keep="first")
+    out = []
+    for row in firsts.sort_values(["rater", "criterion"]).itertuples(index=False):
+        request = calls.request(row.keys[0]) if row.keys else None
+        msgs = messages_of(request)
+        if request is None or msgs is None:
+            continue
+        out.append(PromptExample(rater=str(row.rater), criterion=str(row.criterion), item_id=str(row.item_id),
+                                 system=str(row.system), messages=msgs,
+                                 score_cue=None if request.get("score_cue") is None else str(request["score_cue"])))
+    return out
+
+
+def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame | None,
+             humans: HumanRatings, calls: CallCache) -> WhatRan | None:
+    """The report's "What ran" section: each run's judge, settings, counts and first prompts (from run.json and the store)."""
+    manifest = folder.manifest
+    store_runs = reader.runs if reader is not None else {}
+    if manifest is None and not store_runs and judge is None:
+        return None
+    m = manifest or {}
+    infos = run_infos(folder, store_runs)
+    argv = m.get("argv")
+    sources = []
+    if manifest is not None:
+        sources.append("run.json")
+    if reader is not None:
+        sources.append("store.sqlite")
+    if humans.sources:
+        n = len(humans.table)
+        k = humans.table["rater"].nunique()
+        sources.append(f"human ratings: {n} by {k} rater{'s' if k != 1 else ''} from {', '.join(humans.sources)}")
+    return WhatRan(
+        command=m.get("command"), argv=shlex.join(str(a) for a in argv) if isinstance(argv, list) else None,
+        started=m.get("started"), finished=m.get("finished"), wall_s=m.get("wall_s"), python=m.get("python"),
+        platform=m.get("platform"), versions=dict(m.get("versions") or {}), runs=infos,
+        settings_table=_settings_table(infos), prompts=first_prompts(judge, calls), sources=sources)
+
+
+# -- cost and time ---------------------------------------------------------------------------
+def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
+              infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
+    """The "Cost and time" section: tokens, calls, wall time and (with prices) dollars per run."""
+    manifest = folder.manifest or {}
+    rows = []
+    notes = []
+    raters = sorted(judge["rater"].unique()) if judge is not None and not judge.empty else []
+    by_rater = {i.rater: i for i in infos}
+    for rater in dict.fromkeys([*by_rater, *raters]):
+        info = by_rater.get(rater)
+        keys: set[str] = set()
+        n_judgments = None
+        if judge is not None and rater in raters:
+            mine = judge[judge["rater"] == rater]
+            n_judgments = len(mine)
+            for row in mine["keys"]:
+                keys.update(row)
+        pt = ct = 0
+        latencies = []
+        found = 0
+        for key in keys:
+            resp = calls.response(key)
+            if resp is None:
+                continue
+            found += 1
+            pt += int(resp.get("prompt_tokens") or 0)
+            ct += int(resp.get("completion_tokens") or 0)
+            if _finite(resp.get("latency_s")):
+                latencies.append(float(resp["latency_s"]))
+        lat = np.asarray(latencies, float)
+        cost = info.cost_usd if info else None
+        pin, pout = _prices({}, manifest)
+        if cost is None and pin is not None and found:
+            cost = (pt * pin + ct * pout) / 1e6  # type: ignore[operator]
+        rows.append([
+            rater, n_judgments if n_judgments is not None else (info.judgments if info else None),
+            found or (info.calls_made if info else None),
+            pt if found else (info.prompt_tokens if info else None),
+            ct if found else (info.completion_tokens if info else None),
+            (pt + ct) / n_judgments if found and n_judgments else None,
+            float(lat.sum()) if lat.size else None, float(lat.mean()) if lat.size else None,
+            float(np.percentile(lat, 95)) if lat.size else None,
+            info.wall_s if info else None, cost,
+        ])
+    if not rows:
+        return None
+    if not any(r[10] is not None for r in rows):
+        notes.append("No prices were recorded, so no money is shown (run.json keys price_in / price_out in USD per "
+                     "million tokens, per run or for the folder, or cost_usd).")
+    if manifest.get("wall_s") is not None:
+        notes.append(f"The command ({manifest.get('command') or 'unknown'}) took {manifest['wall_s']} s in all, from "
+                     f"{manifest.get('started')} to {manifest.get('finished')}.")
+    if reader is not None:
+        span = reader.call_span()
+        if span is not None:
+            import time as _time
+
+            fmt = "%Y-%m-%d %H:%M:%S"
+            notes.append(f"The store holds {span[2]} calls, recorded between {_time.strftime(fmt, _time.localtime(span[0]))} "
+                         f"and {_time.strftime(fmt, _time.localtime(span[1]))} (local time).")
+    table = Table("cost", "Calls, tokens, time and cost per run", [
+        "rater", "judgments", "calls", "prompt tokens", "completion tokens", "tokens per judgment", "call latency, sum (s)",
+        "call latency, mean (s)", "call latency, 95th percentile (s)", "run wall time (s)", "cost (USD)"],
+        ["text", "int", "int", "int", "int", "num", "num", "num", "num", "num", "num"], rows,
+        note="Calls and tokens are counted once per distinct call in the store used by the rater's judgments (a call "
+             "with n samples counts once; cached calls of an earlier identical run count too). Latency is the judge's "
+             "answer time per call; the run wall time is from run.json.")
+    cost_table = None
+    if folder.has("cost.csv"):
+        c = read_table(folder.file("cost.csv"))
+        if not c.empty:
+            cost_table = df_table(c, "cost-csv", "Cost and time (cost.csv)")
+    return CostTime(table, cost_table, notes)

@@ -1,0 +1,207 @@
+"""The human ratings a report compares the judge with, gathered from every place a folder names them.
+
+Human ratings (rater names ``human:<id>``) are gathered from, in this order:
+
+1. human rows of ``store.sqlite`` (as the annotation app writes them);
+2. human rows of the folder's ratings file;
+3. ``human_ratings.csv|.jsonl|.parquet`` in the folder (tidy long layout: ``item_id,
+   criterion, rater, score`` and optional ``system, group, sample, status``);
+4. the ``--human`` file named on the command line recorded in ``run.json`` when the
+   folder was written by ``judgelab agree`` (with its layout and column options);
+5. files passed explicitly (``write_report(folder, human=[…])``, ``judgelab report --human``);
+   unlike the sources found in the folder, such a file that is missing, unreadable, not in the
+   tidy layout or without rows is an error (one line), not a note in the report.
+
+The same rating (rater, criterion, system, item, sample) found twice is counted once. Reading
+the folder itself (its files, manifest and store) is :mod:`judgelab.report.folder`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from judgelab.errors import JudgelabError
+from judgelab.report.folder import (
+    HUMAN_FILES,
+    HUMAN_PREFIX,
+    RunFolder,
+    _recorded_path,
+    agree_steps,
+    is_human,
+    read_table,
+)
+from judgelab.status import Status
+
+__all__ = ["HumanRatings", "load_humans", "check_human_files", "read_human_file"]
+
+
+@dataclass
+class HumanRatings:
+    """Tidy human ratings (``item_id, system, group, criterion, rater, sample, score, status``),
+    ``has_system`` False where a source gave no system (matched on item and criterion alone)."""
+
+    table: pd.DataFrame
+    sources: list[str]
+    problems: list[str] = field(default_factory=list)
+
+
+def _tidy_humans(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    missing = [c for c in ("item_id", "criterion", "rater", "score") if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{where}: missing column {', '.join(missing)} (a tidy long layout needs item_id, "
+                            "criterion, rater, score)")
+    out = pd.DataFrame({
+        "item_id": df["item_id"].astype(str), "criterion": df["criterion"].astype(str),
+        "rater": df["rater"].astype(str).map(lambda r: r if is_human(r) else HUMAN_PREFIX + r),
+        "score": pd.to_numeric(df["score"], errors="coerce"),
+        "system": df["system"].map(_text_or_none) if "system" in df.columns else None,
+        "group": df["group"] if "group" in df.columns else None,
+        "sample": pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int) if "sample" in df.columns else 0,
+        "status": df["status"].astype(str) if "status" in df.columns else Status.OK.value,
+        "source": where,
+    })
+    out.loc[out["score"].isna() & (out["status"] == Status.OK), "status"] = Status.MISSING.value
+    return out
+
+
+def _text_or_none(value: object) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
+        return None
+    return str(value)
+
+
+def read_human_file(path: Path, options: dict[str, Any] | None = None, where: str | None = None) -> pd.DataFrame:
+    """A human-ratings file in any layout ``agree --human`` reads (:func:`judgelab.ratings.import_human`,
+    with ``agree``'s options: ``layout, item, rater, criterion, score, system, group, criteria``), as the
+    report's human table; without a system column the ratings are matched on item and criterion alone."""
+    from judgelab.ratings import file_columns, import_human
+
+    o = {k: v for k, v in (options or {}).items() if v not in (None, "", [])}
+    system = o.get("system", "system")
+    df = import_human(path, o.get("layout", "auto"), o.get("item"), o.get("rater"), o.get("criterion", "criterion"),
+                      o.get("score", "score"), system, o.get("group", "group"), o.get("criteria"))
+    if system not in file_columns(path):
+        df["system"] = None  # no system column: matched on item and criterion alone
+    return _tidy_humans(df, where or str(path))
+
+
+def _argv_options(argv: Any) -> dict[str, Any]:
+    """``agree``'s --human options read back from a recorded command line (for a run.json without
+    ``human_options``)."""
+    args = [str(a) for a in argv] if isinstance(argv, list) else []
+
+    def value(name: str) -> str | None:
+        for i, arg in enumerate(args):
+            if arg == name and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+        return None
+
+    out: dict[str, Any] = {k: value(f"--{k}-col") for k in ("item", "rater", "criterion", "score", "system", "group")}
+    out["layout"] = value("--human-layout")
+    out["criteria"] = [c.strip() for c in (value("--criteria-cols") or "").split(",") if c.strip()]
+    return out
+
+
+def _agree_human_files(folder: RunFolder) -> list[tuple[pd.DataFrame, str]]:
+    """The ``--human`` file of each recorded ``judgelab agree`` command, read with its recorded options
+    (criteria renamed with its ``--map``)."""
+    out = []
+    for step in agree_steps(folder.manifest):
+        given = step.get("human")
+        if not given and isinstance(step.get("argv"), list):
+            argv = [str(a) for a in step["argv"]]
+            given = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--human"), None)
+        if not given:
+            continue
+        path = _recorded_path(str(given), step.get("human_file"), folder)
+        if path is None:
+            raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
+        df = read_human_file(path, step.get("human_options") or _argv_options(step.get("argv")))
+        mapping = step.get("map") or {}
+        if mapping:
+            df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))
+        out.append((df, str(path)))
+    return out
+
+
+def check_human_files(paths: Iterable[str | Path]) -> None:
+    """Human-ratings files the user named (``--human``) exist and are files — checked before any work.
+
+    Raises:
+        JudgelabError: one line naming the first missing file or folder.
+    """
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise JudgelabError(f"human ratings file not found: {path}")
+        if path.is_dir():
+            raise JudgelabError(f"human ratings {path} is a folder, not a file")
+
+
+def _given_humans(path: Path, folder: RunFolder) -> pd.DataFrame:
+    """A human-ratings file the user named (``--human``, any layout ``agree`` reads with its defaults):
+    it must exist and hold ratings, or one error line."""
+    check_human_files([path])
+    try:
+        df = read_human_file(path, where=path.name if path.parent == folder.path else str(path))
+    except UnicodeDecodeError:
+        raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
+    except JudgelabError as exc:
+        if "not UTF-8 text" in str(exc):
+            raise JudgelabError(f"human ratings {path} is not UTF-8 text") from None
+        raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
+    except (OSError, ValueError) as exc:
+        raise JudgelabError(f"human ratings {path} could not be read: {' '.join(str(exc).split())}") from None
+    if df.empty:
+        raise JudgelabError(f"human ratings {path} has no rows")
+    return df
+
+
+def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterable[str | Path] = ()) -> HumanRatings:
+    """Human ratings from every supported source (see the module docstring).
+
+    A source found in the folder that cannot be read is a line in ``problems``; a file named
+    in ``extra`` (``--human``) that is missing, unreadable, without the tidy columns or
+    without rows raises :class:`JudgelabError` (one line) — the user asked for it."""
+    frames: list[pd.DataFrame] = []
+    sources: list[str] = []
+    problems: list[str] = []
+    if judgments is not None and len(judgments):
+        mine = judgments[judgments["rater"].map(is_human)]
+        if len(mine):
+            frames.append(_tidy_humans(mine, "store.sqlite" if "store.sqlite" in folder.files else "ratings file"))
+            sources.append(frames[-1]["source"].iloc[0])
+    for path in [folder.file(n) for n in HUMAN_FILES if folder.has(n)]:
+        try:
+            frames.append(_tidy_humans(read_table(path), path.name))
+            sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
+        except (OSError, ValueError, JudgelabError) as exc:
+            problems.append(f"human ratings {path} could not be read: {exc}")
+    judged = set() if judgments is None else set(judgments.loc[~judgments["rater"].map(is_human), "criterion"].astype(str))
+    for given in extra:
+        frames.append(_given_humans(Path(given), folder))
+        sources.append(frames[-1]["source"].iloc[0])
+        mine = set(frames[-1]["criterion"])
+        if judged and not mine & judged:
+            raise JudgelabError(f"human ratings {given} share no criterion with the judgments (the file has "
+                                f"{', '.join(sorted(mine))}; the judge rated {', '.join(sorted(judged))}); "
+                                "rename with agree --map, or give a file in the tidy layout")
+    try:
+        for found in _agree_human_files(folder):
+            frames.append(found[0])
+            sources.append(f"{found[1]} (the --human file of the recorded agree command)")
+    except (OSError, ValueError, JudgelabError) as exc:
+        problems.append(f"human ratings named in run.json could not be read: {exc}")
+    if not frames:
+        empty = pd.DataFrame(columns=["item_id", "criterion", "rater", "score", "system", "group", "sample", "status", "source"])
+        return HumanRatings(empty, [], problems)
+    table = pd.concat(frames, ignore_index=True)
+    table["system_key"] = table["system"].where(table["system"].notna(), None)
+    table = table.drop_duplicates(["rater", "criterion", "system_key", "item_id", "sample"], keep="first")
+    return HumanRatings(table.drop(columns=["system_key"]).reset_index(drop=True), sources, problems)
