@@ -6,7 +6,7 @@ import pytest
 from scipy import stats as st
 
 from judgelab.stats import plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
-from judgelab.stats.ppi import VALID_FROM, minimum_sizes
+from judgelab.stats.ppi_core import VALID_FROM, minimum_sizes
 
 
 @pytest.fixture(scope="module")

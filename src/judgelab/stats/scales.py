@@ -116,7 +116,7 @@ def scale_table(human, judge, edges: Mapping[str, Sequence[float] | None] | None
     """
     import pandas as pd
 
-    from judgelab.stats.correlation import correlate
+    from judgelab.stats.coefficient import correlate
 
     edges = dict(GRANULARITIES) if edges is None else edges
     metrics = [m for m in judge.columns if m in human.columns] if metrics is None else metrics
