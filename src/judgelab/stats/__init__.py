@@ -21,7 +21,7 @@ _EXPORTS = {
     "harmonic_mean_p": "dhp", "harmonic_mean_p_exact": "dhp",
     "discernment": "dhp", "expert_weights": "dhp", "level_balanced_mean": "dhp",
     "ppi_mean": "ppi", "ppi_mean_difference": "ppi", "plan_ppi_mean": "ppi_plan", "plan_ppi_difference": "ppi_plan",
-    "MeanCI": "ppi_results", "PPIMean": "ppi_results", "PPIDifference": "ppi_results",
+    "MeanCI": "ppi_results", "PPIInterval": "ppi_results", "PPIMean": "ppi_results", "PPIDifference": "ppi_results",
     "PPIPlan": "ppi_plan",
     "alt_test": "alternative_annotator", "by_adjust": "alternative_annotator", "AltTestResult": "alternative_annotator",
     "AnnotatorComparison": "alternative_annotator",
