@@ -399,7 +399,7 @@ def test_docstring_examples():
     import doctest
     import importlib
 
-    for name in ("judgelab.stats.ppi", "judgelab.stats.ppi_plan", "judgelab.stats.ppi_results"):
+    for name in ("judgelab.stats.ppi", "judgelab.stats.ppi_core", "judgelab.stats.ppi_plan", "judgelab.stats.ppi_results"):
         module = importlib.import_module(name)  # the package attribute of the same name is the function
         assert doctest.testmod(module).failed == 0, name
 
