@@ -25,7 +25,8 @@ import pandas as pd
 
 from judgelab.stats.scales import weighted_f1
 
-__all__ = ["Pair", "delta_bin", "sample_pairs", "f1_by_delta", "position_consistency", "bradley_terry"]
+__all__ = ["Pair", "delta_bin", "sample_pairs", "f1_by_delta", "position_consistency", "bradley_terry",
+           "BradleyTerry"]
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,41 @@ def position_consistency(pairs: list[Pair], verdicts: Mapping[tuple[str, str], f
     return float(np.mean([np.sign(x) == -np.sign(y) for x, y in both]))
 
 
-def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 500, tol: float = 1e-10) -> dict[str, float]:
+@dataclass(frozen=True)
+class BradleyTerry:
+    """Bradley–Terry log-strengths of the compared items.
+
+    Attributes:
+        scores: item → log-strength (strengths normalised to geometric mean 1, so the scores
+            average 0); empty without comparisons.
+        iterations: MM iterations run.
+        converged: the largest change of a strength in the last iteration was below ``tol``
+            (False when ``iterations`` ran out first).
+    """
+
+    scores: dict[str, float]
+    iterations: int
+    converged: bool
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item: ``item, score``."""
+        return pd.DataFrame({"item": list(self.scores), "score": list(self.scores.values())})
+
+
+def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 500, tol: float = 1e-10) -> BradleyTerry:
     """Log-strengths from (first, second, outcome ∈ {+1, 0, -1}) by Hunter's MM algorithm.
 
     A tie gives each side half a win. Strengths are normalised to geometric mean 1. Items
     that never win (or never lose) get a small pseudo-count (0.1 wins against every opponent
     they met) so the estimate stays finite.
+
+    Returns:
+        :class:`BradleyTerry` (``scores``: item → log-strength; ``converged``).
+
+    Example:
+        >>> bt = bradley_terry([("a", "b", 1), ("b", "c", 1), ("a", "c", 1)])
+        >>> sorted(bt.scores, key=bt.scores.get), bt.converged
+        (['c', 'b', 'a'], True)
     """
     wins: dict[str, float] = defaultdict(float)
     games: dict[tuple[str, str], float] = defaultdict(float)
@@ -112,7 +142,7 @@ def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 5
             wins[a] += 0.5
             wins[b] += 0.5
     if not items:
-        return {}
+        return BradleyTerry({}, 0, True)
     for (a, b), n in list(games.items()):
         wins[a] += 0.1
         wins[b] += 0.1
@@ -122,7 +152,9 @@ def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 5
     for (a, b), n in games.items():
         opponents[a].append((b, n))
         opponents[b].append((a, n))
+    done, converged = 0, False
     for _ in range(iterations):
+        done += 1
         new = {}
         for i in items:
             denom = sum(n / (strength[i] + strength[j]) for j, n in opponents[i])
@@ -132,5 +164,6 @@ def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 5
         change = max(abs(new[k] - strength[k]) for k in items)
         strength = new
         if change < tol:
+            converged = True
             break
-    return {k: math.log(v) for k, v in strength.items()}
+    return BradleyTerry({k: math.log(v) for k, v in strength.items()}, done, converged)

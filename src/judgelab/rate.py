@@ -23,17 +23,42 @@ from judgelab.store import Store
 from judgelab.summary import compare_systems, summarize
 from judgelab.status import Status
 
-__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "check_failure_rate",
-           "stats_line", "failure_lines"]
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report",
+           "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
 
 
-def failure_report(ratings: pd.DataFrame, examples: int = 3) -> tuple[dict[str, int], list[tuple[str, str]]]:
+@dataclass(frozen=True)
+class FailureReport:
+    """How a rater's judgments ended: counts by status and a few failed answers to show.
+
+    Attributes:
+        counts: status → judgments (sorted by status).
+        examples: up to ``examples`` ``(status, raw answer)`` pairs of failed judgments.
+    """
+
+    counts: dict[str, int]
+    examples: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        """Judgments whose status is not ``ok``."""
+        return self.total - self.counts.get(Status.OK.value, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statuses": dict(self.counts), "examples": [list(e) for e in self.examples]}
+
+
+def failure_report(ratings: pd.DataFrame, examples: int = 3) -> FailureReport:
     """Counts of judgments by status and up to ``examples`` (status, raw answer) pairs of failures."""
     counts = {str(k): int(v) for k, v in ratings["status"].value_counts().sort_index().items()}
     failed = ratings[ratings["status"] != Status.OK]
-    shown = [(str(r.status), "" if r.raw is None or (isinstance(r.raw, float) and math.isnan(r.raw)) else str(r.raw))
-             for r in failed.head(examples).itertuples()]
-    return counts, shown
+    shown = tuple((str(r.status), "" if r.raw is None or (isinstance(r.raw, float) and math.isnan(r.raw)) else str(r.raw))
+                  for r in failed.head(examples).itertuples())
+    return FailureReport(counts, shown)
 
 
 #: The share of failed judgments above which a command ends with exit status 3 (``--max-failure-rate``).
@@ -57,12 +82,10 @@ def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_
 
 def failure_lines(ratings: pd.DataFrame) -> list[str]:
     """The status counts of a rater's judgments and up to three failed answers, as lines to show."""
-    counts, shown = failure_report(ratings)
-    total = sum(counts.values())
-    ok = counts.get(Status.OK.value, 0)
-    line = ", ".join(f"{k} {v}" for k, v in counts.items())
-    lines = [f"statuses of {total} judgments: {line}" + ("" if ok == total else f" — {total - ok} failed")]
-    for status, raw in shown:
+    report = failure_report(ratings)
+    line = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    lines = [f"statuses of {report.total} judgments: {line}" + (f" — {report.failed} failed" if report.failed else "")]
+    for status, raw in report.examples:
         text = " ".join(raw.split())
         lines.append(f"  example {status}: {text[:200]!r}" + (" …" if len(text) > 200 else ""))
     return lines
@@ -171,7 +194,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: Path, ratings_format
         raters = [r.rater for r in done]
         ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
         settings = store.runs()
-        done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater])[0],
+        done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater]).counts,
                          _cost(r.stats, price_in, price_out)) for r in done]
         write_table(ratings, output.file(f"ratings.{ratings_format}",
                                          "the tidy ratings table: one row per item × criterion × rater × sample"))

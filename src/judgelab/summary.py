@@ -8,13 +8,17 @@ units; the samples of one item are not).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
 from judgelab.status import Status
 
-__all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement", "TABLE1_ALPHA_LEVEL"]
+__all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
+           "TABLE1_ALPHA_LEVEL"]
 
 #: The level of Krippendorff's alpha in Table 1 of Chiang & Lee (2023), decided once for every
 #: table that reproduces it (``summarize`` here and ``recipes.tables.table1``). The paper names no
@@ -26,18 +30,41 @@ __all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement
 TABLE1_ALPHA_LEVEL = "interval"
 
 
-def annotator_agreement(matrix: np.ndarray, level: str = TABLE1_ALPHA_LEVEL) -> tuple[float, float]:
-    """Table 1's IAA of an annotators × items matrix: ``(alpha, share of items with full agreement)``.
+@dataclass(frozen=True)
+class AnnotatorAgreement:
+    """Table 1's inter-annotator agreement of an annotators × items matrix (unpacks as ``alpha, exact_agreement``).
+
+    Attributes:
+        alpha: Krippendorff's alpha at ``level`` (NaN with fewer than two annotators).
+        exact_agreement: the share of items on which every annotator gave the same rating (NaN
+            with fewer than two annotators).
+        level: the level of measurement of ``alpha``.
+    """
+
+    alpha: float
+    exact_agreement: float
+    level: str = TABLE1_ALPHA_LEVEL
+
+    def __iter__(self):  # allows ``alpha, agree = annotator_agreement(...)``
+        yield self.alpha
+        yield self.exact_agreement
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "exact_agreement": self.exact_agreement, "level": self.level}
+
+
+def annotator_agreement(matrix: np.ndarray, level: str = TABLE1_ALPHA_LEVEL) -> AnnotatorAgreement:
+    """Table 1's IAA of an annotators × items matrix: alpha and the share of items with full agreement.
 
     NaN for both when fewer than two annotators exist.
 
     Example:
-        >>> annotator_agreement(np.array([[1, 2, 3, 3], [1, 2, 3, 4]], dtype=float))[1]
+        >>> annotator_agreement(np.array([[1, 2, 3, 3], [1, 2, 3, 4]], dtype=float)).exact_agreement
         0.75
     """
     if matrix.shape[0] < 2:
-        return float("nan"), float("nan")
-    return krippendorff_alpha(matrix, level), exact_agreement(matrix)
+        return AnnotatorAgreement(float("nan"), float("nan"), level)
+    return AnnotatorAgreement(krippendorff_alpha(matrix, level), exact_agreement(matrix), level)
 
 
 def sample_matrix(ratings: pd.DataFrame) -> np.ndarray:
@@ -65,7 +92,7 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
         ok = scores.dropna()
         matrix = sample_matrix(grp)
         n_samples = int(grp["sample"].nunique())
-        alpha, agree = annotator_agreement(matrix) if n_samples > 1 else (float("nan"), float("nan"))
+        iaa = annotator_agreement(matrix) if n_samples > 1 else AnnotatorAgreement(float("nan"), float("nan"))
         rows.append({
             "rater": rater,
             "system": system,
@@ -74,8 +101,8 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
             "samples": n_samples,
             "mean": float(ok.mean()) if len(ok) else float("nan"),
             "sd": float(ok.std(ddof=1)) if len(ok) > 1 else float("nan"),
-            "alpha": alpha,
-            "exact_agreement": agree,
+            "alpha": iaa.alpha,
+            "exact_agreement": iaa.exact_agreement,
             "failed": int((grp["status"] != Status.OK).sum()),
             "refusals": int((grp["status"] == Status.REFUSAL).sum()),
             "failure_rate": float((grp["status"] != Status.OK).mean()),

@@ -485,7 +485,7 @@ def test_overview_alpha_interval_is_a_bootstrap_over_items():
     judges = {j.method: j for j in view.judges}
     assert judges["kendall"].shown and judges["kendall"].items == 40 and judges["kendall"].has_interval
     # 12 items: shown, with the stats' own caution on an interval from fewer than 20 clusters
-    few = alpha_with_interval(wide[:, :12])[1]
+    few = alpha_with_interval(wide[:, :12]).ci
     assert few.note.startswith("only 12 item values") and np.isfinite(few.low)
 
 

@@ -30,12 +30,12 @@ def test_f1_rmse_and_baseline_match_sklearn(seed):
     for granularity, edges in GRANULARITIES.items():
         th, tj = to_classes(human, edges), to_classes(judge, edges)
         report = scale_report(human, judge, granularity)
-        assert report["f1"] == pytest.approx(f1_score(th, tj, average="weighted"), abs=1e-12)
-        assert report["rmse"] == pytest.approx(np.sqrt(mean_squared_error(th, tj)), abs=1e-12)
+        assert report.f1 == pytest.approx(f1_score(th, tj, average="weighted"), abs=1e-12)
+        assert report.rmse == pytest.approx(np.sqrt(mean_squared_error(th, tj)), abs=1e-12)
         base = np.full_like(th, np.bincount(th - th.min()).argmax() + th.min())
-        assert report["baseline_f1"] == pytest.approx(f1_score(th, base, average="weighted", zero_division=0), abs=1e-12)
-        assert report["baseline_rmse"] == pytest.approx(np.sqrt(mean_squared_error(th, base)), abs=1e-12)
-        assert report["f1_gain"] == pytest.approx(report["f1"] - report["baseline_f1"])
+        assert report.baseline_f1 == pytest.approx(f1_score(th, base, average="weighted", zero_division=0), abs=1e-12)
+        assert report.baseline_rmse == pytest.approx(np.sqrt(mean_squared_error(th, base)), abs=1e-12)
+        assert report.f1_gain == pytest.approx(report.f1 - report.baseline_f1)
 
 
 def test_majority_baseline_ties_take_the_smallest_class():
@@ -71,7 +71,13 @@ def test_pairwise_metrics_and_bradley_terry():
     first_always = {k: 1.0 for k in perfect}  # a judge that always prefers the first text
     assert position_consistency(pairs, first_always) == 0.0
     bt = bradley_terry([(a, b, v) for (a, b), v in perfect.items()])
-    assert sorted(bt, key=bt.get) == sorted(scores, key=scores.get)
+    assert bt.converged and 1 < bt.iterations < 500
+    assert sorted(bt.scores, key=bt.scores.get) == sorted(scores, key=scores.get)
+    assert abs(sum(bt.scores.values())) < 1e-9  # geometric mean 1: log-strengths average 0
+    assert list(bt.to_frame().columns) == ["item", "score"] and len(bt.to_frame()) == len(scores)
+    short = bradley_terry([(a, b, v) for (a, b), v in perfect.items()], iterations=2)
+    assert not short.converged and short.iterations == 2
+    assert bradley_terry([]).scores == {}
 
 
 def test_parse_metric_and_comparison():

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgelab.stats.correlation import correlate, level_correlation, matrix_frame, mean_level_correlation
+from judgelab.stats.coefficient import correlate
+from judgelab.stats.correlation import level_correlation, matrix_frame, mean_level_correlation
 
 
 def _clustered_pairs(rng, items=30, systems=4, rho=0.6, item_sd=1.0):

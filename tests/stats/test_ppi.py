@@ -6,7 +6,7 @@ import pytest
 from scipy import stats as st
 
 from judgelab.stats import plan_ppi_difference, plan_ppi_mean, ppi_mean, ppi_mean_difference
-from judgelab.stats.ppi import VALID_FROM, minimum_sizes
+from judgelab.stats.ppi_core import VALID_FROM, minimum_sizes
 
 
 @pytest.fixture(scope="module")
@@ -399,7 +399,7 @@ def test_docstring_examples():
     import doctest
     import importlib
 
-    for name in ("judgelab.stats.ppi", "judgelab.stats.ppi_plan", "judgelab.stats.ppi_results"):
+    for name in ("judgelab.stats.ppi", "judgelab.stats.ppi_core", "judgelab.stats.ppi_plan", "judgelab.stats.ppi_results"):
         module = importlib.import_module(name)  # the package attribute of the same name is the function
         assert doctest.testmod(module).failed == 0, name
 
@@ -426,3 +426,21 @@ def test_difference_t_uses_welch_df_and_its_p_value():
     h = d.human_only  # Welch's interval on the two human samples (scipy)
     ci = st.ttest_ind(a[0], b[0], equal_var=False).confidence_interval(0.95)
     assert (h.ci_low, h.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-10)
+
+
+def test_mean_and_difference_share_the_interval_fields_and_keep_their_json_keys():
+    from judgelab.stats import PPIInterval
+
+    rng = np.random.default_rng(23)
+    a, b = _study(rng, 12, 40), _study(rng, 15, 40, bias=0.3)
+    m, d = ppi_mean(*a), ppi_mean_difference(*a, *b)
+    assert isinstance(m, PPIInterval) and isinstance(d, PPIInterval)
+    for r in (m, d):
+        assert r.ppi.to_dict() == {**{k: r.to_dict()[k] for k in ("estimate", "se", "ci_low", "ci_high", "df", "note",
+                                                                     "half_width")}, "method": "ppi"}
+    # the documented JSON shapes (estimates.json): key order as before the shared base
+    assert list(m.to_dict()) == ["estimate", "se", "ci_low", "ci_high", "lam", "lam_tuned", "alpha", "n", "N",
+                                 "effective_n", "quantile", "df", "note", "half_width", "human_only", "judge_only"]
+    assert list(d.to_dict()) == ["estimate", "se", "ci_low", "ci_high", "half_width", "z", "p_value", "alpha",
+                                 "quantile", "df", "note", "a", "b", "human_only", "judge_only"]
+    assert list(d.to_frame()["method"]) == ["ppi", "human_only", "judge_only"]

@@ -10,13 +10,15 @@ package closes the loop from the other side:
   and in which order each annotator sees them (pure, seeded);
 * :mod:`judgelab.annotate.form` — the template the judge gets, as the rating form;
 * :mod:`judgelab.annotate.session` — records each submitted rating as a ``human:<annotator>``
-  row of the tidy table, keeps the selection and the annotators' links across restarts;
+  row of the tidy table; :mod:`judgelab.annotate.folder_state` keeps the selection and the
+  annotators' links across restarts;
 * :mod:`judgelab.annotate.overview` — progress, agreement between annotators, judge and humans;
 * :mod:`judgelab.annotate.app` and :mod:`judgelab.annotate.server` — the local web app
   (Starlette, served by uvicorn);
 * :mod:`judgelab.annotate.estimate` — prediction-powered estimates (PPI++; Angelopoulos et
   al. 2023, 2024) that combine the judge on every item with people on a few, the
-  Alternative Annotator Test (Calderon et al., ACL 2025) and the planner.
+  Alternative Annotator Test (Calderon et al., ACL 2025) and the planner (result types in
+  :mod:`judgelab.annotate.estimate_results`).
 
 Importing this package imports nothing heavy; the web parts load starlette and uvicorn
 only when the ``annotate`` command runs.

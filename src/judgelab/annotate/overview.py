@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from judgelab.stats.bootstrap import ConfidenceInterval
 
-__all__ = ["AnnotatorProgress", "CriterionAgreement", "JudgeAgreement", "Overview", "overview_of", "alpha_with_interval"]
+__all__ = ["AnnotatorProgress", "CriterionAgreement", "JudgeAgreement", "Overview", "overview_of", "alpha_with_interval",
+           "AlphaInterval"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,24 @@ class Overview:
     judges: tuple[JudgeAgreement, ...]
 
 
-def alpha_with_interval(wide: "np.ndarray", n_resamples: int = 999, seed: int = 0) -> tuple[float, "ConfidenceInterval"]:
+@dataclass(frozen=True)
+class AlphaInterval:
+    """Krippendorff's alpha between annotators with its bootstrap interval over the items (unpacks as ``alpha, ci``).
+
+    Attributes:
+        alpha: ordinal alpha (NaN when undefined, e.g. every rating the same).
+        ci: the interval (``ci.low``, ``ci.high``; ``ci.message`` says why it is NaN, or its caution).
+    """
+
+    alpha: float
+    ci: "ConfidenceInterval"
+
+    def __iter__(self):  # allows ``alpha, ci = alpha_with_interval(...)``
+        yield self.alpha
+        yield self.ci
+
+
+def alpha_with_interval(wide: "np.ndarray", n_resamples: int = 999, seed: int = 0) -> AlphaInterval:
     """Krippendorff's alpha (ordinal) of a raters × items matrix and its 95% bootstrap interval over the items.
 
     The items (columns with two or more ratings) are resampled with replacement, each with all its
@@ -150,7 +168,7 @@ def alpha_with_interval(wide: "np.ndarray", n_resamples: int = 999, seed: int = 
     frame = pd.DataFrame({"item": np.arange(matrix.shape[1])})
     ci = cluster_bootstrap_ci(frame, lambda rows, _clusters: krippendorff_alpha(matrix[:, rows], "ordinal"), "item",
                               n_resamples=n_resamples, seed=seed, method="expanded", rows=True)
-    return alpha, ci
+    return AlphaInterval(alpha, ci)
 
 
 def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Sequence[str],
@@ -183,9 +201,9 @@ def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Seque
             agreement.append(CriterionAgreement(estimate=nan, items=twice, ci_low=nan, ci_high=nan, criterion=output,
                                                 annotators=people, note="needs two annotators on a common item"))
             continue
-        alpha, ci = alpha_with_interval(wide.to_numpy(dtype=float))
-        note = "every rating is the same: alpha is undefined" if np.isnan(alpha) else ci.message
-        agreement.append(CriterionAgreement(estimate=alpha, items=twice, ci_low=ci.low, ci_high=ci.high, note=note,
+        iaa = alpha_with_interval(wide.to_numpy(dtype=float))
+        note = "every rating is the same: alpha is undefined" if np.isnan(iaa.alpha) else iaa.ci.message
+        agreement.append(CriterionAgreement(estimate=iaa.alpha, items=twice, ci_low=iaa.ci.low, ci_high=iaa.ci.high, note=note,
                                             criterion=output, annotators=people))
     judges: list[JudgeAgreement] = []
     if not human.empty and (~df["rater"].map(is_human)).any():

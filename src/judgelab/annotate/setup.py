@@ -15,7 +15,8 @@ from typing import Sequence
 
 from judgelab.annotate.selection import parse_sample_spec, read_ids, select_items
 from judgelab.annotate.form import scale_labels
-from judgelab.annotate.session import AnnotationSession, items_digest, load_annotators, load_or_make_plan, save_plan
+from judgelab.annotate.folder_state import items_digest, load_annotators, load_or_make_plan, save_plan
+from judgelab.annotate.session import AnnotationSession
 from judgelab.datasets.items import FieldMap, load_items
 from judgelab.errors import JudgelabError
 from judgelab.prompts import load_template

@@ -22,7 +22,7 @@ from judgelab.errors import JudgelabError
 from judgelab.ratings import combine
 from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
 from judgelab.output import OutputFolder
-from judgelab.recipes.common import RecipeResult, finish_recipe, judge_run
+from judgelab.recipes.common import RecipeResult, SanityCheck, finish_recipe, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
 from judgelab.status import Status
@@ -115,18 +115,18 @@ def adversarial_items(path: Path | None, n_items: int | None) -> tuple[list[Item
     return list(unique.values()), list({(i.system, i.item_id): i for i in meaning}.values())
 
 
-def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> dict[str, Any]:
+def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> SanityCheck:
     """Identical pairs should be rated 5 (Table 4, †). Flags a judge whose mean is below 5 - tolerance."""
     ident = meaning[(meaning["system"] == "identical") & (meaning["status"] == Status.OK)]
     if ident.empty:
-        return {"passed": False, "mean": float("nan"), "share_top": float("nan"), "message": "no identical pair was rated"}
+        return SanityCheck(False, float("nan"), float("nan"), "no identical pair was rated")
     mean = float(ident["score"].mean())
     share = float((ident["score"] >= 5).mean())
     passed = mean >= 5 - tolerance
     msg = (f"sanity check passed: identical pairs rated {mean:.2f} on average ({share:.0%} rated 5)" if passed else
            f"SANITY CHECK FAILED: identical pairs rated {mean:.2f} on average, only {share:.0%} rated 5 — "
            f"the judge does not understand the meaning-preservation question")
-    return {"passed": passed, "mean": mean, "share_top": share, "message": msg}
+    return SanityCheck(passed, mean, share, msg)
 
 
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
@@ -203,8 +203,8 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     output.table(t4.reset_index(), "table4_adversarial", "Table 4: mean fluency and meaning preservation per attack")
     mean_ = ratings[(ratings["rater"] == r_mean) & (ratings["criterion"] == "meaning")]
     check = sanity_check(mean_)
-    notes.append(check["message"])
-    output.say(check["message"])
+    notes.append(check.message)
+    output.say(check.message)
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
     folder = finish_recipe(output, notes)

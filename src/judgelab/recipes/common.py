@@ -15,7 +15,28 @@ from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.output import OutputFolder
 from judgelab.store import Store
 
-__all__ = ["judge_run", "recipe_spec", "finish_recipe", "check_judges", "RecipeResult"]
+__all__ = ["judge_run", "recipe_spec", "finish_recipe", "check_judges", "RecipeResult", "SanityCheck"]
+
+
+@dataclass(frozen=True)
+class SanityCheck:
+    """A recipe's sanity check of the judge on control items whose answer is known (Chiang & Lee:
+    identical pairs must be rated 5 for meaning preservation, Table 4, †).
+
+    Attributes:
+        passed: the judge's mean on the control items is within the tolerance of the known answer.
+        mean: the judge's mean rating of the control items (NaN when none was rated).
+        share_top: the share of control items rated the top point (NaN when none was rated).
+        message: the line shown and written into the README.
+    """
+
+    passed: bool
+    mean: float
+    share_top: float
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "mean": self.mean, "share_top": self.share_top, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -36,12 +57,12 @@ class RecipeResult:
     raters: dict[str, str]
     notes: tuple[str, ...] = ()
     tables: Mapping[str, Any] = field(default_factory=dict)
-    sanity: Mapping[str, Any] | None = None
+    sanity: SanityCheck | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: folder, raters, notes, the names of the tables, sanity."""
         return {"folder": str(self.folder), "raters": dict(self.raters), "notes": list(self.notes),
-                "tables": list(self.tables), "sanity": None if self.sanity is None else dict(self.sanity)}
+                "tables": list(self.tables), "sanity": None if self.sanity is None else self.sanity.to_dict()}
 
 
 def recipe_spec(template: str | Template, judge: str | JudgeSpec, *, samples: int = 3, score: Score | None = None,

@@ -144,7 +144,7 @@ def meta_evaluate(ratings: pd.DataFrame, dataset: str = "summeval", *, judges: I
         >>> float(report.to_frame("summary").query("method == 'spearman'")["r"].iloc[0])
         1.0
     """
-    from judgelab.stats.correlation import METHODS
+    from judgelab.stats.coefficient import METHODS
 
     methods, levels = list(methods), list(levels)
     for m in methods:

@@ -28,7 +28,8 @@ import pandas as pd
 from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats import bh_adjust, correlate, icc, williams_test
-from judgelab.stats.correlation import TIES, level_correlation, matrix_frame
+from judgelab.stats.coefficient import TIES
+from judgelab.stats.correlation import level_correlation, matrix_frame
 from judgelab.status import Status
 
 __all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",

@@ -34,7 +34,7 @@ from judgelab.spec import JudgeOptions
 if TYPE_CHECKING:
     from judgelab.rate import StudyPlan
 
-__all__ = ["run_hanna", "plan_hanna", "hanna_items", "mean_ci", "icc_table", "asg_table"]
+__all__ = ["run_hanna", "plan_hanna", "hanna_items", "icc_table", "asg_table"]
 
 CRITERIA = [c.lower() for c in CODES.values()]
 
@@ -69,19 +69,14 @@ def hanna_items(path: Path, n_prompts: int | None = None, include_human: bool = 
     return items
 
 
-def mean_ci(values) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean with its normal-approximation 95% CI (mean ± 1.96 SE), NaN
-    values left out (:func:`judgelab.stats.describe.mean_interval` with ``quantile="normal"``, the
-    interval this recipe has always reported); the bounds are NaN with fewer than two values.
-
-    Example:
-        >>> [round(v, 3) for v in mean_ci([1, 2, 3, 4])]
-        [2.5, 1.235, 3.765]
-    """
+def _mean_interval(values):
+    """The mean with its normal-approximation 95% CI (mean ± 1.96 SE), NaN values left out
+    (:func:`judgelab.stats.describe.mean_interval` with ``quantile="normal"``, the interval this
+    recipe has always reported: about 1,000 stories per system); the bounds are NaN with fewer than
+    two values."""
     from judgelab.stats.describe import mean_interval
 
-    r = mean_interval(values, 0.95, quantile="normal")
-    return r.mean, r.low, r.high
+    return mean_interval(values, 0.95, quantile="normal")
 
 
 def icc_table(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -116,10 +111,10 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
     for (rater, system), grp in item_means.groupby(["rater", "system"]):
         row: dict[str, Any] = {"rater": rater, "system": system}
         for criterion, g in grp.groupby("criterion"):
-            m, lo, hi = mean_ci(g["score"])
-            row[criterion] = m
-            row[f"{criterion}_ci_low"] = lo
-            row[f"{criterion}_ci_high"] = hi
+            ci = _mean_interval(g["score"])
+            row[criterion] = ci.mean
+            row[f"{criterion}_ci_low"] = ci.low
+            row[f"{criterion}_ci_high"] = ci.high
         row["overall"] = float(grp["score"].mean())
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -171,8 +166,8 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
     per_ep = []
     for ep, rater in raters.items():
         sub = ratings[(ratings["rater"] == rater) & (ratings["status"] == Status.OK)]
-        m, lo, hi = mean_ci(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
-        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": m, "ci_low": lo, "ci_high": hi,
+        ci = _mean_interval(sub.groupby(["system", "item_id", "criterion"])["score"].mean())
+        per_ep.append({"eval_prompt": ep, "rater": rater, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
                        "failed": int((ratings[ratings["rater"] == rater]["status"] != Status.OK).sum())})
     output.table(pd.DataFrame(per_ep), "average_rating", "average rating per Eval-Prompt, 95% CI")
     output.table(asg_table(ratings), "asg", "ASG: average rating per system and criterion (95% CI), ranked")

@@ -53,11 +53,11 @@ def table1(df: pd.DataFrame, level: str = TABLE1_ALPHA_LEVEL) -> pd.DataFrame:
     for (group, system, criterion), grp in df.assign(group=df["rater"].map(_group)).groupby(["group", "system", "criterion"], sort=True):
         scores = grp.loc[grp["status"] == Status.OK, "score"]
         matrix = annotator_matrix(grp)
-        alpha, full = annotator_agreement(matrix.to_numpy(dtype=float).T, level)
+        iaa = annotator_agreement(matrix.to_numpy(dtype=float).T, level)
         rows.append({
             "rater": group, "writer": system, "criterion": criterion, "items": matrix.shape[0],
             "annotators": matrix.shape[1], "mean": scores.mean(), "sd": scores.std(ddof=1),
-            "alpha": alpha, "full_agreement_pct": 100 * full,
+            "alpha": iaa.alpha, "full_agreement_pct": 100 * iaa.exact_agreement,
             "failed": int((grp["status"] != Status.OK).sum()),
         })
     return pd.DataFrame(rows)

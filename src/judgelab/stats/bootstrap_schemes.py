@@ -53,7 +53,7 @@ def _fast_r(x: np.ndarray, y: np.ndarray, method: str, variant: str, ties: str) 
     dropped, NaN for fewer than three pairs or a constant vector."""
     from scipy import stats as _st
 
-    from judgelab.stats.correlation import _rankable
+    from judgelab.stats.coefficient import _rankable
 
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
@@ -86,9 +86,9 @@ def _table_cells(rows: int) -> int:
 
 
 def _dense_codes(values: np.ndarray, ties: str) -> tuple[np.ndarray, int]:
-    """Each value's rank among the distinct (tie-safe, see :func:`judgelab.stats.correlation._rankable`)
+    """Each value's rank among the distinct (tie-safe, see :func:`judgelab.stats.coefficient._rankable`)
     values, ``-1`` for NaN; and the number of distinct values."""
-    from judgelab.stats.correlation import _rankable
+    from judgelab.stats.coefficient import _rankable
 
     codes = np.full(values.shape, -1, dtype=np.intp)
     defined = ~np.isnan(values)
@@ -201,7 +201,7 @@ def _system_kendall_batch(table: pd.DataFrame, pairs: list[tuple[str, str]], var
     (drawn items in order, an item's rows in table order, as ``np.bincount`` adds them), the means are
     divided as there, and tau comes from the same integers (pairs of systems concordant minus
     discordant, ties) with the same final arithmetic as :func:`scipy.stats.kendalltau`."""
-    from judgelab.stats.correlation import _rankable
+    from judgelab.stats.coefficient import _rankable
 
     items, labels = pd.factorize(table["item_id"], sort=True)
     systems, system_labels = pd.factorize(table["system"])

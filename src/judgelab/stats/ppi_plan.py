@@ -1,6 +1,6 @@
 """Planning human ratings for PPI++ (:mod:`judgelab.stats.ppi`): how many human-rated items a target
 half-width needs, predicted from a pilot, and from which ``n`` the interval keeps its level
-(``valid_from``: :data:`~judgelab.stats.ppi.VALID_FROM`, raised by Cochran's rule on skewed pilots)."""
+(``valid_from``: :data:`~judgelab.stats.ppi_core.VALID_FROM`, raised by Cochran's rule on skewed pilots)."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from judgelab.stats.ppi import (COCHRAN, VALID_FROM, _alpha, _q, _quantile_name, _vector, _welch_df,
-                                minimum_sizes)
+from judgelab.stats.ppi_core import (COCHRAN, VALID_FROM, _alpha, _q, _quantile_name, _vector, _welch_df,
+                                     minimum_sizes)
 
 __all__ = ["PPIPlan", "plan_ppi_mean", "plan_ppi_difference"]
 

@@ -1,13 +1,14 @@
 """The result types of PPI++ estimation (:mod:`judgelab.stats.ppi`): a mean with its interval, a
-system's PPI++ mean beside the human-only and judge-only ones, and a difference of two systems."""
+system's PPI++ mean beside the human-only and judge-only ones, and a difference of two systems
+(both :class:`PPIInterval`: the fields they share)."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass
 
 import pandas as pd
 
-__all__ = ["MeanCI", "PPIMean", "PPIDifference"]
+__all__ = ["MeanCI", "PPIInterval", "PPIMean", "PPIDifference"]
 
 
 @dataclass(frozen=True)
@@ -42,37 +43,29 @@ class MeanCI:
 
 
 @dataclass(frozen=True)
-class PPIMean:
-    """PPI++ estimate of one system's mean human rating, with the two naive baselines.
+class PPIInterval:
+    """What every PPI++ result carries: the PPI estimate with its interval, and the two naive baselines.
+
+    The base of :class:`PPIMean` and :class:`PPIDifference`; the fields after ``ci_high`` are
+    keyword-only (so that each result adds its own fields after the interval).
 
     Attributes:
-        estimate, se, ci_low, ci_high: the PPI estimate, its standard error and its
-            two-sided ``1 - alpha`` interval (NaN bounds when ``se`` is 0; see ``note``).
-        lam: the power-tuning weight used (tuned when ``lam_tuned``).
-        lam_tuned: True when ``lam`` was estimated from the data (``lam=None``).
+        estimate, se, ci_low, ci_high: the PPI estimate, its standard error and its two-sided
+            ``1 - alpha`` interval (NaN bounds when ``se`` is 0; see ``note``).
         alpha: error level of the intervals.
-        n: human-rated items (each also rated by the judge).
-        N: items rated by the judge only.
-        effective_n: human ratings a human-only interval would need for the same standard
-            error, ``n * se_human^2 / se^2`` (NaN when ``se`` is 0).
-        human_only: the interval from the ``n`` human ratings alone.
-        judge_only: naive interval from the judge's ``n + N`` ratings (biased).
-        quantile: ``"t"`` or ``"normal"`` (see the module docstring).
+        human_only: the interval from the human ratings alone.
+        judge_only: naive interval from the judge's ratings alone (biased).
+        quantile: ``"t"`` or ``"normal"`` (see :mod:`judgelab.stats.ppi`).
         df: degrees of freedom of the t quantile (``inf`` under ``"normal"``).
-        note: caveats: zero standard error, fewer human ratings than :data:`VALID_FROM`,
-            skewed ratings by Cochran's rule (empty when there is none).
+        note: caveats (empty when there is none).
     """
 
     estimate: float
     se: float
     ci_low: float
     ci_high: float
-    lam: float
-    lam_tuned: bool
+    _: KW_ONLY
     alpha: float
-    n: int
-    N: int
-    effective_n: float
     human_only: MeanCI
     judge_only: MeanCI
     quantile: str = "t"
@@ -85,15 +78,42 @@ class PPIMean:
 
     @property
     def ppi(self) -> MeanCI:
+        """The PPI estimator as a :class:`MeanCI` (the first row of ``to_frame()``)."""
         return MeanCI("ppi", self.estimate, self.se, self.ci_low, self.ci_high, self.df, self.note)
+
+
+@dataclass(frozen=True)
+class PPIMean(PPIInterval):
+    """PPI++ estimate of one system's mean human rating, with the two naive baselines.
+
+    Attributes:
+        estimate, se, ci_low, ci_high, alpha, quantile, df: as in :class:`PPIInterval`.
+        lam: the power-tuning weight used (tuned when ``lam_tuned``).
+        lam_tuned: True when ``lam`` was estimated from the data (``lam=None``).
+        n: human-rated items (each also rated by the judge).
+        N: items rated by the judge only.
+        effective_n: human ratings a human-only interval would need for the same standard
+            error, ``n * se_human^2 / se^2`` (NaN when ``se`` is 0).
+        human_only: the interval from the ``n`` human ratings alone.
+        judge_only: naive interval from the judge's ``n + N`` ratings (biased).
+        note: caveats: zero standard error, fewer human ratings than
+            :data:`~judgelab.stats.ppi_core.VALID_FROM`, skewed ratings by Cochran's rule
+            (empty when there is none).
+    """
+
+    lam: float
+    lam_tuned: bool
+    n: int
+    N: int
+    effective_n: float
 
     def to_dict(self) -> dict:
         """Plain nested dict (JSON-ready floats)."""
-        d = {k: v for k, v in asdict(self).items() if k not in ("human_only", "judge_only")}
-        d["half_width"] = self.half_width
-        d["human_only"] = self.human_only.to_dict()
-        d["judge_only"] = self.judge_only.to_dict()
-        return d
+        return {"estimate": self.estimate, "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "lam": self.lam, "lam_tuned": self.lam_tuned, "alpha": self.alpha, "n": self.n, "N": self.N,
+                "effective_n": self.effective_n, "quantile": self.quantile, "df": self.df, "note": self.note,
+                "half_width": self.half_width, "human_only": self.human_only.to_dict(),
+                "judge_only": self.judge_only.to_dict()}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per estimator (``ppi``, ``human_only``, ``judge_only``)."""
@@ -106,7 +126,7 @@ class PPIMean:
 
 
 @dataclass(frozen=True)
-class PPIDifference:
+class PPIDifference(PPIInterval):
     """PPI++ estimate of ``mean(A) - mean(B)`` for two systems rated on separate item sets.
 
     Attributes:
@@ -123,24 +143,10 @@ class PPIDifference:
         note: caveats of either system and of the difference.
     """
 
-    estimate: float
-    se: float
-    ci_low: float
-    ci_high: float
     z: float
     p_value: float
-    alpha: float
     a: PPIMean
     b: PPIMean
-    human_only: MeanCI
-    judge_only: MeanCI
-    quantile: str = "t"
-    df: float = math.inf
-    note: str = ""
-
-    @property
-    def half_width(self) -> float:
-        return (self.ci_high - self.ci_low) / 2
 
     def to_dict(self) -> dict:
         return {
@@ -153,8 +159,7 @@ class PPIDifference:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per estimator of the difference (``ppi``, ``human_only``, ``judge_only``)."""
-        ppi = MeanCI("ppi", self.estimate, self.se, self.ci_low, self.ci_high, self.df, self.note)
-        rows = [{**m.to_dict(), "alpha": self.alpha} for m in (ppi, self.human_only, self.judge_only)]
+        rows = [{**m.to_dict(), "alpha": self.alpha} for m in (self.ppi, self.human_only, self.judge_only)]
         frame = pd.DataFrame(rows)
         frame["lam_a"] = [self.a.lam, 0.0, float("nan")]
         frame["lam_b"] = [self.b.lam, 0.0, float("nan")]

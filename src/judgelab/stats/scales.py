@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["GRANULARITIES", "to_classes", "weighted_f1", "rmse", "majority_baseline", "scale_report", "scale_table",
+__all__ = ["GRANULARITIES", "to_classes", "weighted_f1", "rmse", "majority_baseline", "scale_report", "ScaleReport",
+           "scale_table",
            "SCALE_COLUMNS"]
 
 GRANULARITIES: dict[str, list[float] | None] = {"binary": [4.0], "ternary": [3.0, 5.0], "7-way": None}
@@ -70,8 +72,36 @@ def majority_baseline(truth) -> np.ndarray:
     return np.full(t.shape, values[np.argmax(counts)])
 
 
+@dataclass(frozen=True)
+class ScaleReport:
+    """A judge's agreement with people at one granularity, beside the majority-class baseline.
+
+    Attributes:
+        granularity: ``binary``, ``ternary``, ``7-way`` (or the name given with custom edges).
+        n: items with both scores.
+        f1, rmse: the judge's weighted F1 and the RMSE of its class indices.
+        baseline_f1, baseline_rmse: the same for the majority-class baseline.
+        f1_gain: ``f1 - baseline_f1``; rmse_change: ``rmse - baseline_rmse``.
+    """
+
+    granularity: str
+    n: int
+    f1: float
+    rmse: float
+    baseline_f1: float
+    baseline_rmse: float
+    f1_gain: float
+    rmse_change: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The granularity columns of :data:`SCALE_COLUMNS`, in that order."""
+        return {"granularity": self.granularity, "n": self.n, "f1": self.f1, "rmse": self.rmse,
+                "baseline_f1": self.baseline_f1, "baseline_rmse": self.baseline_rmse, "f1_gain": self.f1_gain,
+                "rmse_change": self.rmse_change}
+
+
 def scale_report(human, judge, granularity: str = "binary",
-                 edges: Sequence[float] | Literal["default"] | None = "default") -> dict[str, Any]:
+                 edges: Sequence[float] | Literal["default"] | None = "default") -> ScaleReport:
     """Weighted F1 and RMSE of the judge and of the majority baseline at one granularity."""
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}: {', '.join(GRANULARITIES)}")
@@ -84,8 +114,7 @@ def scale_report(human, judge, granularity: str = "binary",
     base = majority_baseline(th)
     f1, err = weighted_f1(th, tj), rmse(th, tj)
     f1_b, err_b = weighted_f1(th, base), rmse(th, base)
-    return {"granularity": granularity, "n": int(h.size), "f1": f1, "rmse": err, "baseline_f1": f1_b,
-            "baseline_rmse": err_b, "f1_gain": f1 - f1_b, "rmse_change": err - err_b}
+    return ScaleReport(granularity, int(h.size), f1, err, f1_b, err_b, f1 - f1_b, err - err_b)
 
 
 SCALE_COLUMNS = ["metric", "granularity", "n", "f1", "rmse", "baseline_f1", "baseline_rmse", "f1_gain", "rmse_change",
@@ -116,7 +145,7 @@ def scale_table(human, judge, edges: Mapping[str, Sequence[float] | None] | None
     """
     import pandas as pd
 
-    from judgelab.stats.correlation import correlate
+    from judgelab.stats.coefficient import correlate
 
     edges = dict(GRANULARITIES) if edges is None else edges
     metrics = [m for m in judge.columns if m in human.columns] if metrics is None else metrics
@@ -125,8 +154,8 @@ def scale_table(human, judge, edges: Mapping[str, Sequence[float] | None] | None
         joined = pd.concat([human[metric].rename("h"), judge[metric].rename("j")], axis=1, join="inner").dropna()
         for granularity, e in edges.items():
             report = scale_report(joined["h"], joined["j"], granularity, e)
-            note = "" if report["n"] else "no item scored by both"
-            rows.append({"metric": metric, **report, "r": float("nan"), "p": float("nan"),
+            note = "" if report.n else "no item scored by both"
+            rows.append({"metric": metric, **report.to_dict(), "r": float("nan"), "p": float("nan"),
                          "note": note or "r, p: see the pearson and spearman rows"})
         for method in ("pearson", "spearman"):
             c = correlate(joined["h"], joined["j"], method)
