@@ -66,3 +66,16 @@ def test_docstring_examples(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_bradley_terry_is_the_same_in_every_process():
+    """The estimate does not depend on the hash order of the item names (PYTHONHASHSEED)."""
+    import subprocess
+    import sys
+
+    code = ("from judgelab.pairwise import bradley_terry as b; "
+            "c=[(f'x{i}', f'x{(i*7)%13}', (-1)**i) for i in range(40) if i != (i*7)%13]; "
+            "print(repr(sorted(b(c).scores.items())))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(outs) == 1

@@ -147,7 +147,8 @@ def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 5
         wins[a] += 0.1
         wins[b] += 0.1
         games[(a, b)] = n + 0.2
-    strength = {i: 1.0 for i in items}
+    order = sorted(items)  # a fixed order: the estimate is the same in every process (no hash-order float sums)
+    strength = {i: 1.0 for i in order}
     opponents: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for (a, b), n in games.items():
         opponents[a].append((b, n))
@@ -156,12 +157,12 @@ def bradley_terry(comparisons: list[tuple[str, str, float]], iterations: int = 5
     for _ in range(iterations):
         done += 1
         new = {}
-        for i in items:
+        for i in order:
             denom = sum(n / (strength[i] + strength[j]) for j, n in opponents[i])
             new[i] = wins[i] / denom if denom else strength[i]
         g = math.exp(np.mean([math.log(v) for v in new.values()]))
         new = {k: v / g for k, v in new.items()}
-        change = max(abs(new[k] - strength[k]) for k in items)
+        change = max(abs(new[k] - strength[k]) for k in order)
         strength = new
         if change < tol:
             converged = True

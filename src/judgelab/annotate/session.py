@@ -42,7 +42,7 @@ from judgelab.status import Status
 
 __all__ = ["SubmissionError", "SubmitResult", "AnnotationSession", "HUMAN_PREFIX"]
 
-HUMAN_PREFIX = "human:"
+from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
 MAX_COMMENT = 2000
 _POINT = re.compile(r"-?[0-9]{1,9}")
 

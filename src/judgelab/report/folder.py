@@ -29,7 +29,7 @@ from judgelab.status import Status
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file", "agree_steps",
            "agree_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
 
-HUMAN_PREFIX = "human:"
+from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
 #: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
