@@ -83,3 +83,28 @@ def test_expected_score_renormalises_and_reports_outside_mass():
     assert outside == pytest.approx(0.6)
     assert sum(probs.values()) == pytest.approx(1.0)
     assert expected_score({"The": 0.0})[0] is None
+
+
+# Answers of the embedded judge (Gemma 3 270M) that restate the scale with its anchors, recorded on the demo's
+# texts: the first number is a scale point of the restated list, not a rating.
+@pytest.mark.parametrize("text", [
+    " 1-5 (1: very incoherent, 2: somewhat incoherent, 3: neutral, 4: mostly coherent)\n\nEvaluation Score",
+    " 1-5; errors make most sentences hard to read. - 2: Poor; frequent errors. - 3: Fair; some errors. - 4: Good",
+    " 1-5.\n\nSource Article:\n\nThe old lighthouse was switched off in 1994.",
+    " 1-5 (1: Mostly unsupported or contradicting the article)\n\n1. 2. 3. 4. 5.\n\nSource Article:",
+])
+def test_a_restated_anchor_list_is_not_a_rating(text):
+    result = parse_judgment(text)
+    assert result.score is None and result.status in {"no_rating", "out_of_range"}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Rating: 4\n\n(1: poor, 2: fair, 3: good, 4: very good, 5: excellent)", 4),
+    ("4: mostly coherent", 4),
+    ("Scale 1-5 (1: poor, 5: excellent). I would rate it a 3.", 3),
+    ("On a scale of 1-5. My rating is 2.", 2),
+    ("Coherence: 4, Fluency: 3", 4),
+    ("1. The summary is short. Score: 3", 3),
+])
+def test_ratings_beside_anchor_lists_still_parse(text, expected):
+    assert parse_rating(text) == expected

@@ -139,7 +139,7 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
     hi_word = next((w for w, v in _NUMBER_WORDS.items() if v == hi), None)
     patterns = [
         # "1-5", "1 to 5", "(1-5)", "from 1 to 5"
-        rf"(?<![\w.]){re.escape(lo_s)}\s*{_DASH}\s*{re.escape(hi_s)}(?![\w.]|\.\d)",
+        rf"(?<![\w.]){re.escape(lo_s)}\s*{_DASH}\s*{re.escape(hi_s)}(?!\w|\.\d)",  # "1-5." ends a sentence
         # "out of 5", "out of five"
         rf"\bout\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?(?:{re.escape(hi_s)}{'|' + hi_word if hi_word else ''})\b",
         # "/5", "/ 5"
@@ -153,9 +153,30 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         # "scale of 1 ... 5" where the pair got separated: "scale (1 lowest, 5 highest)"
         r"\bscale\s+of\s+" + _NUM + r"\b",
     ]
+    if float(lo).is_integer() and float(hi).is_integer() and 3 <= hi - lo + 1 <= 11:
+        # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5"
+        sep = r"[.,;:)/|]?\s*"
+        patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)]?(?!\w)")
     for pattern in patterns:
         text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
-    return text
+    return _strip_anchor_lists(text)
+
+
+# A scale point with its anchor: "1: very incoherent", "2 = poor", "(3: neutral".
+_ANCHOR_RE = re.compile(r"(?<![\w.])(" + _NUM + r")\s*[:=]\s*(?=[^\W\d_])")
+
+
+def _strip_anchor_lists(text: str) -> str:
+    """Remove an answer's restated anchor list ("1: very incoherent, 2: somewhat incoherent, …"):
+    two or more different numbers each followed by ``:`` or ``=`` and a word, or one in parentheses
+    ("1-5 (1: mostly unsupported)"). A single "4: mostly coherent" stays (it may be the rating)."""
+    anchors = list(_ANCHOR_RE.finditer(text))
+    if len({m.group(1) for m in anchors}) < 2:
+        anchors = [m for m in anchors if text[:m.start(1)].rstrip().endswith("(")]
+    chars = list(text)
+    for m in anchors:
+        chars[m.start(1):m.end(1)] = " " * (m.end(1) - m.start(1))
+    return "".join(chars)
 
 
 def _fmt(value: float) -> str:
