@@ -32,7 +32,14 @@ __all__ = [
     "truncation_checked",
     "rating_token_index",
     "parse_structured",
+    "PARSER_VERSION",
 ]
+
+#: The version of the rules above. Every judgment records it (``meta.parser``); a run re-reads, from the
+#: recorded answer and with no new call, a judgment an earlier version parsed. Raise it whenever a
+#: rule changes what an answer parses to. 1: until judgelab 0.2.0's anchor-list rule; 2: anchor lists
+#: and "1-5." are scale restatements.
+PARSER_VERSION = 2
 
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,

@@ -107,6 +107,7 @@ class JudgeRun:
         s = self.stats
         return {"judge": self.judge, "rater": self.rater, "judgments": s.total, "already_in_store": s.already_done,
                 "asked_again_prompt_changed": s.changed, "asked_again_after_error": s.retried_errors,
+                "read_again_by_the_current_parser": s.reparsed,
                 "calls_made": s.calls_made, "cache_hits": s.cache_hits, "statuses": dict(self.statuses),
                 "retries": dict(s.retries), "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "wall_s": round(s.wall_s, 3),
@@ -254,7 +255,7 @@ class JudgePlan:
         p = self.plan
         return {"judge": self.judge, "stage": self.stage, "rater": p.rater, "calls": p.n_calls,
                 "cached_calls": len(p.calls) - p.n_calls, "judgments": p.judgments, "already_done": p.already_done,
-                "prompt_changed": p.changed, "after_error": p.retried_errors,
+                "prompt_changed": p.changed, "after_error": p.retried_errors, "reparsed": p.reparsed,
                 "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
                 "max_completion_tokens": self.max_completion_tokens}
 
@@ -339,6 +340,7 @@ def stats_line(stats: RunStats) -> str:
         f"run {stats.rater}: judgments {stats.total} ({stats.already_done} already in the store"
         + (f", {stats.changed} asked again because their prompt changed" if stats.changed else "")
         + (f", {stats.retried_errors} asked again after an error" if stats.retried_errors else "")
+        + (f", {stats.reparsed} read again by the current answer parser" if stats.reparsed else "")
         + f"); calls made {stats.calls_made}, cache hits {stats.cache_hits}; "
         + (f"retries: {_retry_words(stats.retries)}; " if stats.retries else "")
         + f"refusals regenerated {stats.refusals_regenerated}; "

@@ -22,6 +22,7 @@ from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.base import JudgeRequest, Sampling
+from judgelab.parse import PARSER_VERSION
 from judgelab.prompts import Template
 from judgelab.spec import RunSpec
 from judgelab.status import Status
@@ -34,8 +35,9 @@ Messages = tuple[tuple[str, str], ...]
 #: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
 ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
 
-#: What the store holds of a rater's judgment: (prompt_key, status, group), by (criterion, system, item, sample).
-Bindings = Mapping[tuple[str, str, str, int], tuple["str | None", str, "str | None"]]
+#: What the store holds of a rater's judgment: (prompt_key, status, group, parser version), by (criterion, system,
+#: item, sample).
+Bindings = Mapping[tuple[str, str, str, int], tuple["str | None", str, "str | None", int]]
 
 
 def answer_format(template: Template, criterion: str) -> AnswerFormat:
@@ -207,6 +209,8 @@ class RunPlan:
         already_done: judgments found in the store (recorded for the same prompt, not ``error``).
         changed: stored judgments whose prompt changed since (asked again; part of ``judgments``).
         retried_errors: stored ``error`` judgments (asked again; part of ``judgments``).
+        reparsed: stored judgments an earlier answer parser read (:data:`judgelab.parse.PARSER_VERSION`):
+            asked again, answered by the ledger with no new call, and parsed by today's rules.
         prompts: the rendered prompt of every (system, item_id, criterion).
         jobs: the work, in scheduling order.
         regroup: ``(system, item_id, group)`` of done judgments whose item changed group.
@@ -219,6 +223,7 @@ class RunPlan:
     already_done: int
     changed: int = 0
     retried_errors: int = 0
+    reparsed: int = 0
     prompts: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
     jobs: tuple[Job, ...] = field(default=(), repr=False, compare=False)
     regroup: tuple[tuple[str, str, str | None], ...] = field(default=(), repr=False, compare=False)
@@ -274,7 +279,8 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     """
     prompts = {(item.system, item.item_id, c): template.render(c, item.fields(), spec.variant)
                for item in items for c in criteria}
-    counts = {"total": 0, "done": 0, "changed": 0, "error": 0}
+    counts = {"total": 0, "done": 0, "changed": 0, "error": 0, "reparsed": 0}
+    parsed = spec.score_mode != "logprob"  # log-probability scores are not read from the answer's text
     regroup: dict[tuple[str, str], str | None] = {}
 
     def to_ask(item: Item, outputs: list[str], sample: int, key: str) -> bool:
@@ -290,11 +296,13 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
                 state = "changed"
             elif found[1] == Status.ERROR and state == "done":
                 state = "error"
+            elif parsed and found[3] != PARSER_VERSION and state == "done":
+                state = "reparsed"
             elif found[2] != item.group:
                 regroup[(item.system, item.item_id)] = item.group
         if state == "done":
             counts["done"] += len(outputs)
-        elif state in ("changed", "error"):
+        elif state in ("changed", "error", "reparsed"):
             counts[state] += len(outputs)
         return state != "done"
 
@@ -344,5 +352,6 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     jobs.extend(job for _, job in sorted(independent, key=lambda pair: pair[0]))
     total, already = counts["total"], counts["done"]
     return RunPlan(rater=rater, calls=tuple(c for job in jobs for c in job.calls), judgments=total - already, total=total,
-                   already_done=already, changed=counts["changed"], retried_errors=counts["error"], prompts=prompts,
+                   already_done=already, changed=counts["changed"], retried_errors=counts["error"],
+                   reparsed=counts["reparsed"], prompts=prompts,
                    jobs=tuple(jobs), regroup=tuple((s, i, g) for (s, i), g in regroup.items()))

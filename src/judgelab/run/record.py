@@ -51,6 +51,7 @@ class RunStats:
         statuses: recorded judgments by status.
         changed: judgments asked again because their prompt changed since they were recorded.
         retried_errors: judgments asked again because the last run recorded them as ``error``.
+        reparsed: judgments an earlier answer parser read, read again from the ledger's answers.
         retries: retries by reason (``rate_limited``, ``server_error``, ``timeout``, ``connection``)
             and ``gave_up`` (calls recorded as ``error``).
         warnings: what the run said on the way (also logged on ``judgelab.run``).
@@ -76,6 +77,7 @@ class RunStats:
     statuses: dict[str, int] = field(default_factory=dict)
     changed: int = 0
     retried_errors: int = 0
+    reparsed: int = 0
     retries: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     batches: dict[str, int] = field(default_factory=dict)

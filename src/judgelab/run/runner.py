@@ -19,6 +19,7 @@ from judgelab.models.retry import CallGate
 from judgelab.progress import Advance, progress_display
 from judgelab.prompts import Template, load_template
 from judgelab.run.execute import Executor
+from judgelab.parse import PARSER_VERSION
 from judgelab.run.identity import identity_digest, run_identity
 from judgelab.run.plan import RunPlan, Requests, make_plan, outputs_of
 from judgelab.run.record import Recorder, RunStats
@@ -90,7 +91,7 @@ class Runner:
                 self.requests.answer_format(criterion)
         self.meta = {"run": identity_digest(self.identity), "template": self.template.name, "variant": spec.variant,
                      "judge": backend.identity(), "sampling": spec.sampling.model_dump(), "score_mode": spec.score_mode,
-                     "query_mode": spec.query_mode,
+                     "query_mode": spec.query_mode, "parser": PARSER_VERSION,
                      **({"constrain": backend.capabilities.constrain} if self.requests.constrained else {})}
 
     @property
@@ -143,6 +144,7 @@ class Runner:
         s.already_done += plan.already_done
         s.changed += plan.changed
         s.retried_errors += plan.retried_errors
+        s.reparsed += plan.reparsed
         recorder = Recorder(self.spec, self.template, self.rater, self.meta, self.writer, s, self._advance)
         executor = Executor(self.ledger, self.requests, recorder, s, self.spec.max_refusal_retries)
         # the texts of items judged before (nothing left to ask) now; the others with their first judgment
@@ -152,6 +154,9 @@ class Runner:
         if plan.changed:
             executor.warn(f"{plan.changed} judgment(s) of {self.rater} were recorded for another prompt (an edited "
                           "text, context or example): asked again")
+        if plan.reparsed:
+            executor.warn(f"{plan.reparsed} judgment(s) of {self.rater} were read by an earlier version of the answer "
+                          "parser: read again from their recorded answers")
         self.store.regroup(self.rater, plan.regroup)
         self.on_progress(plan.already_done, 0, "")
         try:

@@ -118,10 +118,11 @@ class JudgmentTable:
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
-    def bindings(self, rater: str) -> dict[tuple[str, str, str, int], tuple[str | None, str, str | None]]:
+    def bindings(self, rater: str) -> dict[tuple[str, str, str, int], tuple[str | None, str, str | None, int]]:
         """What each of a rater's judgments answered: ``(criterion, system, item_id, sample) →
-        (prompt_key, status, group)``. The runner re-asks a judgment whose prompt key differs from
-        the planned prompt's, or whose status is ``error``.
+        (prompt_key, status, group, parser)``. The runner re-asks a judgment whose prompt key differs
+        from the planned prompt's, or whose status is ``error``, and re-reads one recorded by an
+        earlier answer parser (``parser``: ``meta.parser``, 1 when not recorded).
 
         Args:
             rater: the rater label.
@@ -129,9 +130,9 @@ class JudgmentTable:
         Returns:
             One entry per stored judgment of ``rater``.
         """
-        rows = self._db.execute("SELECT criterion, system, item_id, sample, prompt_key, status, grp FROM judgments "
-                                "WHERE rater = ?", (rater,))
-        return {(r[0], r[1], r[2], int(r[3])): (r[4], r[5], r[6]) for r in rows}
+        rows = self._db.execute("SELECT criterion, system, item_id, sample, prompt_key, status, grp, "
+                                "json_extract(meta, '$.parser') FROM judgments WHERE rater = ?", (rater,))
+        return {(r[0], r[1], r[2], int(r[3])): (r[4], r[5], r[6], int(r[7] or 1)) for r in rows}
 
     def regroup(self, rater: str, groups: Iterable[tuple[str, str, str | None]]) -> None:
         """Set the group of a rater's judgments of items whose group changed (the answers stay valid:
