@@ -1,6 +1,7 @@
 """Judgments: one row per rating, what each answered (its prompt key), and the tidy ratings table."""
 from __future__ import annotations
 
+import copy
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -102,6 +103,8 @@ class JudgmentTable:
 
     _db: sqlite3.Connection
     _seq: int
+    #: (the last meta dict, a copy of it as encoded, its JSON): see :meth:`_meta_json`.
+    _last_meta: tuple[dict[str, Any], dict[str, Any], str] | None = None
 
     def _write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...  # defined by Store
 
@@ -150,9 +153,19 @@ class JudgmentTable:
         return (
             j.item_id, j.system, j.group, j.criterion, j.rater, j.sample, j.score, j.score_parsed, j.score_logprob,
             j.logprob_outside, j.status, j.raw, json.dumps(j.attempts, ensure_ascii=False), j.prompt_tokens,
-            j.completion_tokens, j.latency_s, json.dumps(j.meta, ensure_ascii=False, sort_keys=True), self._seq,
+            j.completion_tokens, j.latency_s, self._meta_json(j.meta), self._seq,
             j.prompt_key,
         )
+
+    def _meta_json(self, meta: dict[str, Any]) -> str:
+        """``meta`` as stored (sorted-key JSON), encoded once per run: a run passes the same dict with
+        every judgment; it is encoded again when it is another object or was changed since."""
+        last = self._last_meta
+        if last is not None and last[0] is meta and last[1] == meta:
+            return last[2]
+        text = json.dumps(meta, ensure_ascii=False, sort_keys=True)
+        self._last_meta = (meta, copy.deepcopy(meta), text)
+        return text
 
     def ratings(self, with_meta: bool = False, rater: str | None = None) -> "pd.DataFrame":
         """The tidy ratings table, sorted deterministically (independent of finishing order).
