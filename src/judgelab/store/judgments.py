@@ -194,10 +194,13 @@ class JudgmentTable:
         """
         import pandas as pd
 
+        # Without the meta columns only the table's columns are read: the JSON of every row's
+        # attempts and settings would triple the memory of a large read (100,000 rows: 400 MB).
+        columns = "*" if with_meta else ", ".join("grp" if c == "group" else c for c in RATING_COLUMNS)
         if rater is None:
-            df = pd.read_sql_query("SELECT * FROM judgments", self._db)
+            df = pd.read_sql_query(f"SELECT {columns} FROM judgments", self._db)
         else:
-            df = pd.read_sql_query("SELECT * FROM judgments WHERE rater = ?", self._db, params=(rater,))
+            df = pd.read_sql_query(f"SELECT {columns} FROM judgments WHERE rater = ?", self._db, params=(rater,))
         df = df.rename(columns={"grp": "group"})
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
         if not with_meta:
