@@ -7,7 +7,9 @@ What is measured, per round (``--rounds``, judgelab then the floor):
   ``grammaticality`` criterion of ``chiang-lee-story`` × 1 sample, ``--concurrency`` 64, ``--quiet``;
   the full pipeline: plan, ledger, journal, parsing, store, ratings.csv, summary, run.json,
   report.html) and of ``bare_loop.py`` (the same prompts, SDK and transport; nothing kept);
-* peak RSS of each process (``ru_maxrss`` of that child, from ``os.wait4``);
+* peak RSS and CPU seconds (user + system) of each process (``ru_maxrss``, ``ru_utime`` and
+  ``ru_stime`` of that child, from ``os.wait4``): on a machine shared with other jobs the CPU
+  ratio is steadier than the wall ratio, which also counts time the process waited for a core;
 * how judgelab's pace changes along the run: judgments answered per 10-second window, read
   from the ledger's ``created`` times (each group commit stamps its calls);
 * afterwards, in this process, on the run's folder: the seconds to read the ratings and write
@@ -41,8 +43,8 @@ ITEM_TEXT = "Story {i}: the lighthouse keeper counted the ships again."  # the t
 WINDOW_S = 10.0
 
 
-def child(cmd: list[str], log: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MB, exit status) of one whole process, start-up included."""
+def child(cmd: list[str], log: Path) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS in MB, CPU seconds: user + system) of one whole process, start-up included."""
     with log.open("w") as fh:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
@@ -51,7 +53,7 @@ def child(cmd: list[str], log: Path) -> tuple[float, int, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:2]} failed ({proc.returncode}): {log.read_text()[-1500:]}")
-    return elapsed, round(usage.ru_maxrss / 1024), proc.returncode  # ru_maxrss is in KiB on Linux
+    return elapsed, round(usage.ru_maxrss / 1024), usage.ru_utime + usage.ru_stime  # ru_maxrss: KiB on Linux
 
 
 def pace(store: Path) -> dict:
@@ -68,8 +70,8 @@ def pace(store: Path) -> dict:
     third = max(1, len(full) // 3)
     early, late = sum(full[:third]) / third, sum(full[-third:]) / third
     return {"window_s": WINDOW_S, "per_window": counts,
-            "ms_per_1000_first_third": round(1e6 * WINDOW_S / early / 1000, 1) if early else None,
-            "ms_per_1000_last_third": round(1e6 * WINDOW_S / late / 1000, 1) if late else None,
+            "s_per_1000_first_third": round(1000 * WINDOW_S / early, 2) if early else None,
+            "s_per_1000_last_third": round(1000 * WINDOW_S / late, 2) if late else None,
             "last_over_first": round(early / late, 3) if late else None}
 
 
@@ -119,18 +121,21 @@ def main() -> None:
             child(bare_cmd[:2] + [str(work / "warm.json")] + bare_cmd[3:], work / "warm.log")  # warm-up: page cache, stub
             for r in range(args.rounds):
                 out = work / f"out-{r}"
-                loads.append(Path("/proc/loadavg").read_text().split(" ")[0] if Path("/proc/loadavg").exists() else "?")
+                loads.append(Path("/proc/loadavg").read_text().split(" ")[0])
                 cmd = [judgelab, "rate", "--items", str(items), "--criteria", "grammaticality", "--samples", "1",
                        "--judge", f"openai:stub@{base_url}", "--concurrency", str(args.concurrency), "--quiet",
                        "--out", str(out)]
-                jl_s, jl_rss, _ = child(cmd, work / f"judgelab-{r}.log")
+                jl_s, jl_rss, jl_cpu = child(cmd, work / f"judgelab-{r}.log")
                 run = json.loads((out / "run.json").read_text())["runs"][0]
                 if run["statuses"] != {"ok": n}:
                     raise RuntimeError(f"not every judgment ok: {run['statuses']}")
-                bare_s, bare_rss, _ = child(bare_cmd, work / f"bare-{r}.log")
+                loads.append(Path("/proc/loadavg").read_text().split(" ")[0])
+                bare_s, bare_rss, bare_cpu = child(bare_cmd, work / f"bare-{r}.log")
                 rounds.append({"judgelab_s": round(jl_s, 2), "judgelab_run_wall_s": run["wall_s"],
                                "judgelab_peak_rss_mb": jl_rss, "bare_s": round(bare_s, 2), "bare_peak_rss_mb": bare_rss,
-                               "ratio": round(jl_s / bare_s, 3), "judgelab_per_s": round(n / jl_s, 1),
+                               "ratio": round(jl_s / bare_s, 3), "judgelab_cpu_s": round(jl_cpu, 1),
+                               "bare_cpu_s": round(bare_cpu, 1), "cpu_ratio": round(jl_cpu / bare_cpu, 3),
+                               "judgelab_per_s": round(n / jl_s, 1),
                                "bare_per_s": round(n / bare_s, 1), "pace": pace(out / "store.sqlite")})
                 print(json.dumps({k: v for k, v in rounds[-1].items() if k != "pace"}), flush=True)
             last = work / f"out-{args.rounds - 1}"
@@ -149,8 +154,9 @@ def main() -> None:
         "judgments": n, "design": f"{n} items x 1 criterion (chiang-lee-story grammaticality) x 1 sample",
         "item_text": ITEM_TEXT, "concurrency": args.concurrency, "rounds": rounds,
         "judgelab_s_median": jl, "bare_s_median": bare, "ratio": round(jl / bare, 3),
+        "cpu_ratio_median": sorted(r["cpu_ratio"] for r in rounds)[len(rounds) // 2],
         "judgelab_per_s": round(n / jl, 1), "judgelab_peak_rss_mb_max": max(r["judgelab_peak_rss_mb"] for r in rounds),
-        "outputs": timing, "load_average_1min_before_rounds": loads,
+        "outputs": timing, "load_average_1min_before_each_process": loads,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "versions": {d: version(d) for d in ("openai", "aiohttp", "pandas", "numpy")},
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
