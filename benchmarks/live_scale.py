@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -148,13 +149,14 @@ def main() -> None:
         stub.terminate()
     from importlib.metadata import version
 
-    jl = sorted(r["judgelab_s"] for r in rounds)[len(rounds) // 2]
-    bare = sorted(r["bare_s"] for r in rounds)[len(rounds) // 2]
+    jl = statistics.median(r["judgelab_s"] for r in rounds)
+    bare = statistics.median(r["bare_s"] for r in rounds)
     result = {
         "judgments": n, "design": f"{n} items x 1 criterion (chiang-lee-story grammaticality) x 1 sample",
         "item_text": ITEM_TEXT, "concurrency": args.concurrency, "rounds": rounds,
-        "judgelab_s_median": jl, "bare_s_median": bare, "ratio": round(jl / bare, 3),
-        "cpu_ratio_median": sorted(r["cpu_ratio"] for r in rounds)[len(rounds) // 2],
+        "judgelab_s_median": jl, "bare_s_median": bare,
+        "ratio": round(statistics.median(r["ratio"] for r in rounds), 3),  # of the rounds' own ratios
+        "cpu_ratio": round(statistics.median(r["cpu_ratio"] for r in rounds), 3),
         "judgelab_per_s": round(n / jl, 1), "judgelab_peak_rss_mb_max": max(r["judgelab_peak_rss_mb"] for r in rounds),
         "outputs": timing, "load_average_1min_before_each_process": loads,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
