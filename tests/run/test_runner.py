@@ -187,3 +187,21 @@ def test_a_runs_meta_is_stored_as_it_is_when_written():
     stored = store.ratings(with_meta=True).set_index("item_id")["meta"].to_dict()
     assert stored == {"0": '{"a": 1, "b": {"x": [1, 2]}}', "1": '{"a": 1, "b": {"x": [1, 2]}}',
                       "2": '{"a": 1, "b": {"x": [1, 3]}}', "3": '{"a": true, "b": {"x": [1, 3]}}'}
+
+
+def test_a_large_run_keeps_its_workers_not_a_task_per_judgment():
+    """The executor runs ``concurrency`` workers over one queue of planned jobs: the tasks alive
+    during a run do not grow with the number of judgments (100,000 would be 100,000 tasks)."""
+    alive: list[int] = []
+
+    class Counting(ScriptedTestJudge):
+        async def _complete(self, request):
+            alive.append(len(asyncio.all_tasks()))
+            await asyncio.sleep(0)
+            return await super()._complete(request)
+
+    items = [Item(str(i), f"Story {i}.", context="a prompt") for i in range(600)]
+    stats = asyncio.run(Runner(Counting({"default": "Rating: 4"}), Store(":memory:"),
+                               RunSpec(samples=1, criteria=["grammaticality"], concurrency=8)).run(items))
+    assert stats.recorded == 600 and len(alive) == 600
+    assert max(alive) <= 8 + 2  # the workers, the group writer's flusher and the main task
