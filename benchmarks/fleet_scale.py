@@ -57,6 +57,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    load_before = Path("/proc/loadavg").read_text().split()[:3]  # other jobs on the machine, for the record
     stubs = [start_stub(args.latency) for _ in range(4)]
     urls = [u for _, u in stubs]
     try:
@@ -79,6 +80,8 @@ def main() -> None:
         "one_replica_per_s": round(n / single, 1), "four_replicas_per_s": round(n / fleet, 1),
         "ratio": round(single / fleet, 2), "bound_per_replica_per_s": round(args.concurrency / args.latency, 1),
         "python": platform.python_version(), "openai": openai.__version__, "cpus": __import__("os").cpu_count(),
+        "load_average_before": load_before, "load_average_after": Path("/proc/loadavg").read_text().split()[:3],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     (HERE / "fleet_scale.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

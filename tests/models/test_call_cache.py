@@ -88,6 +88,30 @@ def test_new_answers_are_journaled_at_once_and_written_with_the_group(tmp_path):
     store.close()
 
 
+def test_the_journal_holds_only_answers_not_yet_committed(tmp_path):
+    """A long run's journal does not grow with the run: it is emptied at each group commit that
+    leaves nothing journaled unwritten, and what it holds is still replayed after a kill."""
+    journal = tmp_path / "s.sqlite.journal"
+    store = Store(tmp_path / "s.sqlite")
+    cached = CachedJudge(ScriptedTestJudge({"default": "4"}), store)
+    cached.writer.FLUSH_SECONDS = 3600
+    request = JudgeRequest(messages=(("user", "Rate it."),), sampling=Sampling())
+    keys = [asyncio.run(cached.complete(request, slot=s))[1] for s in range(3)]
+    assert len(journal.read_text().splitlines()) == 3
+    store.put_call("other", {"q": 1}, {"choices": [{"text": "1"}]})  # a commit of other calls empties nothing
+    assert len(journal.read_text().splitlines()) == 3
+    cached.flush()
+    assert journal.read_text() == "" and store.call_keys() >= set(keys)
+    _, last = asyncio.run(cached.complete(request, slot=9))  # journaled after the truncation, at its start
+    assert [line.startswith('{"key":"' + last) for line in journal.read_text().splitlines()] == [True]
+    store._journal.close()  # a kill before the group commit: the line is replayed by the next opening
+    store._journal = None
+    store._db.close()
+    store._unlock()
+    with Store(tmp_path / "s.sqlite") as again:
+        assert last in again.call_keys() and not journal.exists()
+
+
 def test_too_many_answers_are_an_error():
     from judgelab.errors import JudgelabError
 

@@ -166,3 +166,42 @@ def test_a_server_that_ignores_n_is_sampled_one_by_one():
     assert len(ratings) == 4 * 3 and set(ratings["score"]) == {4.0}
     assert "one by one" in runner.stats.warnings[0]
     assert sum(c.n == 3 for c in judge.calls) == 1  # asked once with n, then never again
+
+
+def test_a_runs_meta_is_stored_as_it_is_when_written():
+    """The meta JSON is encoded once per run and reused; a dict changed in place, an equal dict
+    and another dict are each stored as they are at the time they are written."""
+    from judgelab.store import Judgment
+
+    store = Store(":memory:")
+    meta: dict = {"b": {"x": (1, 2)}, "a": 1}
+
+    def put(i: int, m: dict) -> None:
+        store.put(judgments=[Judgment(str(i), "s", None, "c", "r", 0, 4.0, 4.0, None, None, "ok", "4", meta=m)])
+
+    put(0, meta)
+    put(1, meta)
+    meta["b"]["x"] = (1, 3)  # changed in place, nested
+    put(2, meta)
+    put(3, {"a": True, "b": {"x": [1, 3]}})  # equal to the last (True == 1) but encoded differently
+    stored = store.ratings(with_meta=True).set_index("item_id")["meta"].to_dict()
+    assert stored == {"0": '{"a": 1, "b": {"x": [1, 2]}}', "1": '{"a": 1, "b": {"x": [1, 2]}}',
+                      "2": '{"a": 1, "b": {"x": [1, 3]}}', "3": '{"a": true, "b": {"x": [1, 3]}}'}
+
+
+def test_a_large_run_keeps_its_workers_not_a_task_per_judgment():
+    """The executor runs ``concurrency`` workers over one queue of planned jobs: the tasks alive
+    during a run do not grow with the number of judgments (100,000 would be 100,000 tasks)."""
+    alive: list[int] = []
+
+    class Counting(ScriptedTestJudge):
+        async def _complete(self, request):
+            alive.append(len(asyncio.all_tasks()))
+            await asyncio.sleep(0)
+            return await super()._complete(request)
+
+    items = [Item(str(i), f"Story {i}.", context="a prompt") for i in range(600)]
+    stats = asyncio.run(Runner(Counting({"default": "Rating: 4"}), Store(":memory:"),
+                               RunSpec(samples=1, criteria=["grammaticality"], concurrency=8)).run(items))
+    assert stats.recorded == 600 and len(alive) == 600
+    assert max(alive) <= 8 + 2  # the workers, the group writer's flusher and the main task

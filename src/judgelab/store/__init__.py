@@ -73,6 +73,7 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
         self._lock_fh: IO[str] | None = None
         self._journal: IO[str] | None = None
         self._journal_path: Path | None = None
+        self._journaled: set[str] = set()
         #: Damaged ledger entries dropped by :meth:`get_call` (each is asked again).
         self.dropped_calls = 0
         if self.path != ":memory:":
@@ -169,6 +170,8 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
                                          item_rows)
         except sqlite3.OperationalError as exc:
             raise _write_error(self.path, exc) from None
+        if call_rows:
+            self._committed(row[0] for row in call_rows)
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         try:

@@ -29,6 +29,8 @@ class Ledger:
     dropped_calls: int
     _journal: IO[str] | None
     _journal_path: Path | None
+    #: Keys journaled and not yet committed to the database (the journal is emptied when none is left).
+    _journaled: set[str]
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None: ...  # defined by Store
 
@@ -99,9 +101,24 @@ class Ledger:
                 self._journal = open(self._journal_path, "a", encoding="utf-8")
             self._journal.write(f'{{"key":"{key}","request":{_as_json(request)},"response":{_as_json(response)}}}\n')
             self._journal.flush()
+            self._journaled.add(key)
         except OSError as exc:
             raise JudgelabError(f"cannot write {self._journal_path}: {exc.strerror or exc}; "
                                 "finished judgments are kept in the store") from None
+
+    def _committed(self, keys: Iterable[str]) -> None:
+        """Calls just committed to the database: once every journaled call is, the journal is
+        emptied, so it holds only the answers of the current group (a kill loses none of them,
+        and closing the store or the next run replays a few lines, not the whole run)."""
+        if not self._journaled:
+            return
+        self._journaled.difference_update(keys)
+        if not self._journaled and self._journal is not None:
+            try:
+                self._journal.truncate(0)  # opened for appending: the next line is written at 0
+            except OSError as exc:
+                raise JudgelabError(f"cannot write {self._journal_path}: {exc.strerror or exc}; "
+                                    "finished judgments are kept in the store") from None
 
     def get_call(self, key: str) -> dict[str, Any] | None:
         """The stored response of a call, or ``None`` (also for a damaged entry, which is dropped so
