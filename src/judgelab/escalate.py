@@ -38,7 +38,7 @@ from judgelab.errors import JudgelabError
 from judgelab.stats.selective import SelectiveThreshold, calibrate_selective, select
 
 __all__ = ["SIGNALS", "ESCALATION_COLUMNS", "GUARANTEE_COLUMNS", "HOLDOUT_COLUMNS", "Escalation", "confidence_table",
-           "escalate", "escalation_holdout", "logprob_columns"]
+           "escalate", "escalation_holdout", "logprob_columns", "read_escalation", "hybrid_ratings"]
 
 SIGNALS = ("samples", "logprob", "jury")
 ESCALATION_COLUMNS = ["system", "item_id", "criterion", "rater", "rating", "confidence", "decision", "human"]
@@ -246,3 +246,60 @@ def escalation_holdout(ratings: pd.DataFrame, signal: str = "jury", alpha: float
                      "test_agreement_kept": float(agree[keep].mean()) if keep.any() else math.nan,
                      "test_agreement_all": float(agree.mean()) if len(t) else math.nan})
     return pd.DataFrame(rows, columns=HOLDOUT_COLUMNS)
+
+
+def read_escalation(path) -> pd.DataFrame:
+    """``escalation.csv`` as written by ``judgelab escalate`` (:data:`ESCALATION_COLUMNS`), checked."""
+    from judgelab.ratings import _frame
+
+    df, _ = _frame(path)
+    missing = [c for c in ("system", "item_id", "criterion", "rater", "rating", "decision") if c not in df.columns]
+    if missing:
+        raise JudgelabError(f"{path}: not an escalation table of `judgelab escalate` (missing {', '.join(missing)})")
+    out = df.copy()
+    for c in ("system", "item_id", "criterion", "rater", "decision"):
+        out[c] = out[c].astype(str)
+    bad = sorted(set(out["decision"]) - {"keep", "escalate"})
+    if bad:
+        raise JudgelabError(f"{path}: decisions are keep or escalate, got {', '.join(map(repr, bad))}")
+    out["rating"] = pd.to_numeric(out["rating"], errors="coerce")
+    return out
+
+
+def hybrid_ratings(decisions: pd.DataFrame, escalated_human: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The predictions of the hybrid rater ``hybrid:<rater>``: the judge's rating on kept items, the mean
+    human rating (of ``escalated_human``, the ratings people gave the escalated items) on escalated
+    ones; an escalated item nobody has rated yet keeps the judge's rating (counted in the notes).
+
+    The hybrid is a fixed prediction function once the escalation and its annotations are done, so
+    PPI stays unbiased with it *provided* PPI's labelled set is a uniform random sample drawn apart
+    from the escalation (the escalated items themselves are chosen by confidence, never a PPI
+    labelled set; docs/audit.md).
+
+    Returns:
+        (tidy ratings rows of the hybrid raters, one note per rater and criterion).
+    """
+    from judgelab.ratings import item_means
+    from judgelab.status import Status
+
+    d = decisions.copy()
+    human = None
+    if escalated_human is not None:
+        m = item_means(escalated_human)
+        human = m.groupby(KEYS)["score"].mean().rename("escalated_human")
+        d = d.join(human, on=KEYS)
+    else:
+        d["escalated_human"] = np.nan
+    esc = d["decision"] == "escalate"
+    rated = esc & d["escalated_human"].notna()
+    score = d["rating"].where(~rated, d["escalated_human"])
+    rows = pd.DataFrame({"item_id": d["item_id"], "system": d["system"], "group": None, "criterion": d["criterion"],
+                         "rater": "hybrid:" + d["rater"], "sample": 0, "score": score,
+                         "status": np.where(score.notna(), Status.OK.value, Status.MISSING.value)})
+    notes = []
+    for (crit, rater), g in d.assign(esc=esc, rated=rated).groupby(["criterion", "rater"]):
+        n_esc, n_rated = int(g["esc"].sum()), int(g["rated"].sum())
+        notes.append(f"{crit}: hybrid:{rater}: {len(g) - n_esc} kept items with the judge's rating, {n_rated} escalated "
+                     f"items with the people's rating" + (f", {n_esc - n_rated} escalated items not rated yet keep the "
+                                                          "judge's rating" if n_esc > n_rated else ""))
+    return rows, notes
