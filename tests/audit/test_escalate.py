@@ -194,3 +194,30 @@ def test_cli_refusals_write_nothing(tmp_path, args, message):
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+HANNA = "hanna/hanna_metric_scores_llm.csv"
+
+
+@pytest.mark.needs_shared_data(HANNA)
+def test_hanna_holdout_of_docs(tmp_path):
+    """docs/audit.md's held-out check on HANNA (α = 0.3), with the realised agreement recomputed with numpy."""
+    from conftest import SHARED_DATA
+    from judgelab.audit import hanna_ratings, select_judges
+
+    out = tmp_path / "hold"
+    r = run_cli("escalate", "--hanna-scores", str(SHARED_DATA / HANNA), "--judges", "*@eval-prompt-1", "--alpha",
+                "0.3", "--holdout", "--seed", "0", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    t = pd.read_csv(out / "escalation_holdout.csv").set_index("criterion")
+    assert (t["n_test"] == 480).all() and (t["n_calibration"] == 480).all()
+    assert t.loc["Complexity", "test_kept"] == 480 and t.loc["Coherence", "test_kept"] == 0
+    assert t.loc["Empathy", "test_kept"] == 478
+    df = select_judges(hanna_ratings(SHARED_DATA / HANNA), "*@eval-prompt-1")
+    ids = np.array(sorted(df["item_id"].astype(str).unique()))
+    hidden = set(np.random.default_rng(0).permutation(ids)[: len(ids) // 2])
+    emp = df[(df["criterion"] == "Complexity") & df["item_id"].isin(hidden)]
+    judge = emp[~emp["rater"].str.startswith("human:")].groupby(["system", "item_id"])["score"].mean()
+    human = emp[emp["rater"].str.startswith("human:")].groupby(["system", "item_id"])["score"].mean()
+    agree = (judge - human.reindex(judge.index)).abs() <= 1 + 1e-12
+    assert t.loc["Complexity", "test_agreement_kept"] == pytest.approx(agree.mean())
