@@ -87,7 +87,7 @@ class Escalation:
             line = (f"{g['criterion']}: {g['rater']}: agreement within {g['tolerance']:g} point(s) >= "
                     f"{g['target_agreement']:.0%} with probability >= {1 - g['delta']:.0%} on kept items; confidence "
                     f"({g['signal']}) threshold {th} from {g['n_calibration']} human-rated items; kept {g['n_kept']} "
-                    f"of {g['n_items']} ({g['kept_share']:.1%}), the rest go to people")
+                    f"of {g['n_items']} ({g['kept_share']:.1%})" + (", the rest go to people" if g["n_kept"] < g["n_items"] else ""))
             out.append(line + (f" ({g['note']})" if g["note"] else ""))
         return out
 
