@@ -32,7 +32,7 @@ from judgelab.stats.position import length_preference, position_bias
 from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
-           "hanna_ratings", "jury_report", "selective_holdout", "SELECTIVE_COLUMNS", "constrained_shift",
+           "hanna_ratings", "jury_report", "selective_holdout", "jury_disagreement", "SELECTIVE_COLUMNS", "constrained_shift",
            "constrained_pairs"]
 
 TABLES = {
@@ -291,6 +291,15 @@ SELECTIVE_COLUMNS = ["criterion", "target_agreement", "delta", "tolerance", "thr
                      "test_agreement_all", "note"]
 
 
+def jury_disagreement(means: pd.DataFrame, judges) -> pd.Series:
+    """Minus the spread (SD) of the judges' standardised item means per (system, item_id) of one
+    criterion's :func:`judgelab.ratings.item_means` rows: the jury's confidence (no human rating used)."""
+    wide = means[means["rater"].isin(list(judges))].pivot_table(index=["system", "item_id"], columns="rater",
+                                                                 values="score")
+    z = (wide - wide.mean()) / wide.std(ddof=0)
+    return -z.std(axis=1, ddof=0)
+
+
 def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 0.1, tolerance: float = 1.0,
                       seed: int = 0, folds: int = 5) -> pd.DataFrame:
     """Selective judging of the cross-validated weighted jury, calibrated on half of the items and
@@ -319,9 +328,7 @@ def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 
     rows = []
     for crit in sorted(j.ratings["criterion"].unique()):
         m = means[means["criterion"] == crit]
-        wide = m[m["rater"].isin(j.judges)].pivot_table(index=["system", "item_id"], columns="rater", values="score")
-        z = (wide - wide.mean()) / wide.std(ddof=0)
-        conf = -z.std(axis=1, ddof=0)
+        conf = jury_disagreement(m, j.judges)
         human = m[m["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean()
         jr = j.ratings[j.ratings["criterion"] == crit].set_index(["system", "item_id"])["score"]
         t = pd.DataFrame({"conf": conf, "jury": jr.reindex(conf.index), "human": human.reindex(conf.index)}).dropna()

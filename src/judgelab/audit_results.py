@@ -22,7 +22,7 @@ from judgelab.errors import JudgelabError
 from judgelab.stats.calibration import BIN_COLUMNS, CalibrationResult, calibration
 
 __all__ = ["JudgeCalibration", "sample_calibration", "calibration_tables", "audit_document", "self_check_document",
-           "AUDIT_JSON", "AUDIT_JSON_SCHEMA", "CALIBRATION_COLUMNS"]
+           "AUDIT_JSON", "AUDIT_JSON_SCHEMA", "CALIBRATION_COLUMNS", "sample_agreement", "escalation_document"]
 
 AUDIT_JSON = "audit.json"
 AUDIT_JSON_SCHEMA = 1
@@ -46,6 +46,19 @@ class JudgeCalibration:
                 "agreement": self.agreement, "mean_confidence": self.mean_confidence, **self.result.to_dict()}
 
 
+def sample_agreement(ratings: pd.DataFrame, rater: str, criterion: str, tolerance: float) -> pd.DataFrame:
+    """Per (system, item) the judge rated (index): ``rating`` (mean of its successful samples),
+    ``confidence`` (share of those samples within ``tolerance`` of it) and ``samples`` (how many)."""
+    from judgelab.status import Status
+
+    mine = ratings[(ratings["status"] == Status.OK) & (ratings["criterion"] == criterion) & (ratings["rater"] == rater)]
+    rating = mine.groupby(["system", "item_id"])["score"].transform("mean")
+    close = (mine["score"] - rating).abs() <= tolerance + 1e-9
+    per_item = pd.DataFrame({"rating": rating, "close": close, "system": mine["system"], "item_id": mine["item_id"]})
+    return per_item.groupby(["system", "item_id"]).agg(rating=("rating", "first"), confidence=("close", "mean"),
+                                                       samples=("close", "size"))
+
+
 def sample_confidence(ratings: pd.DataFrame, rater: str, criterion: str, tolerance: float) -> pd.DataFrame:
     """Per (system, item) the judge rated at least twice and the humans rated: ``confidence`` (share of
     its successful samples within ``tolerance`` of their mean), ``agreed`` (that mean within ``tolerance``
@@ -53,14 +66,9 @@ def sample_confidence(ratings: pd.DataFrame, rater: str, criterion: str, toleran
     from judgelab.ratings import is_human
     from judgelab.status import Status
 
-    ok = ratings[(ratings["status"] == Status.OK) & (ratings["criterion"] == criterion)]
-    mine = ok[ok["rater"] == rater]
-    rating = mine.groupby(["system", "item_id"])["score"].transform("mean")
-    close = (mine["score"] - rating).abs() <= tolerance + 1e-9
-    per_item = pd.DataFrame({"rating": rating, "close": close, "system": mine["system"], "item_id": mine["item_id"]})
-    g = per_item.groupby(["system", "item_id"]).agg(rating=("rating", "first"), confidence=("close", "mean"),
-                                                    samples=("close", "size"))
+    g = sample_agreement(ratings, rater, criterion, tolerance)
     g = g[g["samples"] >= 2]
+    ok = ratings[(ratings["status"] == Status.OK) & (ratings["criterion"] == criterion)]
     human = ok[ok["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean().rename("human")
     t = g.join(human, how="inner").reset_index()
     t["agreed"] = ((t["rating"] - t["human"]).abs() <= tolerance + 1e-9).astype(float)
@@ -142,4 +150,11 @@ def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: st
 def self_check_document(result: Any) -> dict[str, Any]:
     """``audit.json`` of ``audit --self-check``: the rows, lines and settings of a ``SelfCheckResult``."""
     return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit --self-check", "self_check": result.to_frame(),
+                   "lines": result.lines(), "settings": result.settings})
+
+
+def escalation_document(result: Any) -> dict[str, Any]:
+    """``audit.json`` of ``judgelab escalate``: the guarantee per rater and criterion
+    (``escalate.GUARANTEE_COLUMNS`` rows under ``escalation``), its lines and settings."""
+    return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "escalate", "escalation": result.summary(),
                    "lines": result.lines(), "settings": result.settings})

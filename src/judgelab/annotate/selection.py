@@ -16,7 +16,8 @@ An item is identified by ``(system, item_id)``, as in the ratings table. Four wa
   over the criteria and judges; ties are broken by a seeded shuffle. Useful to find
   problems, **not** a valid labelled set for PPI;
 * ``ids:FILE`` — the items whose id is listed in FILE (one per line; blank lines and lines
-  starting with ``#`` are skipped); an id selects that id in every system.
+  starting with ``#`` are skipped); an id selects that id in every system, a line
+  ``system<TAB>item_id`` (``judgelab escalate``'s ``escalated_ids.txt``) that system's item only.
 
 Items are sorted by ``(system, item_id)`` before any draw, so the order of the input file does
 not change the selection. Each annotator sees the selection in their own order, a shuffle
@@ -184,15 +185,20 @@ def read_ids(path: str | Path) -> list[str]:
 
 
 def select_ids(keys: Iterable[ItemKey], ids: Sequence[str], spec: SampleSpec | None = None, seed: int = 0) -> Selection:
-    """The items whose id is in ``ids`` (in every system); an unknown id is one clear error."""
+    """The items whose id is in ``ids`` (in every system), or, for a line ``system<TAB>item_id`` (as
+    ``judgelab escalate`` writes), that one system's item; an unknown id is one clear error."""
     pool = _canonical(keys)
     known = {item_id for _, item_id in pool}
-    unknown = [i for i in dict.fromkeys(ids) if i not in known]
+    pairs = {tuple(i.split("\t", 1)) for i in ids if "\t" in i}
+    plain = [i for i in ids if "\t" not in i]
+    unknown = [i for i in dict.fromkeys(plain) if i not in known]
+    in_pool = set(pool)
+    unknown += [f"{s}\t{i}" for s, i in sorted(pairs) if (s, i) not in in_pool]
     if unknown:
         shown = ", ".join(map(repr, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
         raise JudgelabError(f"the ids file names {len(unknown)} id(s) that are not among the items: {shown}")
-    wanted = set(ids)
-    return Selection(tuple(k for k in pool if k[1] in wanted), spec or SampleSpec("ids"), seed)
+    wanted = set(plain)
+    return Selection(tuple(k for k in pool if k[1] in wanted or k in pairs), spec or SampleSpec("ids"), seed)
 
 
 def disagreement_scores(ratings: "pd.DataFrame", criteria: Sequence[str] | None = None) -> "pd.Series":

@@ -37,6 +37,7 @@ from judgelab.cli import annotate  # noqa: F401
 from judgelab.cli import doctor  # noqa: F401
 from judgelab.cli import report  # noqa: F401
 from judgelab.cli import audit  # noqa: F401
+from judgelab.cli import escalate  # noqa: F401
 from judgelab.cli import probe  # noqa: F401
 from judgelab.cli import batch  # noqa: F401
 from judgelab.cli.common import app

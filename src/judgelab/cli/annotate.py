@@ -106,6 +106,11 @@ def human_estimate(
     quantile: str = typer.Option("t", "--quantile", help="t: small-sample t intervals (about 95% at 10 human ratings per "
                                  "system); normal: ppi-python's normal intervals (cover 87-90% at 10; trusted from 50)"),
     epsilon: float = typer.Option(0.2, "--epsilon", help="Alt-Test margin: 0.2 experts, 0.15 skilled, 0.1 crowd"),
+    escalation: Optional[Path] = typer.Option(None, "--escalation", help="escalation.csv of `judgelab escalate`: the "
+                                              "judge's predictions are its ratings on kept items and the people's on "
+                                              "escalated ones (--escalated-human); --human must be a random sample"),
+    escalated_human: Optional[Path] = typer.Option(None, "--escalated-human", help="with --escalation: the human "
+                                                   "ratings of the escalated items (tidy long layout)"),
     alt_min_items: int = typer.Option(30, "--alt-min-items", min=2, help="items an annotator needs for the Alt-Test (paper: 30)"),
     out: Path = typer.Option(Path("judgelab-runs/human-estimate"), "--out", help="folder for estimates.csv, differences.csv, "
                              "alt_test.csv, plan.csv and estimates.json"),
@@ -121,7 +126,14 @@ def human_estimate(
         raise JudgelabError(f"--epsilon must be in [0, 1), got {epsilon}")
     if quantile not in ("t", "normal"):
         raise JudgelabError(f"--quantile must be t or normal, got {quantile!r}")
-    frame, uniform = _load_ratings(store, ratings, human)
+    hybrid_notes: list[str] = []
+    if escalation is not None:
+        frame, hybrid_notes = _hybrid(store, ratings, human, escalation, escalated_human)
+        uniform = None
+    elif escalated_human is not None:
+        raise JudgelabError("--escalated-human goes with --escalation (the escalation.csv of `judgelab escalate`)")
+    else:
+        frame, uniform = _load_ratings(store, ratings, human)
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform, quantile=quantile)
@@ -139,8 +151,10 @@ def human_estimate(
                 output.table(tables[name], name, descriptions[name], show=False)
         output.file("estimates.json", "all of it as one JSON document").write_text(
             json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        output.finish()
+        output.finish(hybrid_notes)
 
+    for note in hybrid_notes:
+        console.print(f"note: {note}", markup=False)
     level = f"{1 - alpha:.0%} {'t' if quantile == 't' else 'normal (ppi-python)'}"
     show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "df", "n_human", "n_judge", "lam"]
     print_table(tables["estimates"][[c for c in show if c in tables["estimates"]]],
@@ -171,6 +185,28 @@ def human_estimate(
         console.print(f"note: {note}", markup=False)
     console.print(f"wrote {', '.join(sorted(p.name for p in out.iterdir() if p.suffix in {'.csv', '.json'}))} to {out}",
                   markup=False)
+
+
+def _hybrid(store, ratings, human, escalation: Path, escalated_human: Optional[Path]):
+    """``--escalation``: the hybrid rater's predictions beside the random human sample (--human)."""
+    from judgelab.escalate import hybrid_ratings, read_escalation
+    from judgelab.ratings import combine, read_ratings
+
+    if store is not None or ratings is not None:
+        raise JudgelabError("--escalation replaces --ratings/--store: the predictions are escalation.csv's ratings")
+    if human is None:
+        raise JudgelabError("--escalation needs --human: a uniform random sample of human ratings (PPI's labelled set; "
+                            "never the escalated items)")
+    people = _people(read_ratings(escalated_human)) if escalated_human is not None else None
+    rows, notes = hybrid_ratings(read_escalation(escalation), people)
+    return combine([rows, _people(read_ratings(human))]), notes
+
+
+def _people(df):
+    from judgelab.ratings import is_human
+
+    df["rater"] = [r if is_human(r) else f"human:{r}" for r in df["rater"]]
+    return df
 
 
 def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optional[Path]):

@@ -23,7 +23,7 @@ __all__ = ["AuditSection", "build_audit", "AUDIT_FILES", "AUDIT_TEMPLATE"]
 #: The audit's files the section shows (left out of "Other tables").
 AUDIT_FILES = {"leniency.csv", "scale_points.csv", "length.csv", "self_preference.csv", "position.csv",
                "prompt_sensitivity.csv", "jury_agreement.csv", "selective.csv", "calibration.csv",
-               "calibration_bins.csv", "self_check.csv"}
+               "calibration_bins.csv", "self_check.csv", "escalation_guarantee.csv"}
 _KINDS = (("leniency", "Leniency and spread", ("leniency", "spread_ratio")),
           ("scale_points", "Scale use (share of each scale point, rater minus humans)", ("scale_point:",)),
           ("length", "Length", ("length", "prefer_longer")),
@@ -52,6 +52,7 @@ class AuditSection:
     calibration: Table | None = None
     reliability: list[Figure] = field(default_factory=list)
     self_check: Table | None = None
+    escalation: Table | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -133,6 +134,14 @@ def _selective(rows: list[dict[str, Any]]) -> tuple[Table, list[str]]:
     return _table("audit-selective", "Selective judging: guaranteed level and held-out coverage", rows, cols), lines
 
 
+_ESCALATION_COLUMNS: list[tuple[str, str, ColumnKind]] = [
+    ("rater", "rater", "text"), ("criterion", "criterion", "text"), ("signal", "confidence", "text"),
+    ("target_agreement", "guaranteed agreement", "num"), ("delta", "δ", "num"), ("tolerance", "tolerance", "num"),
+    ("threshold", "threshold", "num"), ("n_calibration", "calibration items", "int"),
+    ("calibration_agreement", "agreement of kept (calibration)", "num"), ("n_items", "items", "int"),
+    ("n_kept", "kept", "int"), ("kept_share", "kept share", "num"), ("note", "note", "text")]
+
+
 def _pct(x: Any) -> str:
     return "—" if x is None else f"{100 * float(x):.1f}%"
 
@@ -203,6 +212,11 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
         section.selective, section.selective_lines = _selective(doc["selective"])
     if doc.get("calibration"):
         section.calibration, section.reliability = _calibration(doc["calibration"])
+    if doc.get("escalation"):
+        section.escalation = _table("audit-escalation", "Selective judging: the guaranteed level beside the share of "
+                                    "items kept (the rest go to people)", doc["escalation"], _ESCALATION_COLUMNS,
+                                    "Calibrated on every human-rated item; the guarantee is about the rate of "
+                                    "agreement over kept items, with probability 1 − δ over calibration samples.")
     if doc.get("self_check"):
         cols: list[tuple[str, str, ColumnKind]] = [
             ("bias", "bias", "text"), ("planted", "planted", "num"), ("studies", "studies", "int"),
@@ -227,6 +241,7 @@ AUDIT_TEMPLATE = r"""
 {%- if au.shift %}<h3>Two raters on the same texts</h3>{{ table(au.shift) }}{% endif %}
 {%- if au.jury %}<h3>A jury of judges</h3>{{ table(au.jury) }}{% endif %}
 {%- if au.selective %}<h3>Selective judging</h3><ul>{% for line in au.selective_lines %}<li>{{ line }}</li>{% endfor %}</ul>{{ table(au.selective) }}{% endif %}
+{%- if au.escalation %}<h3>Selective judging: kept and escalated items</h3>{{ table(au.escalation) }}{% endif %}
 {%- if au.calibration %}<h3>Calibration</h3><p class="note">Confidence: the share of the judge's samples within the tolerance of its rating; agreed: its rating within the tolerance of the mean human rating.</p>{{ table(au.calibration) }}{% for f in au.reliability %}{{ figure(f) }}{% endfor %}{% endif %}
 {%- if au.self_check %}<h3>Self-check</h3>{{ table(au.self_check) }}{% endif %}
 </section>

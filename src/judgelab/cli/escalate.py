@@ -1,0 +1,106 @@
+"""``judgelab escalate``: keep the judge's rating where its confidence certifies agreement with people,
+send the rest to people (selective judging with a guarantee; logic in :mod:`judgelab.escalate`)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judgelab.cli.common import app, split_list
+from judgelab.errors import JudgelabError
+
+
+@app.command()
+def escalate(
+    ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", help="human ratings to import (repeatable; long or "
+                                               "wide layout, read as by `judgelab agree --human`)"),
+    human_layout: str = typer.Option("auto", "--human-layout", help="auto | long | wide"),
+    hanna_scores: Optional[Path] = typer.Option(None, "--hanna-scores", help="read HANNA's hanna_metric_scores_llm.csv"),
+    judges: Optional[str] = typer.Option(None, "--judges", help="glob of the judges (default: every rater that is "
+                                         "not human)"),
+    confidence: str = typer.Option("jury", "--confidence", help="samples (agreement of a judge's samples), logprob "
+                                   "(|parsed - expected rating| at the rating token) or jury (judges' disagreement)"),
+    alpha: float = typer.Option(0.1, "--alpha", help="disagreement allowed among kept items"),
+    delta: float = typer.Option(0.1, "--delta", help="probability that the guarantee fails"),
+    tolerance: float = typer.Option(1.0, "--tolerance", help="agreement is |rating - mean human rating| <= this"),
+    criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
+    holdout: bool = typer.Option(False, "--holdout", help="check instead of decide: hide the human ratings of a "
+                                 "random half of the items, escalate, and measure the kept items' agreement there"),
+    seed: int = typer.Option(0, "--seed", help="--holdout: seed of the split"),
+    out: Optional[Path] = typer.Option(None, "--out", help="folder for escalation.csv, escalated_ids.txt, README.md, "
+                                       "run.json and audit.json"),
+) -> None:
+    """Selective judging with a guarantee: per item keep the judge's rating or escalate it to people."""
+    from judgelab.audit import hanna_ratings, select_judges
+    from judgelab.report.terminal import print_table
+    from judgelab.escalate import SIGNALS, escalation_holdout, logprob_columns
+    from judgelab.escalate import escalate as run_escalate
+    from judgelab.ratings import combine, import_human, read_ratings
+
+    if confidence not in SIGNALS:
+        raise JudgelabError(f"unknown --confidence {confidence!r}: {', '.join(SIGNALS)}")
+    frames = [read_ratings(p) for p in (ratings or [])]
+    if hanna_scores is not None:
+        frames.append(hanna_ratings(hanna_scores))
+    if not frames and not human:
+        raise JudgelabError("give ratings files (or --hanna-scores) and human ratings")
+    for h in human or []:
+        frames.append(import_human(h, human_layout))
+    df = select_judges(combine(frames), judges)
+    wanted = split_list(criteria)
+    if wanted:
+        unknown = sorted(set(wanted) - set(df["criterion"].unique()))
+        if unknown:
+            raise JudgelabError(f"--criterion: no ratings of {', '.join(unknown)}")
+        df = df[df["criterion"].isin(wanted)].reset_index(drop=True)
+    logprobs = None
+    if confidence == "logprob":
+        import pandas as pd
+
+        if not ratings:
+            raise JudgelabError("--confidence logprob reads score_parsed and score_logprob from judgelab ratings files")
+        logprobs = pd.concat([logprob_columns(p) for p in ratings], ignore_index=True)
+    if holdout:
+        table = escalation_holdout(df, confidence, alpha, delta, tolerance, seed, logprobs)
+        if out is not None:
+            _write(out, "escalate --holdout", [(table, "escalation_holdout", "escalation calibrated on half of the "
+                                                "items, checked on the other half's hidden human ratings")],
+                   [], {"seed": seed, "confidence": confidence}, None)
+        print_table(table, title=f"held-out check: target agreement {1 - alpha:.0%} within {tolerance:g}, "
+                                 f"δ = {delta:g}")
+        return
+    result = run_escalate(df, confidence, alpha, delta, tolerance, logprobs)
+    if out is not None:
+        from judgelab.audit_results import escalation_document
+
+        _write(out, "escalate", [(result.to_frame(), "escalation", "per item, criterion and rater: the rating, its "
+                                  "confidence and the decision (keep or escalate), with the mean human rating where "
+                                  "there is one"),
+                                 (result.summary(), "escalation_guarantee", "the guarantee per rater and criterion: "
+                                  "target, δ, tolerance, threshold, calibration items, kept share")],
+               result.lines(), result.to_dict(), escalation_document(result), result.ids_text())
+    for line in result.lines():
+        print(f"judgelab: {line}", file=sys.stderr)
+    print_table(result.summary().drop(columns=["note"]), title="selective judging")
+
+
+def _write(out: Path, command: str, tables, lines: list[str], extra, document, ids: Optional[str] = None) -> None:
+    import json
+
+    from judgelab.audit_results import AUDIT_JSON
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.output import OutputFolder
+
+    with OutputFolder(out, "Selective judging (`judgelab escalate`)", command=command, display=NotesDisplay()) as output:
+        for df, name, description in tables:
+            output.table(df, name, description, show=False)
+        if ids is not None:
+            output.file("escalated_ids.txt", "the escalated items, system<TAB>item_id per line: `judgelab annotate "
+                        "--sample ids:escalated_ids.txt`").write_text(ids, encoding="utf-8")
+        if document is not None:
+            output.file(AUDIT_JSON, "the guarantee as one JSON document (schema 1), read by report.html"
+                        ).write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+        output.finish(lines, extra=extra)
