@@ -60,7 +60,7 @@ def test_start_up_imports_nothing_heavy():
 
 def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
     stub = stub_factory(latency=0.3)
-    items = write_items(tmp_path / "items.jsonl", 40)
+    items = write_items(tmp_path / "items.jsonl", 200)  # a minute of calls: still running when Ctrl-C comes, under load too
     out = tmp_path / "out"
     proc = subprocess.Popen([str(SCRIPT), "rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:m",
                              "--base-url", stub.base_url, "--concurrency", "1", "--out", str(out), "--quiet"],
