@@ -4,7 +4,8 @@ import math
 import pytest
 
 from judgelab import parse_rating
-from judgelab.parse import expected_score, parse_judgment
+from judgelab.logprob_score import expected_score
+from judgelab.parse import parse_judgment
 
 # ChatGPT's answers printed in tables 7-10 of the paper, with the rating the authors read.
 PAPER_ANSWERS = [

@@ -24,7 +24,7 @@ _EXPORTS = {
     "make_judge": "judgelab.models",
     "parse_rating": "judgelab.parse",
     "parse_judgment": "judgelab.parse",
-    "expected_score": "judgelab.parse",
+    "expected_score": "judgelab.logprob_score",
     "available_templates": "judgelab.prompts",
     "load_template": "judgelab.prompts",
     "RunSpec": "judgelab.run",

@@ -60,7 +60,7 @@ def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
     from judgelab.models.base import JudgeRequest, Sampling
     from judgelab.models.backends.local import LocalBackend, default_model_path
     from judgelab.models.backends.openai_compatible import OpenAIBackend
-    from judgelab.parse import expected_score
+    from judgelab.logprob_score import expected_score
     from judgelab.prompts import load_template
     from judgelab.rate import demo_items
 

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import judgelab_cmd, write_items
 from judgelab.models.base import Backend, Capabilities, Choice, JudgeResponse
-from judgelab.parse import ParseResult, parse_judgment, rating_token_index, truncation_checked
+from judgelab.logprob_score import rating_token_index
+from judgelab.parse import ParseResult, parse_judgment, truncation_checked
 from judgelab.run import RunSpec, run_spec
 from judgelab.store import Store
 

@@ -132,7 +132,8 @@ def distribution(request: dict[str, Any] | None, response: dict[str, Any] | None
     if request and request.get("score_cue") is not None:
         index = 0
     else:
-        from judgelab.parse import parse_judgment, rating_token_index
+        from judgelab.logprob_score import rating_token_index
+        from judgelab.parse import parse_judgment
 
         try:
             parsed = parse_judgment(text or choice.get("text") or "", _scale_of(template))

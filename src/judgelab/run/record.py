@@ -15,14 +15,13 @@ from typing import Any, Callable
 from judgelab.datasets.items import Item
 from judgelab.models.base import Choice, JudgeResponse
 from judgelab.models.retry import CallFailed
+from judgelab.logprob_score import expected_score, rating_token_index
 from judgelab.parse import (
     ParseResult,
-    expected_score,
     parse_comparison,
     parse_judgment,
     parse_metric,
     parse_structured,
-    rating_token_index,
     truncation_checked,
 )
 from judgelab.prompts import Template
