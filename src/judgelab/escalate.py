@@ -212,8 +212,8 @@ def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, de
 
     if not (0 < alpha < 1 and 0 < delta < 1):
         raise JudgelabError("--alpha and --delta are between 0 and 1")
-    if tolerance < 0:
-        raise JudgelabError("--tolerance is 0 or more")
+    if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
+        raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if not ratings["rater"].map(is_human).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to calibrate the threshold on")
     conf = _with_failed_units(confidence_table(ratings, signal, tolerance, logprobs), ratings, signal)

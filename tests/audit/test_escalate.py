@@ -253,3 +253,17 @@ def test_jury_confidence_needs_every_judge():
     t = confidence_table(df, "jury").set_index("item_id")
     assert np.isnan(t.loc["i0", "confidence"])
     assert t.drop(index="i0")["confidence"].notna().all()
+
+
+@pytest.mark.parametrize("command", [["escalate", "--confidence", "samples"], ["audit", "--calibration"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_a_tolerance_that_is_not_a_number_of_points_is_refused(tmp_path, command, value):
+    """--tolerance nan passed `tolerance < 0` and every agreement test (|d| <= nan is False): the
+    guarantee line said 'within nan point(s)'. It is one line, exit 2, nothing written."""
+    df = _small()
+    path = tmp_path / "ratings.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "out"
+    r = run_cli(command[0], str(path), *command[1:], "--tolerance", value, "--out", str(out))
+    assert r.returncode == 2 and "--tolerance is a number, 0 or more" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
