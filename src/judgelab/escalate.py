@@ -320,9 +320,11 @@ def hybrid_ratings(decisions: pd.DataFrame, escalated_human: pd.DataFrame | None
                          "rater": "hybrid:" + d["rater"], "sample": 0, "score": score,
                          "status": np.where(score.notna(), Status.OK.value, Status.MISSING.value)})
     notes = []
-    for (crit, rater), g in d.assign(esc=esc, rated=rated).groupby(["criterion", "rater"]):
-        n_esc, n_rated = int(g["esc"].sum()), int(g["rated"].sum())
+    for (crit, rater), g in d.assign(esc=esc, rated=rated, none=score.isna()).groupby(["criterion", "rater"]):
+        n_esc, n_rated, n_none = int(g["esc"].sum()), int(g["rated"].sum()), int(g["none"].sum())
         notes.append(f"{crit}: hybrid:{rater}: {len(g) - n_esc} kept items with the judge's rating, {n_rated} escalated "
-                     f"items with the people's rating" + (f", {n_esc - n_rated} escalated items not rated yet keep the "
-                                                          "judge's rating" if n_esc > n_rated else ""))
+                     f"items with the people's rating" + (f", {n_esc - n_rated - n_none} escalated items not rated yet "
+                                                          "keep the judge's rating" if n_esc > n_rated + n_none else "")
+                     + (f", {n_none} escalated items without any rating (the judge's failed, no person's yet) are "
+                        "left out" if n_none else ""))
     return rows, notes
