@@ -293,11 +293,14 @@ SELECTIVE_COLUMNS = ["criterion", "target_agreement", "delta", "tolerance", "thr
 
 def jury_disagreement(means: pd.DataFrame, judges) -> pd.Series:
     """Minus the spread (SD) of the judges' standardised item means per (system, item_id) of one
-    criterion's :func:`judgelab.ratings.item_means` rows: the jury's confidence (no human rating used)."""
-    wide = means[means["rater"].isin(list(judges))].pivot_table(index=["system", "item_id"], columns="rater",
-                                                                 values="score")
+    criterion's :func:`judgelab.ratings.item_means` rows: the jury's confidence (no human rating used).
+    NaN (no confidence: the item goes to people) where a judge has no rating of the item: the SD of
+    fewer judges is smaller by construction (0 for one judge, the highest confidence there is)."""
+    judges = list(judges)
+    wide = means[means["rater"].isin(judges)].pivot_table(index=["system", "item_id"], columns="rater",
+                                                          values="score").reindex(columns=judges)
     z = (wide - wide.mean()) / wide.std(ddof=0)
-    return -z.std(axis=1, ddof=0)
+    return (-z.std(axis=1, ddof=0)).where(z.notna().all(axis=1))
 
 
 def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 0.1, tolerance: float = 1.0,

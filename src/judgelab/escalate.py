@@ -172,6 +172,26 @@ def confidence_table(ratings: pd.DataFrame, signal: str, tolerance: float = 1.0,
     return out.sort_values(["criterion", "rater", "system", "item_id"], kind="stable").reset_index(drop=True)
 
 
+def _with_failed_units(conf: pd.DataFrame, ratings: pd.DataFrame, signal: str) -> pd.DataFrame:
+    """``conf`` with a row (no rating, no confidence: escalated) for every unit a judge was asked about
+    and has no successful rating of (every sample failed): a decision for every item, never a silent gap."""
+    from judgelab.ratings import is_human
+
+    judges = ratings[~ratings["rater"].map(is_human) & ~ratings["rater"].astype(str).str.startswith("jury:")]
+    units = pd.DataFrame({c: judges[c].astype(str) for c in ("system", "item_id", "criterion", "rater")})
+    if signal == "jury":
+        units = units.assign(rater="jury:mean")
+    units = units.drop_duplicates()
+    key = ["system", "item_id", "criterion", "rater"]
+    missing = units.merge(conf[key], on=key, how="left", indicator=True)
+    missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")
+    if missing.empty:
+        return conf
+    added = missing.assign(rating=math.nan, confidence=math.nan)[conf.columns]
+    out = pd.concat([conf, added], ignore_index=True)
+    return out.sort_values(["criterion", "rater", "system", "item_id"], kind="stable").reset_index(drop=True)
+
+
 def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, delta: float = 0.1,
              tolerance: float = 1.0, logprobs: pd.DataFrame | None = None, grid: int = 20) -> Escalation:
     """Calibrate on every human-rated item, decide every item (module docstring).
@@ -192,11 +212,11 @@ def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, de
 
     if not (0 < alpha < 1 and 0 < delta < 1):
         raise JudgelabError("--alpha and --delta are between 0 and 1")
-    if tolerance < 0:
-        raise JudgelabError("--tolerance is 0 or more")
+    if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
+        raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if not ratings["rater"].map(is_human).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to calibrate the threshold on")
-    conf = confidence_table(ratings, signal, tolerance, logprobs)
+    conf = _with_failed_units(confidence_table(ratings, signal, tolerance, logprobs), ratings, signal)
     human = _human_means(ratings)
     conf = conf.join(human, on=KEYS)
     parts, guarantees = [], []
@@ -206,12 +226,15 @@ def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, de
                                                      tolerance, grid)
         keep = select(th, t["confidence"]) & t["rating"].notna().to_numpy()
         parts.append(t.assign(decision=np.where(keep, "keep", "escalate")))
+        unrated = int(t["rating"].isna().sum())
+        note = "; ".join(x for x in (th.note, f"{unrated} items without a successful rating go to people"
+                                     if unrated else "") if x)
         guarantees.append({"rater": rater, "criterion": crit, "signal": signal, "target_agreement": 1 - alpha,
                            "delta": delta, "tolerance": tolerance, "threshold": th.threshold,
                            "n_calibration": th.n_calibration, "calibration_kept": th.n_kept,
                            "calibration_agreement": th.agreement, "p_value": th.p_value, "n_items": len(t),
                            "n_kept": int(keep.sum()), "kept_share": float(keep.mean()) if len(t) else math.nan,
-                           "note": th.note})
+                           "note": note})
     decisions = pd.concat(parts, ignore_index=True)[ESCALATION_COLUMNS]
     settings = {"signal": signal, "alpha": alpha, "delta": delta, "tolerance": tolerance, "grid": grid,
                 "procedure": "fixed-sequence testing (Trust-or-Escalate), exact binomial tests, per rater and criterion"}
@@ -297,9 +320,11 @@ def hybrid_ratings(decisions: pd.DataFrame, escalated_human: pd.DataFrame | None
                          "rater": "hybrid:" + d["rater"], "sample": 0, "score": score,
                          "status": np.where(score.notna(), Status.OK.value, Status.MISSING.value)})
     notes = []
-    for (crit, rater), g in d.assign(esc=esc, rated=rated).groupby(["criterion", "rater"]):
-        n_esc, n_rated = int(g["esc"].sum()), int(g["rated"].sum())
+    for (crit, rater), g in d.assign(esc=esc, rated=rated, none=score.isna()).groupby(["criterion", "rater"]):
+        n_esc, n_rated, n_none = int(g["esc"].sum()), int(g["rated"].sum()), int(g["none"].sum())
         notes.append(f"{crit}: hybrid:{rater}: {len(g) - n_esc} kept items with the judge's rating, {n_rated} escalated "
-                     f"items with the people's rating" + (f", {n_esc - n_rated} escalated items not rated yet keep the "
-                                                          "judge's rating" if n_esc > n_rated else ""))
+                     f"items with the people's rating" + (f", {n_esc - n_rated - n_none} escalated items not rated yet "
+                                                          "keep the judge's rating" if n_esc > n_rated + n_none else "")
+                     + (f", {n_none} escalated items without any rating (the judge's failed, no person's yet) are "
+                        "left out" if n_none else ""))
     return rows, notes

@@ -221,3 +221,49 @@ def test_hanna_holdout_of_docs(tmp_path):
     human = emp[emp["rater"].str.startswith("human:")].groupby(["system", "item_id"])["score"].mean()
     agree = (judge - human.reindex(judge.index)).abs() <= 1 + 1e-12
     assert t.loc["Complexity", "test_agreement_kept"] == pytest.approx(agree.mean())
+
+
+@pytest.mark.parametrize("signal", ["samples", "jury"])
+def test_an_item_whose_judgments_all_failed_is_escalated_not_dropped(signal):
+    """A decision for every item: an item the judge was asked about with no successful rating (every
+    sample failed) goes to people, is counted in the guarantee's items and said in its note."""
+    df = _small()
+    if signal == "jury":
+        df = pd.concat([df, df[df["rater"] == "judge"].assign(rater="judge2", score=lambda d: d["score"] + 0.5)],
+                       ignore_index=True)
+    failed = df["item_id"].eq("i5") & ~df["rater"].str.startswith("human:")
+    df.loc[failed, ["score", "status"]] = [np.nan, "parse_failure"]
+    result = escalate(df, signal, alpha=0.3)
+    d = result.decisions
+    row = d[d["item_id"] == "i5"]
+    assert len(row) == 1 and row["decision"].iloc[0] == "escalate" and np.isnan(row["rating"].iloc[0])
+    assert ("A", "i5") in result.escalated_keys()
+    g = result.guarantees[0]
+    assert g["n_items"] == 60 and "1 items without a successful rating go to people" in g["note"]
+
+
+def test_jury_confidence_needs_every_judge():
+    """An item that only one judge of the jury rated has no spread to measure: no confidence (it goes
+    to people), never the SD of one value (0, the highest confidence there is)."""
+    scores = {"a": [1, 2, 3, 4, 5], "b": [2, 2, 4, 5, 4], "c": [1, 3, 3, 3, 5]}
+    rows = [{"item_id": f"i{k}", "system": "A", "group": None, "criterion": "q", "rater": j, "sample": 0,
+             "score": float(v[k]), "status": "ok"} for j, v in scores.items() for k in range(5)]
+    df = pd.DataFrame(rows)
+    df.loc[df["item_id"].eq("i0") & df["rater"].isin(["b", "c"]), ["score", "status"]] = [np.nan, "error"]
+    t = confidence_table(df, "jury").set_index("item_id")
+    assert np.isnan(t.loc["i0", "confidence"])
+    assert t.drop(index="i0")["confidence"].notna().all()
+
+
+@pytest.mark.parametrize("command", [["escalate", "--confidence", "samples"], ["audit", "--calibration"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_a_tolerance_that_is_not_a_number_of_points_is_refused(tmp_path, command, value):
+    """--tolerance nan passed `tolerance < 0` and every agreement test (|d| <= nan is False): the
+    guarantee line said 'within nan point(s)'. It is one line, exit 2, nothing written."""
+    df = _small()
+    path = tmp_path / "ratings.csv"
+    df.to_csv(path, index=False)
+    out = tmp_path / "out"
+    r = run_cli(command[0], str(path), *command[1:], "--tolerance", value, "--out", str(out))
+    assert r.returncode == 2 and "--tolerance is a number, 0 or more" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()

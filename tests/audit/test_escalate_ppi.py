@@ -92,3 +92,15 @@ def test_human_estimate_with_escalation(tmp_path):
     assert "escalated items with the people's rating" in (out / "README.md").read_text()
     r = run_cli("human-estimate", "--escalation", str(tmp_path / "escalation.csv"), "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "random sample" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_an_escalated_item_without_any_rating_is_counted_apart():
+    """An item escalated because every judgment failed (no rating) and not yet rated by people has no
+    prediction at all: the note says it is left out, never that it 'keeps the judge's rating'."""
+    dec = pd.DataFrame({"system": "A", "item_id": ["1", "2", "3"], "criterion": "q", "rater": "judge",
+                        "rating": [4.0, np.nan, 5.0], "confidence": [1.0, np.nan, 0.1],
+                        "decision": ["keep", "escalate", "escalate"]})
+    rows, notes = hybrid_ratings(dec)
+    assert rows.set_index("item_id")["status"].to_dict() == {"1": "ok", "2": "missing", "3": "ok"}
+    assert "1 escalated items not rated yet keep the judge's rating" in notes[0]
+    assert "1 escalated items without any rating" in notes[0] and "left out" in notes[0]

@@ -139,3 +139,17 @@ def test_pairs_are_found_by_label_and_bad_input_is_one_line():
         paired_shift(df, FREE, "nobody")
     with pytest.raises(JudgelabError, match="two different raters"):
         paired_shift(df, FREE, FREE)
+
+
+def test_a_criterion_whose_judgments_all_failed_says_so_and_an_unknown_one_is_refused():
+    """Every judgment of both raters failed on one criterion: a shift without value that says why (and
+    the failures counted), not a KeyError; a criterion neither rater rated is one clear error."""
+    df = table(np.random.default_rng(5))
+    df.loc[df["criterion"] == "y", ["score", "status"]] = [np.nan, "parse_failure"]
+    shifts = {s.criterion: s for s in paired_shift(df, FREE, CON)}
+    y = shifts["y"]
+    assert math.isnan(y.estimate) and y.n == 0 and "no text rated ok by both raters" in y.note
+    assert y.failed_first == y.judgments_first > 0
+    assert not math.isnan(shifts["x"].estimate)
+    with pytest.raises(JudgelabError, match="no ratings of 'zz'"):
+        paired_shift(df, FREE, CON, ["zz"])

@@ -1,6 +1,7 @@
 """``judgelab audit``: a bias report for one or more judges, and its planted-bias self-check."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Optional
 
@@ -126,8 +127,8 @@ def audit(
     jury_list = split_list(jury_methods) or []
     if not (0 < alpha < 1 and 0 < delta < 1):
         raise JudgelabError("--alpha and --delta are between 0 and 1")
-    if tolerance < 0:
-        raise JudgelabError("--tolerance is 0 or more")
+    if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
+        raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if jury_level not in {"group", "overall"}:
         raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
     frames = [read_ratings(p) for p in (ratings or [])]

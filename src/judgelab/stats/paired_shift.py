@@ -148,6 +148,10 @@ def paired_shift(ratings: pd.DataFrame, first: str, second: str, criteria: list[
     both["system"] = both["system"].fillna("").astype(str)
     both["item_id"] = both["item_id"].astype(str)
     chosen = criteria or sorted(set(both["criterion"]))
+    unknown = sorted(set(chosen) - set(both["criterion"]))
+    if unknown:
+        raise JudgelabError(f"{first} and {second} have no ratings of {', '.join(map(repr, unknown))} (criteria: "
+                            f"{', '.join(sorted(set(both['criterion'])))})")
     out = [_shift(both, first, second, [c], c, cluster, confidence_level) for c in chosen]
     if len(chosen) > 1:
         out.append(_shift(both, first, second, chosen, "all", cluster, confidence_level))
@@ -160,8 +164,10 @@ def _shift(both: pd.DataFrame, first: str, second: str, criteria: list[str], nam
     ok = rows[(rows["status"] == "ok") & rows["score"].notna()]
     counts = {r: (int((rows["rater"] == r).sum()), int(((rows["rater"] == r) & (rows["status"] != "ok")).sum()))
               for r in (first, second)}
-    means = ok.groupby(["rater"] + _KEYS + ([cluster] if cluster not in _KEYS else []))["score"].mean()
-    wide = means.unstack("rater") if len(means) else pd.DataFrame(columns=[first, second])
+    levels = _KEYS + ([cluster] if cluster not in _KEYS else [])
+    means = ok.groupby(["rater"] + levels)["score"].mean()
+    wide = (means.unstack("rater") if len(means) else  # every judgment failed: no unit, the same index names
+            pd.DataFrame(columns=[first, second], index=pd.MultiIndex.from_tuples([], names=levels), dtype=float))
     for r in (first, second):
         if r not in wide.columns:
             wide[r] = np.nan
