@@ -54,3 +54,24 @@ def test_judgments_of_an_earlier_parser_are_read_again_without_a_call(tmp_path, 
         third = run_spec(SPEC, _items(), store, backend=judge)
     assert third.reparsed == 0 and third.already_done == 3 and judge.calls == []
 
+
+
+def test_samples_first_asked_one_per_call_are_read_again_from_those_calls(tmp_path):
+    """A judge that answered one sample per call (max_n 1) recorded per-sample calls; reading its
+    judgments again must use them, not plan a new k-sample call."""
+    spec = RunSpec(template="chiang-lee-story", criteria=["likability"], samples=3)
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        first = run_spec(spec, _items(), store, backend=ScriptedTestJudge({"default": ANSWER}, max_n=1))
+    assert first.calls_made == 9
+    db = sqlite3.connect(path)
+    for (meta,) in db.execute("SELECT DISTINCT meta FROM judgments").fetchall():
+        old = json.loads(meta)
+        del old["parser"]
+        db.execute("UPDATE judgments SET meta = ? WHERE meta = ?", (json.dumps(old), meta))
+    db.commit()
+    db.close()
+    judge = ScriptedTestJudge({"default": ANSWER})  # offers n up to 16: the plan would ask all 3 samples at once
+    with Store(path) as store:
+        again = run_spec(spec, _items(), store, backend=judge)
+    assert judge.calls == [] and again.calls_made == 0 and again.reparsed == 9

@@ -342,10 +342,14 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
             if not todo_samples:
                 continue
             calls: tuple[PlannedCall, ...]
+            single = lambda: tuple(planned(item, criterion, messages, 1, s, (s,)) for s in todo_samples)  # noqa: E731
             if len(todo_samples) == k and k > 1 and max_n >= k:
                 calls = (planned(item, criterion, messages, k, f"n{k}", todo_samples),)  # one call for all k samples
+                if not calls[0].cached:  # answered before one sample per call (e.g. a resumed run): the ledger has those
+                    singles = single()
+                    calls = singles if all(c.cached for c in singles) else calls
             else:
-                calls = tuple(planned(item, criterion, messages, 1, s, (s,)) for s in todo_samples)
+                calls = single()
             independent.append((prompt, Job(item, calls, criterion=criterion, samples=todo_samples)))
     # Independent prompts in sorted order: neighbours share the longest prefixes, which a backend
     # with a prefix cache (the embedded judge) evaluates once.
