@@ -101,7 +101,7 @@ def test_cli_probe_padding(tmp_path):
 
 def test_cli_refuses_bad_padding_in_one_line_and_writes_nothing(tmp_path):
     items = _write_items(tmp_path / "items.jsonl", _items(3))
-    for bad in ("filler", "glitter:20", "repeat:0"):
+    for bad in ("filler", "glitter:20", "repeat:0", ",", ""):
         r = run_cli("probe", "padding", "--items", str(items), "--template", TEMPLATE, "--padding", bad,
                     "--out", str(tmp_path / "x"))
         assert r.returncode == 2 and r.stderr.startswith("judgelab: error: --padding") and len(r.stderr.splitlines()) == 1

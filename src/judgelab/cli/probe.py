@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from judgelab.choices import Score
+from judgelab.errors import JudgelabError
 from judgelab.cli.common import (
     JUDGE_SYNTAX,
     ApiKeyOpt,
@@ -67,7 +68,9 @@ def padding(
     from judgelab.probes.padding_study import DEFAULT_PADDINGS, plan_padding, run_padding
 
     specs = judge_specs(judges)
-    chosen = split_list(paddings) or list(DEFAULT_PADDINGS)
+    chosen = split_list(paddings) if paddings is not None else list(DEFAULT_PADDINGS)
+    if not chosen:
+        raise JudgelabError(f"--padding {paddings!r} names no padding: give KIND:PERCENT, e.g. filler:50")
     for p in chosen:
         parse_padding(p)  # a malformed --padding is one line before any work
     defaults = judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency, model_path=model_path)

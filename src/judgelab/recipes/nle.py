@@ -244,10 +244,13 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
         if second is not None:
             pair_rows.append(f1_by_delta(pairs, second[metric]).assign(metric=metric, rater="human comparisons"))
-        bt = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()]).scores
+        fit = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
+        bt = fit.scores
         bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
         summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
-                             "method": "spearman (Bradley–Terry vs human)", "r": bt_r.r, "p": bt_r.p, "n": bt_r.n})
+                             "method": "spearman (Bradley–Terry vs human)", "r": bt_r.r, "p": bt_r.p, "n": bt_r.n,
+                             "note": "" if fit.converged else f"Bradley–Terry did not converge in {fit.iterations} "
+                                                               "iterations: the scores are not final"})
     output.table(pd.concat(pair_rows), "pairwise_f1", "pairwise comparison: F1 per score gap Δ (figure 2)")
     output.table(pd.DataFrame(summary_rows), "pairwise_summary",
                  "position consistency, and Spearman's r (p, n items) of the Bradley–Terry scores vs the human scores")
