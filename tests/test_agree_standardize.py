@@ -130,3 +130,19 @@ def test_agree_command_writes_both_sides(tmp_path):
                   "rank", "--out", str(tmp_path / "refused"))
     assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and "--standardize" in res.stderr
     assert not (tmp_path / "refused").exists()
+
+
+def test_a_failed_gate_on_standardised_scores_says_so(tmp_path):
+    df = ratings()
+    df[~df.rater.str.startswith("human:")].to_csv(tmp_path / "judges.csv", index=False)
+    df[df.rater.str.startswith("human:")].assign(rater=lambda d: d.rater.str[6:]).to_csv(tmp_path / "people.csv",
+                                                                                        index=False)
+    args = ("agree", str(tmp_path / "judges.csv"), "--human", str(tmp_path / "people.csv"), "--method", "pearson",
+            "--level", "overall", "--n-resamples", "50", "--fail-under", "pearson:overall:0.999")
+    raw = run_cli(*args)
+    std = run_cli(*args, "--standardize", "z")
+    assert raw.returncode == std.returncode == 3
+    raw_lines = [x for x in raw.stderr.splitlines() if "below --fail-under" in x]
+    std_lines = [x for x in std.stderr.splitlines() if "below --fail-under" in x]
+    assert raw_lines and not any("standardised" in x for x in raw_lines)
+    assert std_lines and all(x.endswith("(on scores standardised per rater, --standardize z)") for x in std_lines)

@@ -89,6 +89,8 @@ def agree(
     report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
     failed_gates = threshold_failures(report.correlations, gates)
+    if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
+        failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
     for table, note, n in report.nan_notes():
