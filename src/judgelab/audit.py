@@ -32,8 +32,7 @@ from judgelab.stats.position import length_preference, position_bias
 from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
-           "hanna_ratings", "jury_report", "selective_holdout", "jury_disagreement", "SELECTIVE_COLUMNS", "constrained_shift",
-           "constrained_pairs"]
+           "hanna_ratings", "jury_report", "selective_holdout", "jury_disagreement", "SELECTIVE_COLUMNS"]
 
 TABLES = {
     "leniency": ("leniency", "spread_ratio"),
@@ -346,49 +345,3 @@ def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 
                      "test_agreement_kept": float(agree[keep].mean()) if keep.any() else float("nan"),
                      "test_agreement_all": float(agree.mean()), "note": th.note})
     return pd.DataFrame(rows, columns=SELECTIVE_COLUMNS)
-
-
-# -- constrained against free ratings (issue 22, point 5; ``--compare``) --------------------------
-
-#: The label suffix of a constrained run (:meth:`judgelab.spec.RunSpec.preferred_label`).
-CONSTRAINED_SUFFIX = "+constrained"
-
-
-def constrained_pairs(raters) -> list[tuple[str, str]]:
-    """(free, constrained) pairs found by label: every ``X+constrained…`` whose free twin ``X…`` is present.
-
-    Example:
-        >>> constrained_pairs(["m@t", "m@t+constrained", "other+constrained"])
-        [('m@t', 'm@t+constrained')]
-    """
-    present = set(raters)
-    out = []
-    for rater in sorted(present):
-        if CONSTRAINED_SUFFIX in rater:
-            free = rater.replace(CONSTRAINED_SUFFIX, "", 1)
-            if free in present:
-                out.append((free, rater))
-    return out
-
-
-def constrained_shift(ratings: pd.DataFrame, compare: list[tuple[str, str]] | None = None,
-                      criteria: list[str] | None = None, confidence_level: float = 0.95):
-    """The shift of each constrained rater against its free twin on the same texts
-    (:func:`judgelab.stats.paired_shift.paired_shift`: matched by item, system and criterion; t
-    interval over items), plus each one's failed judgments and scale-point shares.
-
-    Args:
-        ratings: the tidy ratings table.
-        compare: ``(first, second)`` rater pairs (the shift is second − first); default: every
-            rater with its ``+constrained`` twin (:func:`constrained_pairs`).
-        criteria: the criteria (default: all).
-
-    Returns:
-        A :class:`judgelab.stats.paired_shift.ShiftReport` (no shifts when no pair is found).
-    """
-    from judgelab.stats.paired_shift import ShiftReport, paired_shift
-
-    pairs = compare if compare is not None else constrained_pairs(ratings["rater"].unique())
-    shifts = [s for first, second in pairs
-              for s in paired_shift(ratings, first, second, criteria, confidence_level=confidence_level)]
-    return ShiftReport(tuple(shifts), tuple(pairs))

@@ -58,3 +58,12 @@ def test_the_shift_is_in_audit_json_and_in_the_reports_audit_section(tmp_path):
     section = html.split('id="audit"', 1)[1]
     assert 'id="t-audit-shift"' in section and "Two raters on the same texts" in section
     assert f"[{table['ci_low'].iloc[0]:.3f}, {table['ci_high'].iloc[0]:.3f}]" in section
+
+
+def test_twins_are_paired_through_a_digest_suffix_when_unambiguous():
+    from judgelab.stats.paired_shift import constrained_pairs
+
+    assert constrained_pairs(["m@t", "m@t+constrained#0a1b2c"]) == [("m@t", "m@t+constrained#0a1b2c")]
+    assert constrained_pairs(["m@t#0a1b2c", "m@t+constrained"]) == [("m@t#0a1b2c", "m@t+constrained")]
+    # two free raters could be the twin: none is guessed (name the pair with --compare)
+    assert constrained_pairs(["m@t", "m@t#0a1b2c", "m@t+constrained#ffffff"]) == []

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judgelab.audit import constrained_pairs, constrained_shift
+from judgelab.stats.paired_shift import constrained_pairs, constrained_shift
 from judgelab.errors import JudgelabError
 from judgelab.stats.paired_shift import paired_shift
 

@@ -258,7 +258,7 @@ def _has_humans(df) -> bool:
 
 def _constrained_section(df, compare: Optional[list[str]], criteria: Optional[list[str]]):
     """``--compare FIRST,SECOND`` (repeatable), or every rater with its ``+constrained`` twin."""
-    from judgelab.audit import constrained_shift
+    from judgelab.stats.paired_shift import constrained_shift
 
     pairs = None
     if compare:

@@ -19,6 +19,7 @@ constrained judge piling onto one point) is seen, not only a change of mean.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,7 +29,8 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.stats.describe import mean_interval
 
-__all__ = ["PairedShift", "ShiftReport", "paired_shift", "SHIFT_COLUMNS", "POINT_COLUMNS"]
+__all__ = ["PairedShift", "ShiftReport", "paired_shift", "SHIFT_COLUMNS", "POINT_COLUMNS", "CONSTRAINED_SUFFIX",
+           "constrained_pairs", "constrained_shift"]
 
 SHIFT_COLUMNS = ["first", "second", "criterion", "estimate", "ci_low", "ci_high", "statistic", "pvalue", "df", "n",
                  "n_clusters", "unpaired", "failed_first", "judgments_first", "failed_second", "judgments_second",
@@ -216,7 +218,7 @@ def _points(ok: pd.DataFrame, units: pd.Index, first: str, second: str, cluster:
 
 @dataclass(frozen=True)
 class ShiftReport:
-    """The shifts of every compared pair of raters (:func:`judgelab.audit.constrained_shift`)."""
+    """The shifts of every compared pair of raters (:func:`constrained_shift`)."""
 
     shifts: tuple[PairedShift, ...]
     pairs: tuple[tuple[str, str], ...] = ()
@@ -236,3 +238,60 @@ class ShiftReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"pairs": [list(p) for p in self.pairs], "shifts": [s.to_dict() for s in self.shifts]}
+
+
+# -- which raters to compare: a free judge and its constrained twin (``audit --compare``) ------------
+
+#: The label suffix of a constrained run (:meth:`judgelab.spec.RunSpec.preferred_label`).
+CONSTRAINED_SUFFIX = "+constrained"
+
+
+def constrained_pairs(raters) -> list[tuple[str, str]]:
+    """(free, constrained) pairs found by label: every ``X+constrained…`` whose free twin ``X…`` is present.
+    A label's ``#digest`` suffix (a preferred label already taken by other settings) is ignored when
+    exactly one free rater then matches; with several, name the pair with ``--compare``.
+
+    Example:
+        >>> constrained_pairs(["m@t", "m@t+constrained", "other+constrained"])
+        [('m@t', 'm@t+constrained')]
+        >>> constrained_pairs(["m@t#1a2b3c", "m@t+constrained"])
+        [('m@t#1a2b3c', 'm@t+constrained')]
+    """
+    present = set(raters)
+    out = []
+    for rater in sorted(present):
+        if CONSTRAINED_SUFFIX in rater:
+            free = rater.replace(CONSTRAINED_SUFFIX, "", 1)
+            if free in present:
+                out.append((free, rater))
+                continue
+            base = _DIGEST_SUFFIX.sub("", free)
+            twins = [r for r in present if CONSTRAINED_SUFFIX not in r and _DIGEST_SUFFIX.sub("", r) == base]
+            if len(twins) == 1:
+                out.append((twins[0], rater))
+    return out
+
+
+#: The suffix :meth:`judgelab.store.Store.claim_rater` adds when a preferred label is taken (``#`` + 6 hex digits).
+_DIGEST_SUFFIX = re.compile(r"#[0-9a-f]{6}$")
+
+
+def constrained_shift(ratings: pd.DataFrame, compare: list[tuple[str, str]] | None = None,
+                      criteria: list[str] | None = None, confidence_level: float = 0.95):
+    """The shift of each constrained rater against its free twin on the same texts
+    (:func:`paired_shift`: matched by item, system and criterion; t
+    interval over items), plus each one's failed judgments and scale-point shares.
+
+    Args:
+        ratings: the tidy ratings table.
+        compare: ``(first, second)`` rater pairs (the shift is second − first); default: every
+            rater with its ``+constrained`` twin (:func:`constrained_pairs`).
+        criteria: the criteria (default: all).
+
+    Returns:
+        A :class:`ShiftReport` (no shifts when no pair is found).
+    """
+    pairs = compare if compare is not None else constrained_pairs(ratings["rater"].unique())
+    shifts = [s for first, second in pairs
+              for s in paired_shift(ratings, first, second, criteria, confidence_level=confidence_level)]
+    return ShiftReport(tuple(shifts), tuple(pairs))
