@@ -32,7 +32,7 @@ from judgelab.stats.position import length_preference, position_bias
 from judgelab.stats.prompt_sensitivity import prompt_sensitivity, variant_groups
 
 __all__ = ["AuditReport", "audit", "SelfCheckResult", "self_check", "TABLES", "SELF_CHECK_COLUMNS", "select_judges",
-           "hanna_ratings", "jury_report", "selective_holdout", "jury_disagreement", "SELECTIVE_COLUMNS"]
+           "hanna_ratings", "read_audit_inputs", "jury_report", "selective_holdout", "jury_disagreement", "SELECTIVE_COLUMNS"]
 
 TABLES = {
     "leniency": ("leniency", "spread_ratio"),
@@ -157,6 +157,20 @@ def select_judges(ratings: pd.DataFrame, pattern: str | None) -> pd.DataFrame:
     if not keep:
         raise JudgelabError(f"--judges {pattern!r} matches no judge; judges: {', '.join(judges)}")
     return ratings[ratings["rater"].map(is_human) | ratings["rater"].isin(keep)].reset_index(drop=True)
+
+
+def read_audit_inputs(ratings: list | None, human: list | None = None, human_layout: str = "auto",
+                      hanna_scores=None, judges: str | None = None) -> pd.DataFrame:
+    """The one ratings table of ``audit`` and ``escalate``: ratings files, HANNA's LLM scores and
+    human files (read as by ``agree --human``), stacked (a repeated rating is an error), judges
+    selected by the glob ``judges``."""
+    from judgelab.ratings import combine, import_human, read_ratings
+
+    frames = [read_ratings(p) for p in (ratings or [])]
+    if hanna_scores is not None:
+        frames.append(hanna_ratings(hanna_scores))
+    frames += [import_human(h, human_layout) for h in human or []]
+    return select_judges(combine(frames), judges)
 
 
 def hanna_ratings(path) -> pd.DataFrame:

@@ -257,13 +257,15 @@ def rename_criteria(df: pd.DataFrame, mapping: dict[str, str], where: str = "rat
     return df.assign(criterion=df["criterion"].map(lambda c: mapping.get(c, c)))
 
 
-def parse_map(values: list[str] | None) -> dict[str, str]:
-    """``["grammar=grammaticality", ...]`` as a dict; a value without ``=`` is an error."""
+def parse_map(values: list[str] | None, option: str = "--map", form: str = "OLD=NEW",
+              example: str = "grammar=grammaticality") -> dict[str, str]:
+    """``["grammar=grammaticality", ...]`` (the values of a repeatable ``KEY=VALUE`` option) as a
+    dict; a value without ``=`` or with an empty side is an error naming ``option``."""
     out: dict[str, str] = {}
     for value in values or []:
         old, sep, new = value.partition("=")
         if not sep or not old.strip() or not new.strip():
-            raise JudgelabError(f"--map {value!r}: expected OLD=NEW, e.g. --map grammar=grammaticality")
+            raise JudgelabError(f"{option} {value!r}: expected {form}, e.g. {option} {example}")
         out[old.strip()] = new.strip()
     return out
 

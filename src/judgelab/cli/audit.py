@@ -7,18 +7,8 @@ from typing import Any, Optional
 
 import typer
 
-from judgelab.cli.common import FormatOpt, app, split_list
+from judgelab.cli.common import FormatOpt, HumanLayoutOpt, HumansOpt, RatingsArg, app, split_list
 from judgelab.errors import JudgelabError
-
-
-def _families(values: Optional[list[str]], option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values or []:
-        name, sep, family = value.partition("=")
-        if not sep or not name.strip() or not family.strip():
-            raise JudgelabError(f"{option} {value!r}: expected NAME=FAMILY, e.g. {option} gpt-4o=openai")
-        out[name.strip()] = family.strip()
-    return out
 
 
 def _read_table(path: Path):
@@ -48,10 +38,9 @@ def read_lengths(path: Path):
 
 @app.command()
 def audit(
-    ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
-    human: Optional[list[Path]] = typer.Option(None, "--human", help="human ratings to import (repeatable; long or "
-                                               "wide layout, read as by `judgelab agree --human`)"),
-    human_layout: str = typer.Option("auto", "--human-layout", help="auto | long | wide"),
+    ratings: list[Path] = RatingsArg,
+    human: Optional[list[Path]] = HumansOpt,
+    human_layout: str = HumanLayoutOpt,
     pairs: Optional[Path] = typer.Option(None, "--pairs", help="pairwise verdicts in both orders: rater, first, "
                                          "second, choice (first|second|tie), optional item_id, criterion"),
     lengths: Optional[Path] = typer.Option(None, "--lengths", help="text lengths: item_id, [system], length (words) "
@@ -121,8 +110,7 @@ def audit(
         emit(table, fmt, "audit", title="audit self-check" if fmt == "table" else None)
         return
     from judgelab.audit import audit as run_audit
-    from judgelab.audit import hanna_ratings, jury_report, select_judges
-    from judgelab.ratings import combine, import_human, read_ratings
+    from judgelab.audit import jury_report, read_audit_inputs
 
     jury_list = split_list(jury_methods) or []
     if not (0 < alpha < 1 and 0 < delta < 1):
@@ -131,14 +119,11 @@ def audit(
         raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if jury_level not in {"group", "overall"}:
         raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
-    frames = [read_ratings(p) for p in (ratings or [])]
-    if hanna_scores is not None:
-        frames.append(hanna_ratings(hanna_scores))
-    for h in human or []:
-        frames.append(import_human(h, human_layout))
-    df = select_judges(combine(frames), judges)
-    judge_fam = _families(self_family, "--self-family")
-    system_fam = _families(system_family, "--system-family")
+    df = read_audit_inputs(ratings, human, human_layout, hanna_scores, judges)
+    from judgelab.ratings import parse_map
+
+    judge_fam = parse_map(self_family, "--self-family", "NAME=FAMILY", "gpt-4o=openai")
+    system_fam = parse_map(system_family, "--system-family", "NAME=FAMILY", "gpt-4o=openai")
     if system_fam and not judge_fam:
         raise JudgelabError("--system-family needs --self-family JUDGE=FAMILY (whose family to compare)")
     pair_table = _read_table(pairs) if pairs is not None else None

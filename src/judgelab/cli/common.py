@@ -114,6 +114,11 @@ def _check_format(value: str) -> str:
 
 FormatOpt = typer.Option("table", "--format", help="table | csv | json", callback=_check_format)
 JudgeSpecOpt = typer.Option("local", "--judge", help=f"the judge: {JUDGE_SYNTAX}")
+#: The inputs of the commands that read ratings tables and human files (audit, escalate).
+RatingsArg = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)")
+HumansOpt = typer.Option(None, "--human", help="human ratings to import (repeatable; long or wide layout, read as by "
+                         "`judgelab agree --human`)")
+HumanLayoutOpt = typer.Option("auto", "--human-layout", help="auto | long | wide")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
 
 

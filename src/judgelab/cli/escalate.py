@@ -8,16 +8,15 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import app, split_list
+from judgelab.cli.common import HumanLayoutOpt, HumansOpt, RatingsArg, app, split_list
 from judgelab.errors import JudgelabError
 
 
 @app.command()
 def escalate(
-    ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
-    human: Optional[list[Path]] = typer.Option(None, "--human", help="human ratings to import (repeatable; long or "
-                                               "wide layout, read as by `judgelab agree --human`)"),
-    human_layout: str = typer.Option("auto", "--human-layout", help="auto | long | wide"),
+    ratings: list[Path] = RatingsArg,
+    human: Optional[list[Path]] = HumansOpt,
+    human_layout: str = HumanLayoutOpt,
     hanna_scores: Optional[Path] = typer.Option(None, "--hanna-scores", help="read HANNA's hanna_metric_scores_llm.csv"),
     judges: Optional[str] = typer.Option(None, "--judges", help="glob of the judges (default: every rater that is "
                                          "not human)"),
@@ -34,22 +33,16 @@ def escalate(
                                        "run.json and audit.json"),
 ) -> None:
     """Selective judging with a guarantee: per item keep the judge's rating or escalate it to people."""
-    from judgelab.audit import hanna_ratings, select_judges
+    from judgelab.audit import read_audit_inputs
     from judgelab.report.terminal import print_table
     from judgelab.escalate import SIGNALS, escalation_holdout, logprob_columns
     from judgelab.escalate import escalate as run_escalate
-    from judgelab.ratings import combine, import_human, read_ratings
 
     if confidence not in SIGNALS:
         raise JudgelabError(f"unknown --confidence {confidence!r}: {', '.join(SIGNALS)}")
-    frames = [read_ratings(p) for p in (ratings or [])]
-    if hanna_scores is not None:
-        frames.append(hanna_ratings(hanna_scores))
-    if not frames and not human:
+    if not ratings and hanna_scores is None and not human:
         raise JudgelabError("give ratings files (or --hanna-scores) and human ratings")
-    for h in human or []:
-        frames.append(import_human(h, human_layout))
-    df = select_judges(combine(frames), judges)
+    df = read_audit_inputs(ratings, human, human_layout, hanna_scores, judges)
     wanted = split_list(criteria)
     if wanted:
         unknown = sorted(set(wanted) - set(df["criterion"].unique()))
