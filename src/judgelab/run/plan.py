@@ -345,7 +345,8 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
             single = lambda: tuple(planned(item, criterion, messages, 1, s, (s,)) for s in todo_samples)  # noqa: E731
             if len(todo_samples) == k and k > 1 and max_n >= k:
                 calls = (planned(item, criterion, messages, k, f"n{k}", todo_samples),)  # one call for all k samples
-                if not calls[0].cached:  # answered before one sample per call (e.g. a resumed run): the ledger has those
+                recorded = any((o, item.system, item.item_id, s) in bindings for o in outputs for s in todo_samples)
+                if recorded and not calls[0].cached:  # answered one sample per call before (a resumed run): the ledger has those
                     singles = single()
                     calls = singles if all(c.cached for c in singles) else calls
             else:
