@@ -157,6 +157,8 @@ def test_check_import_keeps_the_exported_keys_for_the_judges_own_model(exported_
         assert all(t.key == key and t.model == "m" for key, t in check.targets.items())
         # the same judge's dated snapshot is the same model
         assert check_import([_answers(requests, "m-2024-07-18")], store).targets == check.targets
+        # an empty model names none: taken as the exported model's
+        assert check_import([_answers(requests, "")], store).targets == check.targets
 
 
 def test_check_import_rekeys_accepted_answers_to_the_other_judges_identity(exported_store):
