@@ -59,16 +59,23 @@ def show_batch_plan(plans, options, price_in, price_out) -> None:
 def import_command(
     files: list[Path] = typer.Argument(..., help="batch-output JSONL files (vllm run-batch -o, or a provider's output/error files)"),
     out: Path = typer.Option(..., "--out", help="the output folder the batch was exported from (its store.sqlite)"),
+    accept_model: str = typer.Option(None, "--accept-model", metavar="NAME",
+                                     help="answers of this other model: record them as its own (for --judge "
+                                          "openai:NAME@URL), never as the exported judge's"),
 ) -> None:
-    """Record the answers of batch-output files in the store's call ledger, as live answers."""
-    from judgelab.run.batchfile import import_batch
+    """Record the answers of batch-output files in the store's call ledger, as live answers (checked whole first)."""
+    from judgelab.run.batch_import import import_batch
 
-    result = import_batch(list(files), out)
-    typer.echo(f"imported {result.lines} answer lines into {result.store}: {result.new} new, "
+    result = import_batch(list(files), out, accept_model)
+    as_model = f" as answers of {result.accepted}" if result.accepted else ""
+    typer.echo(f"imported {result.lines} answer lines into {result.store}{as_model}: {result.new} new, "
                f"{result.already} already in the store, {result.failed} failed (exported again by the next "
                "--export-batch)")
     for key, why in result.examples:
         typer.echo(f"  failed {key[:16]}…: {why}")
+    if result.accepted:
+        typer.echo(f"then: run the same rate command with --judge {' or '.join(result.judges)} to use them; the "
+                   "exported judge's requests stay unanswered (its next --export-batch writes them again)")
 
 
 @batch_app.command("list")

@@ -10,11 +10,11 @@ The format is OpenAI's Batch API format, which ``vllm run-batch`` reads and writ
 
 :func:`export_batch` writes the calls a live run would send now (:func:`~judgelab.run.pending.pending_calls`),
 split into files of at most ``max_requests`` lines and ``max_bytes`` bytes, and records them
-in the store's ``batches`` table first. :func:`import_batch` records each answer in the call
-ledger exactly as a live answer (key, canonical request, answer), so the same ``rate`` command
-afterwards makes no call for them and records the judgments a live run would. A file whose
-``custom_id`` values were not exported from this store (another run, other settings, another
-store) is refused in one line before anything is written; importing a file twice changes nothing.
+in the store's ``batches`` table first. :func:`~judgelab.run.batch_import.import_batch` checks
+the answers and records each in the call ledger exactly as a live answer (key, canonical
+request, answer), so the same ``rate`` command afterwards makes no call for them and records the
+judgments a live run would. :func:`output_line` and :func:`record_output` read and record
+answers for it and for provider batches (:mod:`judgelab.run.provider_batch`).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from judgelab.spec import RunSpec
     from judgelab.store import Store
 
-__all__ = ["BatchExport", "BatchImport", "OutputLine", "export_batch", "import_batch", "batch_line", "split_lines",
+__all__ = ["BatchExport", "OutputLine", "export_batch", "batch_line", "split_lines", "output_line",
            "read_output_lines", "record_output", "MAX_REQUESTS", "MAX_BYTES", "new_batch_id"]
 
 #: OpenAI's limits per batch-input file (requests, bytes); vLLM has none, the same split does no harm.
@@ -204,6 +204,33 @@ class OutputLine:
     error: str = ""
 
 
+def output_line(entry: dict[str, Any]) -> OutputLine:
+    """One batch-output line's JSON object (with a string ``custom_id``) as an :class:`OutputLine`.
+
+    A line is answered when it has no ``error``, its ``response.status_code`` is 200 and its
+    ``response.body`` is an object; otherwise ``error`` says why (the error's message or code,
+    ``HTTP <status>``, or ``no answer``).
+
+    Example:
+        >>> output_line({"custom_id": "k", "response": {"status_code": 429, "body": None}, "error": None})
+        OutputLine(custom_id='k', body=None, error='HTTP 429')
+    """
+    found = entry.get("response")
+    response: dict[str, Any] = found if isinstance(found, dict) else {}
+    error = entry.get("error")
+    status = response.get("status_code")
+    body = response.get("body")
+    if not error and status == 200 and isinstance(body, dict):
+        return OutputLine(entry["custom_id"], body)
+    if isinstance(error, dict):
+        why = str(error.get("message") or error.get("code") or error)
+    elif error:
+        why = str(error)
+    else:
+        why = f"HTTP {status}" if status is not None else "no answer"
+    return OutputLine(entry["custom_id"], None, why)
+
+
 def read_output_lines(text: str, where: str) -> list[OutputLine]:
     """Parse a batch-output file's text (OpenAI's and vLLM's shapes; results and error files).
 
@@ -224,50 +251,8 @@ def read_output_lines(text: str, where: str) -> list[OutputLine]:
             raise JudgelabError(f"{where} line {number}: not JSON (a batch-output file has one JSON object per line)") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
             raise JudgelabError(f"{where} line {number}: no custom_id; not a batch-output line")
-        found = entry.get("response")
-        response: dict[str, Any] = found if isinstance(found, dict) else {}
-        error = entry.get("error")
-        status = response.get("status_code")
-        body = response.get("body")
-        if error or status != 200 or not isinstance(body, dict):
-            if isinstance(error, dict):
-                text_error = str(error.get("message") or error.get("code") or error)
-            elif error:
-                text_error = str(error)
-            else:
-                text_error = f"HTTP {status}" if status is not None else "no answer"
-            out.append(OutputLine(entry["custom_id"], None, text_error))
-        else:
-            out.append(OutputLine(entry["custom_id"], body))
+        out.append(output_line(entry))
     return out
-
-
-@dataclass(frozen=True)
-class BatchImport:
-    """What :func:`import_batch` recorded.
-
-    Attributes:
-        batches: judgelab's ids of the batches the answers belong to.
-        lines: answer lines read.
-        new: answers recorded in the ledger now.
-        already: answers the ledger held already (a second import records nothing).
-        failed: requests the file reports as failed or whose answer is unreadable (asked again by the next export).
-        examples: up to three ``(custom_id, why)`` of failed requests.
-        store: the store.
-    """
-
-    batches: tuple[str, ...]
-    lines: int
-    new: int
-    already: int
-    failed: int
-    store: Path
-    examples: tuple[tuple[str, str], ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": 1, "batches": list(self.batches), "lines": self.lines, "new": self.new,
-                "already": self.already, "failed": self.failed, "store": str(self.store),
-                "examples": [list(e) for e in self.examples]}
 
 
 def record_output(store: "Store", lines: Iterable[OutputLine], requests: dict[str, str], reader: Any) -> tuple[
@@ -314,65 +299,3 @@ def record_output(store: "Store", lines: Iterable[OutputLine], requests: dict[st
     if rows:
         store.put(calls=rows)
     return answers, failures
-
-
-def import_batch(paths: list[Path], out: Path) -> BatchImport:
-    """Record the answers of batch-output files in ``out/store.sqlite``'s ledger.
-
-    Every ``custom_id`` must be a key exported from this store (:func:`export_batch`); otherwise
-    nothing is written and the file is refused in one line. Answers the ledger holds already are
-    left as they are (importing twice changes nothing); failed lines are counted, and their calls
-    are exported again by the next ``--export-batch``.
-
-    Args:
-        paths: batch-output files (``vllm run-batch -o``, or a provider's output and error files).
-        out: the run's output folder.
-
-    Returns:
-        :class:`BatchImport`.
-
-    Raises:
-        JudgelabError: a missing store or file, a line that is not a batch-output line, answers
-            that were not exported from this store.
-    """
-    from judgelab.models.backends.openai_compatible import read_openai_body
-    from judgelab.store import Store
-
-    store_path = Path(out) / "store.sqlite"
-    if not store_path.is_file():
-        raise JudgelabError(f"no store in {out}: import into the --out folder the batch was exported from")
-    lines: list[OutputLine] = []
-    for path in paths:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise JudgelabError(f"cannot read {path}: {exc.strerror or exc}") from None
-        lines += read_output_lines(text, str(path))
-    with Store(store_path) as store:
-        keys = {line.custom_id for line in lines}
-        owners = store.batches_of(keys)
-        files = {b.id: b for b in store.batches(kind="file")}
-        owned = {k: [b for b in owners.get(k, []) if b in files] for k in keys}
-        unknown = sorted(k for k, found in owned.items() if not found)
-        if unknown:
-            raise JudgelabError(f"{paths[0]}: {len(unknown)} of {len(keys)} answers were not exported from {store_path} "
-                                f"(custom_id {unknown[0][:16]}…): the file belongs to another run, other settings or "
-                                "another store; nothing was imported")
-        batches = sorted({b for found in owned.values() for b in found})
-        requests: dict[str, str] = {}
-        for b in batches:
-            requests.update({k: q for k, (q, _) in store.batch_requests(b).items()})
-        before = store.call_keys() & keys
-        reader_of = {b: files[b].detail.get("judge", {}) for b in batches}
-        judge = reader_of[batches[0]]
-        style, model = judge.get("style", "chat"), judge.get("model", "")
-        answers, failures = record_output(store, lines, requests, lambda body: read_openai_body(body, style, model))
-        for b in batches:
-            states = store.batch_requests(b)
-            store.set_request_states(b, [(k, "answered" if k in answers else "failed") for k in states
-                                         if k in answers or k in failures])
-            if all(k in answers or s == "answered" for k, (_, s) in states.items()):
-                store.update_batch(b, state="done")
-    new = len(set(answers) - before)
-    return BatchImport(tuple(batches), len(lines), new, len(set(answers) & before), len(failures), store_path,
-                       tuple(sorted(failures.items())[:3]))
