@@ -98,6 +98,7 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
     """
     effects: list[BiasEffect] = []
     skipped: dict[str, str] = {}
+    criteria = _criteria_with_humans(ratings, criteria, skipped)
     common: dict[str, Any] = dict(n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
     effects += scale_use(ratings, criteria, points, **common)
     if variant_groups(ratings["rater"]):
@@ -125,6 +126,29 @@ def audit(ratings: pd.DataFrame, pairs: pd.DataFrame | None = None, lengths: pd.
     settings = {"n_resamples": n_resamples, "seed": seed, "confidence_level": confidence_level, "per_words": per,
                 "interval": "percentile cluster bootstrap over item_id"}
     return AuditReport(tuple(effects), skipped, settings)
+
+
+def _criteria_with_humans(ratings: pd.DataFrame, criteria: list[str] | None,
+                          skipped: dict[str, str]) -> list[str] | None:
+    """The criteria to audit: those asked for (default: all) that the humans rated. The judges' criteria
+    without human ratings go to ``skipped``; none rated by the humans is an error naming both sets."""
+    from judgelab.ratings import is_human
+
+    human = ratings["rater"].map(is_human)
+    theirs = sorted(set(ratings.loc[human, "criterion"].astype(str)))
+    judged = sorted(set(ratings.loc[~human, "criterion"].astype(str)) & set(criteria or ratings["criterion"]))
+    missing = [c for c in judged if c not in theirs]
+    if not theirs or not missing:
+        return criteria
+    if len(missing) == len(judged):
+        like = [f"--map {h}={j}" for h in theirs for j in judged if j.startswith(h) or h.startswith(j)]
+        raise JudgelabError(f"the human ratings share no criterion with the judges: judges rate {', '.join(judged)}; "
+                            f"humans rate {', '.join(theirs)}. Rename the human file's criterion columns (or values) "
+                            f"to the judges' names, or map them with --map OLD=NEW"
+                            + (f" (e.g. {' '.join(like)})" if like else " (repeatable)"))
+    skipped["criteria"] = (f"no human ratings of {', '.join(missing)} (humans rate {', '.join(theirs)}): not audited; "
+                           "--map OLD=NEW renames a criterion")
+    return [c for c in (criteria or sorted(set(ratings["criterion"].astype(str)))) if c in theirs]
 
 
 def _with_failures(effects: list[BiasEffect], ratings: pd.DataFrame) -> list[BiasEffect]:
@@ -160,17 +184,18 @@ def select_judges(ratings: pd.DataFrame, pattern: str | None) -> pd.DataFrame:
 
 
 def read_audit_inputs(ratings: list | None, human: list | None = None, human_layout: str = "auto",
-                      hanna_scores=None, judges: str | None = None) -> pd.DataFrame:
+                      hanna_scores=None, judges: str | None = None,
+                      rename: dict[str, str] | None = None) -> pd.DataFrame:
     """The one ratings table of ``audit`` and ``escalate``: ratings files, HANNA's LLM scores and
-    human files (read as by ``agree --human``), stacked (a repeated rating is an error), judges
-    selected by the glob ``judges``."""
-    from judgelab.ratings import combine, import_human, read_ratings
+    human files (read as by ``agree --human``), stacked (a repeated rating is an error), criteria
+    renamed by ``rename`` (``--map OLD=NEW``, as ``agree``), judges selected by the glob ``judges``."""
+    from judgelab.ratings import combine, import_human, read_ratings, rename_criteria
 
     frames = [read_ratings(p) for p in (ratings or [])]
     if hanna_scores is not None:
         frames.append(hanna_ratings(hanna_scores))
     frames += [import_human(h, human_layout) for h in human or []]
-    return select_judges(combine(frames), judges)
+    return select_judges(rename_criteria(combine(frames), rename or {}, "inputs"), judges)
 
 
 def hanna_ratings(path) -> pd.DataFrame:

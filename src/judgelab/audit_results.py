@@ -8,7 +8,9 @@ audit), and it *agreed* when that rating is within ``tolerance`` of the mean hum
 well-calibrated judge agrees with the humans on 80% of the items where 80% of its samples agree
 with each other. :func:`judgelab.stats.calibration.calibration` gives the reliability bins, ECE and
 Brier score with intervals that resample items (all systems of an item together). With ``k``
-samples the confidence takes at most ``k + 1`` values, so the diagram has at most ``k + 1`` bins.
+samples the confidence takes at most ``k + 1`` values; the diagram has one bin per value that
+occurs, up to ``n_bins`` bins (``audit --bins``, default 20; more values: that many equal-width bins,
+said in the note).
 """
 from __future__ import annotations
 
@@ -75,11 +77,11 @@ def sample_confidence(ratings: pd.DataFrame, rater: str, criterion: str, toleran
     return t
 
 
-def sample_calibration(ratings: pd.DataFrame, tolerance: float = 1.0, n_bins: int = 10, criteria: list[str] | None = None,
+def sample_calibration(ratings: pd.DataFrame, tolerance: float = 1.0, n_bins: int = 20, criteria: list[str] | None = None,
                        n_resamples: int = 999, seed: int = 0) -> list[JudgeCalibration]:
     """The calibration of every judge with two or more samples per item, per criterion (module docstring),
-    in ``min(n_bins, k + 1)`` equal-width bins for at most ``k`` samples per item (each confidence value
-    ``j / k`` in a bin of its own).
+    with one bin per distinct confidence value when there are at most ``n_bins`` of them, else
+    ``n_bins`` equal-width bins (the note says so).
 
     Raises:
         JudgelabError: no judge has two samples of an item that the humans rated.
@@ -92,9 +94,8 @@ def sample_calibration(ratings: pd.DataFrame, tolerance: float = 1.0, n_bins: in
             t = sample_confidence(ratings, rater, criterion, tolerance)
             if t.empty:
                 continue
-            bins = min(n_bins, int(t["samples"].max()) + 1)  # k samples: k + 1 confidence values, one bin each
-            res = calibration(t["confidence"], t["agreed"], bins, clusters=t["item_id"].astype(str),
-                              n_resamples=n_resamples, seed=seed)
+            res = calibration(t["confidence"], t["agreed"], n_bins, clusters=t["item_id"].astype(str),
+                              n_resamples=n_resamples, seed=seed, by_value=True)
             out.append(JudgeCalibration(str(rater), str(criterion), tolerance, res, float(t["agreed"].mean()),
                                         float(t["confidence"].mean())))
     if not out:

@@ -93,10 +93,10 @@ def test_sample_confidence_by_hand():
     assert t.loc["1", "confidence"] == pytest.approx(2 / 3) and t.loc["1", "agreed"] == 1.0
     assert t.loc["2", "confidence"] == 1.0 and t.loc["2", "agreed"] == 0.0
     (res,) = sample_calibration(df, 1.0, n_resamples=0)
-    # 3 samples: 4 bins; item 1 in bin [0.5, 0.75), item 2 in [0.75, 1]: ECE = (|1 - 2/3| + |0 - 1|) / 2
+    # one bin per confidence value: item 1 in bin 2/3, item 2 in bin 1: ECE = (|1 - 2/3| + |0 - 1|) / 2
     assert res.result.ece == pytest.approx((1 / 3 + 1) / 2)
     assert res.result.brier == pytest.approx(((2 / 3 - 1) ** 2 + 1) / 2)
-    assert [b["bin_low"] for b in res.result.bins] == [0.5, 0.75]
+    assert [b["bin_low"] for b in res.result.bins] == pytest.approx([2 / 3, 1.0])
 
 
 def test_calibration_without_samples_is_one_line(tmp_path):

@@ -9,6 +9,7 @@ import typer
 from judgelab.cli.common import (
     app,
     FormatOpt,
+    MapOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -28,7 +29,7 @@ def agree(
     system_col: str = typer.Option("system", "--system-col"), group_col: str = typer.Option("group", "--group-col"),
     criteria_cols: Optional[str] = typer.Option(None, "--criteria-cols",
                                                 help="wide layout: the criterion columns (default: every column of numbers)"),
-    maps: Optional[list[str]] = typer.Option(None, "--map", help="OLD=NEW: rename a criterion in every input (repeatable)"),
+    maps: Optional[list[str]] = MapOpt,
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
     williams_level: str = typer.Option("overall", "--williams-level", help="overall | system"),

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from judgelab.cli.common import FormatOpt, HumanLayoutOpt, HumansOpt, RatingsArg, app, split_list
+from judgelab.cli.common import FormatOpt, HumanLayoutOpt, HumansOpt, MapOpt, RatingsArg, app, split_list
 from judgelab.errors import JudgelabError
 
 
@@ -41,6 +41,7 @@ def audit(
     ratings: list[Path] = RatingsArg,
     human: Optional[list[Path]] = HumansOpt,
     human_layout: str = HumanLayoutOpt,
+    maps: Optional[list[str]] = MapOpt,
     pairs: Optional[Path] = typer.Option(None, "--pairs", help="pairwise verdicts in both orders: rater, first, "
                                          "second, choice (first|second|tie), optional item_id, criterion"),
     lengths: Optional[Path] = typer.Option(None, "--lengths", help="text lengths: item_id, [system], length (words) "
@@ -67,6 +68,8 @@ def audit(
     calibrate: bool = typer.Option(False, "--calibration", help="calibration of each judge's sample agreement (the "
                                    "share of its samples within --tolerance of its rating) against its agreement "
                                    "with the humans: reliability bins, ECE, Brier (docs/audit.md)"),
+    bins: int = typer.Option(20, "--bins", help="--calibration: one bin per distinct confidence value up to this "
+                             "many; more values: this many equal-width bins"),
     compare: Optional[list[str]] = typer.Option(None, "--compare", help="FIRST,SECOND: the mean shift of SECOND "
                                                 "against FIRST on the same texts, e.g. a free and a constrained judge "
                                                 "(repeatable; default: every rater with its +constrained twin)"),
@@ -119,9 +122,11 @@ def audit(
         raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if jury_level not in {"group", "overall"}:
         raise JudgelabError(f"unknown --jury-level {jury_level!r}: group or overall")
-    df = read_audit_inputs(ratings, human, human_layout, hanna_scores, judges)
+    if bins < 1:
+        raise JudgelabError(f"--bins is 1 or more (got {bins})")
     from judgelab.ratings import parse_map
 
+    df = read_audit_inputs(ratings, human, human_layout, hanna_scores, judges, parse_map(maps))
     judge_fam = parse_map(self_family, "--self-family", "NAME=FAMILY", "gpt-4o=openai")
     system_fam = parse_map(system_family, "--system-family", "NAME=FAMILY", "gpt-4o=openai")
     if system_fam and not judge_fam:
@@ -172,7 +177,7 @@ def audit(
     if calibrate:
         from judgelab.audit_results import calibration_tables, sample_calibration
 
-        calib = sample_calibration(df, tolerance, criteria=split_list(criteria), n_resamples=n_resamples, seed=seed)
+        calib = sample_calibration(df, tolerance, bins, split_list(criteria), n_resamples, seed)
         calib_table, calib_bins = calibration_tables(calib)
         written += [(calib_table, "calibration", f"ECE and Brier score of each judge's sample agreement as its "
                      f"confidence of agreeing with the humans within {tolerance:g} points, with 95% CIs"),

@@ -119,6 +119,7 @@ RatingsArg = typer.Argument(None, help="ratings files (judge runs and/or tidy hu
 HumansOpt = typer.Option(None, "--human", help="human ratings to import (repeatable; long or wide layout, read as by "
                          "`judgelab agree --human`)")
 HumanLayoutOpt = typer.Option("auto", "--human-layout", help="auto | long | wide")
+MapOpt = typer.Option(None, "--map", help="OLD=NEW: rename a criterion in every input (repeatable)")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
 
 

@@ -19,7 +19,7 @@ __all__ = ["label_table_ci", "paired_correlation_ci", "kendall_from_codes", "ken
 
 
 def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confidence_level: float = 0.95,
-                   seed: int = 0, ci_method: str = "percentile") -> ConfidenceInterval:
+                   seed: int = 0, ci_method: str = "percentile", weights=None) -> ConfidenceInterval:
     """CI of the mean over ``table``'s columns of each column's mean over its defined values, resampling
     the rows (labels) of ``table``: a label drawn twice counts twice in every column.
 
@@ -27,6 +27,9 @@ def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confi
         table: labels × columns, e.g. groups × rater pairs of per-group correlations joined on the group
             label (NaN: that pair has no defined correlation in that group).
         name: what a label is, for the reason of an undefined interval (e.g. ``"group"``).
+        weights: one per column: the CI of ``sum(weights * column means)`` instead (``[1, -1]``: the
+            difference of two columns' means, each over its own defined values); a resample where a
+            column has no defined value has none.
 
     Example:
         >>> t = pd.DataFrame({0: [0.1, 0.5, 0.9, float("nan")], 1: [0.2, 0.4, 0.8, 0.6]}, index=list("abcd"))
@@ -35,6 +38,7 @@ def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confi
         True
     """
     values = table.to_numpy(dtype=float)
+    w = None if weights is None else np.asarray(weights, dtype=float)
 
     def statistic(rows, _clusters) -> float:
         drawn = values[rows]
@@ -42,6 +46,8 @@ def label_table_ci(table: pd.DataFrame, name: str, n_resamples: int = 999, confi
         counts = defined.sum(axis=0)
         sums = np.where(defined, drawn, 0.0).sum(axis=0)
         has = counts > 0
+        if w is not None:
+            return float(w @ (sums / counts)) if has.all() else float("nan")
         return float(np.mean(sums[has] / counts[has])) if has.any() else float("nan")
 
     labels = pd.DataFrame({name: np.arange(len(table))})

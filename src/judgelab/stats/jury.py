@@ -14,7 +14,8 @@ Methods (each a rater ``jury:<method>``):
 
 :func:`jury_vs_judges` puts the jury's correlation with the humans beside each single judge's
 (:func:`judgelab.agree.judge_vs_human`, cluster-bootstrap intervals) and the difference between
-the jury and the best single judge with a paired interval (the same resamples for both). The best
+the jury and the best single judge with a paired interval (the same resamples for both): the
+difference of the two correlations in their rows, each on the texts that rater and the humans rated. The best
 judge is chosen on the same data, which favours it: the difference is conservative for the jury.
 
 References:
@@ -178,7 +179,9 @@ def jury_vs_judges(df: pd.DataFrame, jury_raters: list[str], level: str = "group
 
     Returns:
         :data:`judgelab.agree.CORRELATION_COLUMNS` for every judge and jury, plus for every jury
-        the row ``rater = "<jury> - <best judge>"`` with the paired difference and its interval.
+        the row ``rater = "<jury> - <best judge>"`` with the paired difference of their two rows' ``r``
+        and its interval (``n``: the texts, or per group the groups, of either; the note counts each
+        one's texts when they differ).
     """
     from judgelab.agree import judge_vs_human
 
@@ -195,35 +198,48 @@ def jury_vs_judges(df: pd.DataFrame, jury_raters: list[str], level: str = "group
     return pd.concat([table, pd.DataFrame(extra)], ignore_index=True) if extra else table
 
 
+PAIRED_NOTE = "paired difference, jury minus the best single judge (chosen on the same data)"
+
+
 def _difference(df, crit, a, b, level, method, n_resamples, seed) -> dict:
-    """r(a, humans) − r(b, humans) with a paired cluster-bootstrap interval (the same resamples)."""
+    """r(a, humans) − r(b, humans), each on its own items as in its row of :func:`jury_vs_judges` (the
+    texts it and the humans rated), with a paired cluster-bootstrap interval (the same resampled groups
+    or items for both); the note counts the texts of each when they differ."""
+    from judgelab.agree import matched_means
     from judgelab.stats.bootstrap import cluster_bootstrap_ci
     from judgelab.stats.bootstrap_schemes import _fast_r, label_table_ci
-    from judgelab.stats.correlation import _group_rs
+    from judgelab.stats.correlation import _group_rs, _with_groups
 
     means = item_means(df)
-    m = means[means["criterion"] == crit]
-    h = m[m["rater"].map(is_human)].groupby(["system", "item_id"]).agg(h=("score", "mean"), group=("group", "first"))
-    wide = m[m["rater"].isin([a, b])].pivot_table(index=["system", "item_id"], columns="rater", values="score")
-    frame = wide.join(h, how="inner").dropna(subset=[a, b, "h"]).reset_index()
-    row = {"rater": f"{a} - {b}", "criterion": crit, "level": level, "method": method, "n": len(frame)}
+    fa, fb = (matched_means(df, r, crit, means).dropna(subset=["score_x", "score_y"]) for r in (a, b))
+    row = {"rater": f"{a} - {b}", "criterion": crit, "level": level, "method": method}
     if level == "group":
-        ra, rb = _group_rs(frame, method, "b", a, "h", "exact"), _group_rs(frame, method, "b", b, "h", "exact")
-        d = (ra - rb).dropna()
-        point = float(d.mean()) if len(d) else math.nan
-        ci = label_table_ci(d.to_frame(), "group", n_resamples, seed=seed) if n_resamples > 0 and len(d) else None
-        row["n"] = row["n_clusters"] = len(d)
+        ra, rb = (_group_rs(_with_groups(f, [("score_x", "score_y")])[0], method, "b", "score_x", "score_y", "exact")
+                  for f in (fa, fb))
+        table = pd.concat([ra, rb], axis=1, keys=[0, 1], join="outer").sort_index()
+        defined = table.notna().any()
+        point = float(table[0].mean() - table[1].mean()) if defined.all() else math.nan
+        ci = label_table_ci(table, "group", n_resamples, seed=seed, weights=[1, -1]) \
+            if n_resamples > 0 and not math.isnan(point) else None
+        row["n"] = row["n_clusters"] = len(table)
     elif level == "overall":
-        xa, xb, y = (frame[c].to_numpy(float) for c in (a, b, "h"))
+        frame = fa.merge(fb, on=["system", "item_id"], how="outer", suffixes=("_a", "_b"))
+        xa, xb = frame["score_x_a"].to_numpy(float), frame["score_x_b"].to_numpy(float)
+        y = frame["score_y_a"].fillna(frame["score_y_b"]).to_numpy(float)
         point = _fast_r(xa, y, method, "b", "exact") - _fast_r(xb, y, method, "b", "exact")
 
         def stat(rows, _c):
             return _fast_r(xa[rows], y[rows], method, "b", "exact") - _fast_r(xb[rows], y[rows], method, "b", "exact")
-        ci = cluster_bootstrap_ci(frame, stat, "item_id", n_resamples, seed=seed, rows=True) if n_resamples > 0 else None
-        row["n_clusters"] = frame["item_id"].nunique()
+        ci = cluster_bootstrap_ci(frame, stat, "item_id", n_resamples, seed=seed, rows=True) \
+            if n_resamples > 0 and not math.isnan(point) else None
+        row["n"], row["n_clusters"] = len(frame), frame["item_id"].nunique()
     else:
         raise JudgelabError("jury difference: level overall or group")
+    common = len(fa.merge(fb, on=["system", "item_id"]))
+    items = "" if common == len(fa) == len(fb) else (
+        f"each r on its own texts, as in its row ({a}: {len(fa)}, {b}: {len(fb)}, {common} rated by both)")
+    why = ci.message if ci else "no bootstrap" if n_resamples <= 0 or not math.isnan(point) else \
+        "r: one of the two has no defined correlation"
     row.update(r=point, p=math.nan, ci_low=ci.low if ci else math.nan, ci_high=ci.high if ci else math.nan,
-               note=(ci.message if ci else "no bootstrap") + "; paired difference, jury minus the best single judge "
-               "(chosen on the same data)")
+               note="; ".join(s for s in (why, PAIRED_NOTE, items) if s))
     return row
