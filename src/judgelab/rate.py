@@ -108,7 +108,8 @@ class JudgeRun:
         return {"judge": self.judge, "rater": self.rater, "judgments": s.total, "already_in_store": s.already_done,
                 "asked_again_prompt_changed": s.changed, "asked_again_after_error": s.retried_errors,
                 "read_again_by_the_current_parser": s.reparsed,
-                "calls_made": s.calls_made, "cache_hits": s.cache_hits, "statuses": dict(self.statuses),
+                "calls_made": s.calls_made, "failed_attempts": s.failed_attempts, "cache_hits": s.cache_hits,
+                "statuses": dict(self.statuses),
                 "retries": dict(s.retries), "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "wall_s": round(s.wall_s, 3),
                 "backend_notes": list(self.notes)}

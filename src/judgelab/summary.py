@@ -1,8 +1,10 @@
 """Run summaries over the tidy ratings table (Chiang & Lee 2023, Table 1 and section 3.3).
 
-Per rater, system and criterion: number of items, mean ± SD of all ratings, Krippendorff's
-alpha (interval, see :data:`TABLE1_ALPHA_LEVEL`) over the samples as annotators, the share of items where all samples give
-the same rating, and the count of failed judgments (which never enter the statistics).
+Per rater, system and criterion: number of items, the mean (:func:`score_means`: the mean of the
+item means, the one mean judgelab reports for a rater × system × criterion), the SD of all
+successful ratings, Krippendorff's alpha (interval, see :data:`TABLE1_ALPHA_LEVEL`) over the
+samples as annotators, the share of items where all samples give the same rating, and the count of
+failed judgments (which never enter the statistics).
 Welch's t-test compares two systems on per-item mean scores (items are the independent
 units; the samples of one item are not).
 """
@@ -17,7 +19,7 @@ import pandas as pd
 from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
 from judgelab.status import Status
 
-__all__ = ["sample_matrix", "summarize", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
+__all__ = ["sample_matrix", "score_means", "summarize", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
            "TABLE1_ALPHA_LEVEL"]
 
 #: The level of Krippendorff's alpha in Table 1 of Chiang & Lee (2023), decided once for every
@@ -73,6 +75,30 @@ def sample_matrix(ratings: pd.DataFrame) -> np.ndarray:
     return wide.to_numpy(dtype=float)
 
 
+def score_means(ratings: pd.DataFrame) -> pd.Series:
+    """The mean score of each rater, system and criterion: the mean of its item means.
+
+    Each item's successful samples are averaged first (:func:`judgelab.ratings.item_means`), then
+    the items, each weighted equally: an item rated 5, 5, 5 and an item with one valid sample 1
+    give 3.0, not the 4.0 of all samples pooled. It is the quantity the intervals over items
+    estimate and the one compared with humans' per-item means; ``summary.csv``, the report's
+    Results table and its charts show it. Items without a successful sample are left out.
+
+    Returns:
+        The means, indexed by ``(rater, system, criterion)``.
+
+    Example:
+        >>> df = pd.DataFrame({"item_id": ["a", "a", "a", "b"], "system": "s", "group": None, "criterion": "c",
+        ...                    "rater": "j", "sample": [0, 1, 2, 0], "score": [5.0, 5.0, 5.0, 1.0], "status": "ok"})
+        >>> float(score_means(df).loc[("j", "s", "c")])
+        3.0
+    """
+    from judgelab.ratings import item_means
+
+    means = item_means(ratings).dropna(subset=["score"])
+    return means.groupby(["rater", "system", "criterion"], sort=True)["score"].mean()
+
+
 def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
     """One row per (rater, system, criterion) with Table 1's columns and failure counts.
 
@@ -81,12 +107,14 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
 
     Returns:
         ``rater, system, criterion, items, samples, mean, sd, alpha, exact_agreement, failed,
-        refusals, failure_rate``; alpha at :data:`TABLE1_ALPHA_LEVEL` (Chiang & Lee 2023, Table 1).
+        refusals, failure_rate``: ``mean`` is :func:`score_means` (the mean of item means), ``sd``
+        the SD of all successful ratings, alpha at :data:`TABLE1_ALPHA_LEVEL` (Chiang & Lee 2023, Table 1).
 
     Example:
         >>> summarize(store.ratings())  # doctest: +SKIP
     """
     rows = []
+    means = score_means(ratings)
     for (rater, system, criterion), grp in ratings.groupby(["rater", "system", "criterion"], sort=True):
         scores = grp["score"].astype(float)
         ok = scores.dropna()
@@ -99,7 +127,7 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
             "criterion": criterion,
             "items": int(grp["item_id"].nunique()),
             "samples": n_samples,
-            "mean": float(ok.mean()) if len(ok) else float("nan"),
+            "mean": float(means.get((rater, system, criterion), float("nan"))),
             "sd": float(ok.std(ddof=1)) if len(ok) > 1 else float("nan"),
             "alpha": iaa.alpha,
             "exact_agreement": iaa.exact_agreement,

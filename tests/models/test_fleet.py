@@ -152,3 +152,27 @@ def test_a_refusing_replica_is_taken_out_its_call_resent_and_tried_again_later(m
     assert fleet.replicas[1].taken_out == 1
     with pytest.raises(Unreachable, match="every replica"):
         asyncio.run(fleet.complete(request))
+
+
+def test_run_json_counts_answered_calls_and_failed_attempts_apart(tmp_path, stub_factory):
+    """A replica that only answers HTTP 500 answered no call: its attempts are failed attempts, per replica and judge."""
+    import json
+
+    from judgelab.rate import rate_items
+
+    items = load_items(write_items(tmp_path / "items.jsonl", 4))  # 16 calls
+    good, bad = stub_factory(), stub_factory(server_errors=1.0, rate_limited=0.0)
+    spec = RunSpec(judge=JudgeSpec(spec=f"openai:m@{good.base_url},{bad.base_url}",
+                                   options=JudgeOptions(concurrency=1, backoff_base=0.01)), samples=1)
+    result = rate_items(items, [spec], tmp_path / "o", progress=False)
+    stats = result.runs[0].stats
+    assert stats.statuses == {"ok": 16} and stats.calls_made == 16 and not bad.answered()
+    run = json.loads((tmp_path / "o" / "run.json").read_text())["runs"][0]
+    replicas = {r["url"]: r for r in run["replicas"]}
+    assert replicas[bad.base_url]["calls"] == 0 and replicas[good.base_url]["calls"] == 16  # answered calls only
+    assert replicas[bad.base_url]["failed_attempts"] >= 3 and replicas[bad.base_url]["taken_out"] >= 1
+    assert replicas[good.base_url]["failed_attempts"] == 0
+    # every HTTP 500 reached the retry gate (none was re-sent inside the fleet): the judge's count is the replica's
+    assert run["resent_to_another_replica"] == 0
+    assert run["calls_made"] == 16 and run["failed_attempts"] == replicas[bad.base_url]["failed_attempts"]
+    assert run["retries"].get("server_error") == run["failed_attempts"]

@@ -92,6 +92,27 @@ def test_a_store_of_the_previous_version_resumes_without_a_call(tmp_path):
     assert again.runs[0].stats.calls_made == 0 and again.runs[0].stats.already_done == 4
 
 
+def test_a_dry_run_reads_a_store_of_the_previous_version_as_the_resume_does_and_writes_nothing(tmp_path, capsys):
+    judge = _script(tmp_path / "s.json", [])
+    items = _items(tmp_path / "i.jsonl", {"a": "A.", "b": "B."})
+    args = ["rate", "--items", str(items), "--judge", judge, "--samples", "2", "--criteria", "likability",
+            "--out", str(tmp_path / "out"), "--quiet"]
+    assert cli(*args) == 0
+    store = tmp_path / "out" / "store.sqlite"
+    db = sqlite3.connect(store)  # as version 2 wrote it: no prompt_key
+    db.execute("ALTER TABLE judgments DROP COLUMN prompt_key")
+    db.execute("UPDATE judgelab_meta SET value = '2' WHERE name = 'version'")
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    files = sorted(p.name for p in store.parent.iterdir())
+    capsys.readouterr()
+    assert cli(*args, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "total: 0 calls, 0 judgments" in out and "(4 already in the store)" in out, out
+    assert store.read_bytes() == before and sorted(p.name for p in store.parent.iterdir()) == files  # nothing written
+
+
 def test_refused_rerun_leaves_every_output_byte_identical(tmp_path, capsys):
     judge = _script(tmp_path / "s.json", [])
     items = write_items(tmp_path / "items.jsonl", 3)

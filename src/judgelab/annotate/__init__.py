@@ -13,8 +13,8 @@ package closes the loop from the other side:
   row of the tidy table; :mod:`judgelab.annotate.folder_state` keeps the selection and the
   annotators' links across restarts;
 * :mod:`judgelab.annotate.overview` — progress, agreement between annotators, judge and humans;
-* :mod:`judgelab.annotate.app` and :mod:`judgelab.annotate.server` — the local web app
-  (Starlette, served by uvicorn);
+* :mod:`judgelab.annotate.app` — the local web app (Starlette, served by uvicorn through
+  :mod:`judgelab.serve`, which ``view`` shares);
 * :mod:`judgelab.annotate.estimate` — prediction-powered estimates (PPI++; Angelopoulos et
   al. 2023, 2024) that combine the judge on every item with people on a few, the
   Alternative Annotator Test (Calderon et al., ACL 2025) and the planner (result types in

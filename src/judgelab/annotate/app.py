@@ -31,16 +31,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from judgelab.annotate.pages import render_page
 from judgelab.annotate.session import AnnotationSession, SubmissionError
 from judgelab.errors import JudgelabError
+from judgelab.serve import LOOPBACK_NAMES, LoopbackOnly
 
-__all__ = ["create_app", "parse_form", "LOOPBACK_NAMES"]
-
-#: Host names a loopback-only app answers to.
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+__all__ = ["create_app", "parse_form"]
 MAX_BODY = 64 * 1024
 _NOTES = {
     "saved": "Saved.",
@@ -113,28 +111,6 @@ def _page(name: str, status: int = 200, **context: object) -> HTMLResponse:
 
 def _not_found() -> HTMLResponse:
     return _page("message.html", 404, heading="Not found", message="There is nothing at this address.")
-
-
-class _LoopbackOnly:
-    """Refuse requests whose Host header is not a loopback name (DNS-rebinding guard for name links)."""
-
-    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
-        self.app = app
-        self.allowed = set(allowed)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            host = ""
-            for key, value in scope.get("headers", []):
-                if key == b"host":
-                    host = value.decode("latin-1")
-                    break
-            name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]", 1)[0]
-            if name not in self.allowed:
-                await Response("this annotation answers on a loopback address only\n", 421,
-                               media_type="text/plain")(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES) -> ASGIApp:
@@ -261,5 +237,5 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
     ]
     app: ASGIApp = Starlette(routes=routes)
     if not use_tokens and allowed_hosts is not None:
-        app = _LoopbackOnly(app, allowed_hosts)
+        app = LoopbackOnly(app, allowed_hosts, "this annotation")
     return app

@@ -36,7 +36,7 @@ def annotate(
     the page moves on. Stop with Ctrl-C; the same command resumes. When it stops, OUT/report.html
     is written again (the overview can also write it while annotation goes on).
     """
-    from judgelab.annotate.server import bind, is_loopback, url_host
+    from judgelab.serve import bind, is_loopback, url_host
 
     if not is_loopback(host) and not tokens:
         raise JudgelabError(f"--host {host} is reachable from other machines: add --tokens (a secret link per annotator), "
@@ -45,9 +45,9 @@ def annotate(
     if tokens and not names:
         raise JudgelabError("--tokens needs --annotators (one secret link per annotator)")
 
-    from judgelab.annotate.app import LOOPBACK_NAMES, create_app
-    from judgelab.annotate.server import serve
+    from judgelab.annotate.app import create_app
     from judgelab.annotate.setup import links, prepare
+    from judgelab.serve import LOOPBACK_NAMES, serve
     from judgelab.datasets.items import FieldMap
 
     fields = FieldMap(id=id_field, text=text_field, context=context_field, system=system_field, group=group_field)

@@ -21,7 +21,7 @@ def view(
     ratings or tables change. Nothing is written into the folder. Ctrl-C stops it."""
     import sys
 
-    from judgelab.annotate.server import bind, serve
+    from judgelab.serve import bind, serve
     from judgelab.errors import JudgelabError
     from judgelab.report.humans import check_human_files
     from judgelab.report.live import LiveReport, make_app

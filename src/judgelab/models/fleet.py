@@ -38,13 +38,17 @@ PAUSE_MAX_S = 60.0
 
 
 class Replica:
-    """One replica's backend and its counters."""
+    """One replica's backend and its counters: ``calls`` it answered, ``failed_attempts`` that brought
+    no answer (a refused or broken connection, a timeout, a server error), ``attempts`` sent (both,
+    and those in flight; what routing balances)."""
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
         self.url: str = backend.base_url
         self.in_flight = 0
+        self.attempts = 0
         self.calls = 0
+        self.failed_attempts = 0
         self.failures = 0  # in a row
         self.out_until = 0.0
         self.pause = PAUSE_S
@@ -117,9 +121,10 @@ class Fleet(Backend):
         return tuple(notes)
 
     def run_facts(self) -> dict[str, Any]:
-        """The replicas, their calls and how often each was taken out (run.json)."""
+        """The replicas, the calls each answered, its failed attempts and how often it was taken out (run.json)."""
         facts = dict(self.replicas[0].backend.run_facts())
-        facts["replicas"] = [{"url": r.url, "calls": r.calls, "taken_out": r.taken_out} for r in self.replicas]
+        facts["replicas"] = [{"url": r.url, "calls": r.calls, "failed_attempts": r.failed_attempts,
+                              "taken_out": r.taken_out} for r in self.replicas]
         facts["resent_to_another_replica"] = self.resent
         return facts
 
@@ -133,12 +138,12 @@ class Fleet(Backend):
         return self.replicas[0].backend.read_batch_answer(body)
 
     def pick(self, exclude: set[int] | None = None) -> Replica | None:
-        """The least-loaded replica in service (fewest in flight, then fewest calls), or None."""
+        """The least-loaded replica in service (fewest in flight, then fewest attempts), or None."""
         now = time.monotonic()
         ready = [r for r in self.replicas if r.in_service(now) and id(r) not in (exclude or set())]
         if not ready:
             return None
-        return min(ready, key=lambda r: (r.in_flight, r.calls))
+        return min(ready, key=lambda r: (r.in_flight, r.attempts))
 
     async def _complete(self, request: JudgeRequest) -> JudgeResponse:
         tried: set[int] = set()
@@ -152,15 +157,17 @@ class Fleet(Backend):
                 raise Unreachable(f"every replica of the fleet is out of service (the first back: {soonest.url})")
             tried.add(id(replica))
             replica.in_flight += 1
-            replica.calls += 1
+            replica.attempts += 1
             try:
                 response = await replica.backend._complete(request)
             except Unreachable as exc:
+                replica.failed_attempts += 1
                 replica.take_out(time.monotonic())  # refused: out at once, the call goes elsewhere
                 self.resent += 1
                 last = exc
                 continue
             except (ConnectionFailed, CallTimeout, ServerError) as exc:
+                replica.failed_attempts += 1
                 replica.failures += 1
                 if replica.failures >= FAILURES_OUT:
                     replica.take_out(time.monotonic())
@@ -169,8 +176,12 @@ class Fleet(Backend):
                     last = exc
                     continue
                 raise
+            except Exception:  # a refused request or a bad answer (a cancelled call is no failed attempt)
+                replica.failed_attempts += 1
+                raise
             finally:
                 replica.in_flight -= 1
+            replica.calls += 1
             replica.failures = 0
             replica.pause = PAUSE_S
             return response

@@ -20,7 +20,8 @@ failure). :class:`CallGate` is the only place that retries:
   attempt is down, not flaky: :class:`~judgelab.errors.Unreachable` ends the run with one line.
 
 Counts of every retry, by reason, are kept in :attr:`CallGate.counts` (shown in the progress
-line and written to run.json).
+line and written to run.json), and every attempt that brought no answer in
+:attr:`CallGate.failed_attempts` (run.json's ``failed_attempts``, beside the answered ``calls_made``).
 """
 from __future__ import annotations
 
@@ -179,6 +180,8 @@ class CallGate:
     Attributes:
         counts: retries by reason (``rate_limited``, ``server_error``, ``timeout``, ``connection``)
             and ``gave_up`` (calls that raised :class:`CallFailed`).
+        failed_attempts: attempts that raised instead of answering (each retried one, the last of a
+            call given up, one refused for good); answered attempts are the calls made.
 
     Example:
         >>> import asyncio
@@ -191,8 +194,8 @@ class CallGate:
         ...     return "ok"
         >>> async def no_wait(seconds): pass
         >>> gate = CallGate(RetryPolicy(), ceiling=4, sleep=no_wait)
-        >>> asyncio.run(gate.call(flaky)), dict(gate.counts)
-        ('ok', {'server_error': 2})
+        >>> asyncio.run(gate.call(flaky)), dict(gate.counts), gate.failed_attempts
+        ('ok', {'server_error': 2}, 2)
     """
 
     def __init__(self, policy: RetryPolicy, ceiling: int, rng: random.Random | None = None,
@@ -202,6 +205,7 @@ class CallGate:
         self.rng = rng or random.Random()
         self.sleep = sleep
         self.counts: Counter[str] = Counter()
+        self.failed_attempts = 0
 
     def summary(self) -> str:
         """The retries so far in a few words, for the progress line (``""`` when none)."""
@@ -235,6 +239,7 @@ class CallGate:
             try:
                 result = await attempt()
             except TransientError as exc:
+                self.failed_attempts += 1
                 await self.limit.release()
                 if isinstance(exc, RateLimited):
                     self.limit.rate_limited()
@@ -251,7 +256,9 @@ class CallGate:
                 self.counts[exc.reason] += 1
                 await self.sleep(self.policy.delay(tries - 1, exc.retry_after, self.rng))
                 continue
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, Exception):  # a refused request, a bad answer (not a cancelled call)
+                    self.failed_attempts += 1
                 await self.limit.release()
                 raise
             self.limit.succeeded()

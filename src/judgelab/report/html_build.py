@@ -118,23 +118,23 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
                 return Results(df_table(s, "summary", "Summary (summary.csv)"), [], welch,
                                "No judgments in the folder to compute intervals from; summary.csv is shown as written.")
         return None
-    from judgelab.summary import summarize
+    from judgelab.ratings import item_means
+    from judgelab.summary import TABLE1_ALPHA_LEVEL, summarize
 
     rows = []
     if judge is not None and not judge.empty:
-        base = summarize(judge)
-        ok = judge[(judge["status"] == Status.OK) & judge["score"].notna()]
-        item_means = ok.groupby(["rater", "system", "criterion", "item_id"])["score"].mean()
+        base = summarize(judge)  # its mean is summary.score_means, the one mean per rater, system and criterion
+        per_item = item_means(judge).dropna(subset=["score"]).set_index(["rater", "system", "criterion"])["score"]
     else:
         base = pd.DataFrame()
     for rec in base.itertuples(index=False):
         try:
-            values = item_means.loc[(rec.rater, rec.system, rec.criterion)].to_numpy(float)
+            values = per_item.loc[[(rec.rater, rec.system, rec.criterion)]].to_numpy(float)
         except KeyError:
             values = np.array([])
-        mean, lo, hi, n = mean_ci(values)
-        rows.append([rec.rater, rec.system, rec.criterion, rec.items, rec.samples, mean, lo, hi, rec.sd, rec.alpha,
-                     rec.exact_agreement, rec.failed, rec.failure_rate])
+        _, lo, hi, n = mean_ci(values)  # the interval over the same item means summary.csv's mean averages
+        rows.append([rec.rater, rec.system, rec.criterion, rec.items, rec.samples, _clean(rec.mean), lo, hi,
+                     rec.sd, rec.alpha, rec.exact_agreement, rec.failed, rec.failure_rate])
     hum = humans.table
     if hum is not None and not hum.empty:
         hok = hum[(hum["status"] == Status.OK) & hum["score"].notna()].copy()
@@ -149,12 +149,13 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
     table = Table(
         id="summary", caption="Mean score per rater, system and criterion, with 95% confidence intervals",
         columns=["rater", "system", "criterion", "items", "samples", "mean", "95% CI low", "95% CI high", "SD",
-                 "α (ordinal, samples)", "exact agreement", "failed", "failure rate"],
+                 f"α ({TABLE1_ALPHA_LEVEL}, samples)", "exact agreement", "failed", "failure rate"],
         kinds=["text", "text", "text", "int", "int", "num", "num", "num", "num", "num", "num", "int", "num"],
         rows=rows,
-        note="mean = mean of per-item means (samples averaged, failed judgments left out); 95% CI = t-interval over "
-             "items (items are the independent units). SD over all successful ratings; α = Krippendorff's α (ordinal) "
-             "with samples as annotators; exact agreement = share of items whose samples all agree.")
+        note="mean = mean of per-item means (samples averaged, failed judgments left out; the mean of summary.csv); "
+             "95% CI = t-interval over items (items are the independent units). SD over all successful ratings; "
+             f"α = Krippendorff's α ({TABLE1_ALPHA_LEVEL}) with samples as annotators; exact agreement = share of "
+             "items whose samples all agree.")
     figures = []
     for k, criterion in enumerate(sorted({r[2] for r in rows})):
         mine = [r for r in rows if r[2] == criterion]

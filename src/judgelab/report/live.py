@@ -1,5 +1,7 @@
 """``judgelab view FOLDER``: the folder's report served on 127.0.0.1, rebuilt when its data change.
 
+Only requests addressed to a loopback host name are answered (HTTP 421 otherwise), as by ``annotate``.
+
 The page is the same self-contained report :func:`judgelab.report.html.build_report` and
 :func:`~judgelab.report.html.render_report` make, kept in memory (nothing is written into the
 folder, whose store a run or the annotation app may be writing). A short script added to the
@@ -90,7 +92,10 @@ class LiveReport:
 
 
 def make_app(live: LiveReport):
-    """The Starlette app: ``/`` the report, ``/version`` its data's version as JSON."""
+    """The Starlette app: ``/`` the report, ``/version`` its data's version as JSON; a request whose
+    Host header is not a loopback name gets HTTP 421 (:class:`judgelab.serve.LoopbackOnly`, as
+    ``annotate``), so a page of another site cannot read the report through DNS rebinding."""
+    from judgelab.serve import LoopbackOnly
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -104,4 +109,4 @@ def make_app(live: LiveReport):
     async def version(request: Request) -> JSONResponse:
         return JSONResponse({"version": await run_in_threadpool(live.version)}, headers={"Cache-Control": "no-store"})
 
-    return Starlette(routes=[Route("/", index), Route("/version", version)])
+    return LoopbackOnly(Starlette(routes=[Route("/", index), Route("/version", version)]), what="this report")

@@ -41,7 +41,9 @@ class RunStats:
         total: judgments the run covers (items × outputs × samples).
         already_done: of those, found in the store (not asked again).
         recorded: judgments recorded by this run.
-        calls_made: calls sent to the judge (ledger hits excluded).
+        calls_made: calls the judge answered (ledger hits excluded).
+        failed_attempts: attempts of calls that brought no answer (each retried attempt and the last
+            of a call given up: :attr:`judgelab.models.retry.CallGate.failed_attempts`).
         cache_hits: calls answered from the ledger.
         failures: recorded judgments whose status is not ``ok``.
         refusals_regenerated: refusals asked again (Chiang & Lee 2023, appendix D.2.1).
@@ -67,6 +69,7 @@ class RunStats:
     already_done: int = 0
     recorded: int = 0
     calls_made: int = 0
+    failed_attempts: int = 0
     cache_hits: int = 0
     failures: int = 0
     refusals_regenerated: int = 0

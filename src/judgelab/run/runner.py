@@ -166,6 +166,7 @@ class Runner:
             s.calls_made, s.cache_hits = self.ledger.calls_made, self.ledger.cache_hits
             s.prompt_tokens, s.completion_tokens = self.ledger.prompt_tokens, self.ledger.completion_tokens
             s.retries = dict(self.ledger.gate.counts)
+            s.failed_attempts = self.ledger.gate.failed_attempts
             s.wall_s = time.perf_counter() - start
         return s
 

@@ -34,7 +34,8 @@ from judgelab.store.judgments import RATING_COLUMNS, Judgment, JudgmentTable, pr
 from judgelab.store.ledger import Ledger, _as_json
 from judgelab.store.lock import last_store_summary, remember_opened, take_lock
 from judgelab.store.runs import RunLabels, describe_changes
-from judgelab.store.schema import JUDGMENT_COLUMNS, SCHEMA, STORE_FORMAT, STORE_VERSION, check_format, migrate
+from judgelab.store.schema import (JUDGMENT_COLUMNS, SCHEMA, STORE_FORMAT, STORE_VERSION, check_format, migrate,
+                                   upgraded_copy)
 from judgelab.store.writer import GroupWriter
 
 __all__ = ["Judgment", "Store", "BatchRecord", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary",
@@ -49,9 +50,10 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
     A writable store is held by one process at a time: opening it takes an exclusive lock
     on ``<store>.lock`` (released when the store is closed or the process dies), and a
     second process gets a one-line error naming the holder, so no call is ever paid twice
-    because two processes ran at once. ``read_only=True`` (used by ``export`` and the
-    analysis commands) neither locks, creates, migrates nor switches the journal mode, and
-    refuses a file that is not a judgelab store.
+    because two processes ran at once. ``read_only=True`` (used by ``export``, ``--dry-run`` and
+    the analysis commands) neither locks, creates, migrates nor switches the journal mode, and
+    refuses a file that is not a judgelab store; a store of version 2 is read through a copy in
+    memory migrated as a writable open would migrate the file (:func:`judgelab.store.schema.upgraded_copy`).
 
     Args:
         path: the SQLite file, or ``":memory:"``.
@@ -91,6 +93,10 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
                 uri = f"{Path(self.path).resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
                 self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
                 check_format(self._db, self.path, require_tables=True)
+                upgraded = upgraded_copy(self._db)  # a store of version 2: read through a migrated copy in memory
+                if upgraded is not None:
+                    self._db.close()
+                    self._db = upgraded
             else:
                 self._lock_fh = take_lock(self.path)
                 self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

@@ -7,7 +7,7 @@ import sqlite3
 from judgelab.errors import JudgelabError
 from judgelab.store.judgments import prompt_key
 
-__all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate"]
+__all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate", "upgraded_copy"]
 
 STORE_FORMAT = "judgelab-store"
 STORE_VERSION = 4
@@ -139,6 +139,22 @@ def migrate(db: sqlite3.Connection) -> None:
             db.executemany("UPDATE judgments SET prompt_key = ? WHERE rowid = ?", updates)
     db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
                      (str(STORE_VERSION), STORE_VERSION))
+
+
+def upgraded_copy(db: sqlite3.Connection) -> sqlite3.Connection | None:
+    """For a store opened read-only: an in-memory copy brought up to this version by :func:`migrate`
+    when the file is of version 2 (no ``judgments.prompt_key``), else ``None`` (read the file itself).
+
+    A dry run or a report then reads an old store as a resume does (prompt keys from the ledger's
+    requests), and the file stays byte for byte as it was. The copy holds the whole store in memory.
+    """
+    if "prompt_key" in {r[1] for r in db.execute("PRAGMA table_info(judgments)")}:
+        return None
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.backup(copy)
+    copy.executescript(SCHEMA)
+    migrate(copy)
+    return copy
 
 
 def in_chunks(keys: list[str], size: int = 500):
