@@ -26,14 +26,15 @@ from typing import Any, Literal, Mapping
 import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
-from pydantic import BaseModel, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
 from judgelab.prompts.model_only import ModelOnly, without_tags
+from judgelab.prompts.yaml_places import validation_message, yaml_line
 
-__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file",
-           "render_text"]
+__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "parse_yaml_model",
+           "resolve_data_file", "render_text", "template_source"]
 
 #: Longest string or list one ``*`` may build, and largest exponent of ``**``, inside a template.
 _MAX_REPEAT = 1_000_000
@@ -67,6 +68,7 @@ class Criterion(BaseModel):
     """One criterion of a template: its question, an optional instruction of its own, the item
     fields it requires, the metrics one answer carries and an optional scale of its own."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error naming it, not ignored
     question: str
     instruction: str | None = None
     requires: list[str] = []
@@ -82,6 +84,7 @@ class Criterion(BaseModel):
 class Variant(BaseModel):
     """An instruction variant (Chiang & Lee 2023, §3.3.2): a sentence prepended and/or appended."""
 
+    model_config = ConfigDict(extra="forbid")
     prepend: str | None = None
     append: str | None = None
 
@@ -92,6 +95,7 @@ class Template(BaseModel):
     Rendered in Jinja2's immutable sandbox; see docs/ARCHITECTURE.md, "A template".
     """
 
+    model_config = ConfigDict(extra="forbid")
     name: str
     description: str = ""
     scale: tuple[float, float] = (1, 5)
@@ -277,21 +281,6 @@ def render_text(source: str, context: Mapping[str, Any], origin: str, for_people
         raise JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})") from None
 
 
-def _yaml_line(text: str, keys: tuple[str, ...]) -> tuple[int, bool] | None:
-    """(1-based line of the value at ``keys`` in a YAML text, whether it is a block scalar), if found."""
-    try:
-        node = yaml.compose(text)
-    except (yaml.YAMLError, RecursionError):
-        return None
-    for key in keys:
-        if not isinstance(node, yaml.MappingNode):
-            return None
-        node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
-        if node is None:
-            return None
-    return node.start_mark.line + 1, getattr(node, "style", None) in ("|", ">")
-
-
 def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, ...] = ()) -> None:
     """Mark every template inside ``model`` as read from ``path`` and compile its Jinja texts,
     so a syntax error is reported at load time with the file and line."""
@@ -301,7 +290,7 @@ def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, .
             try:
                 _compile(source)
             except jinja2.TemplateSyntaxError as exc:
-                found = _yaml_line(text, (*prefix, *keys))
+                found = yaml_line(text, (*prefix, *keys))
                 line = None if found is None else found[0] + (exc.lineno or 1) - (0 if found[1] else 1)
                 raise _syntax_error(exc, str(path), ".".join((*prefix, *keys)), line) from None
         return
@@ -328,6 +317,20 @@ def load_template(name_or_path: str) -> Template:
     path = resolve_data_file(name_or_path, _shipped_dir(), "template", available_templates())
     stat = path.stat()
     return _load_template_file(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def template_source(name_or_path: str) -> str:
+    """The YAML text of a shipped template (by name) or of a template file, exactly as written.
+
+    The template is loaded first, so an invalid file is the one-line error of :func:`load_template`
+    (file, line and field) rather than text that ``rate --template`` would refuse.
+
+    Example:
+        >>> template_source("plain-quality").splitlines()[6]
+        'name: plain-quality'
+    """
+    load_template(name_or_path)
+    return read_text(resolve_data_file(name_or_path, _shipped_dir(), "template", available_templates()))
 
 
 @lru_cache(maxsize=64)
@@ -367,17 +370,20 @@ def _parse_yaml(text: str, path: Path) -> Any:
 
 
 def load_yaml_model(path: Path, model: type[BaseModel], what: str):
-    """Validate a YAML data file against a pydantic model; errors are one line naming the place.
+    """Validate a YAML data file against a pydantic model; errors are one line naming the file,
+    the field and its line (an unknown field too: models of templates forbid them).
 
     Templates inside the model remember the file, and their Jinja texts are compiled here.
     """
-    text = read_text(path)
+    return parse_yaml_model(read_text(path), path, model, what)
+
+
+def parse_yaml_model(text: str, path: Path, model: type[BaseModel], what: str):
+    """:func:`load_yaml_model` of a file's ``text`` (``path`` names it in errors)."""
     data = _parse_yaml(text, path)
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise JudgelabError(f"{path}: invalid {what} at {where}: {first['msg']}") from None
+        raise JudgelabError(validation_message(exc.errors(), path, text, what, model)) from None
     _attach_source(loaded, path, text)
     return loaded
