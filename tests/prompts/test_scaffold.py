@@ -138,3 +138,13 @@ def test_templates_new_refuses_bad_input_in_one_line(tmp_path):
     assert parse_scale("1..7") == (1.0, 7.0)
     with pytest.raises(JudgelabError, match="--name"):
         write_scaffold(tmp_path / "i.txt", "a", "1-5", tmp_path / "n.yaml", name=" ")
+
+
+@pytest.mark.parametrize("name", ["judgelab.prompts", "judgelab.prompts.scaffold", "judgelab.prompts.yaml_places",
+                                  "judgelab.datasets.items", "judgelab.ratings"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
