@@ -68,6 +68,16 @@ def test_template_errors_name_the_file_the_line_and_the_field(tmp_path, yaml_tex
         one_line_error(result, str(path), *parts)
 
 
+def test_a_field_the_items_lack_is_named_with_its_place_in_the_template(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: m\ninstruction: |-\n  Rate\n  {{ text }}\ncriteria:\n  q:\n    question: Good for {{ audience }}?\n")
+    (tmp_path / "items.jsonl").write_text('{"id": "1", "text": "A story."}\n')
+    (tmp_path / "judge.json").write_text('{"default": "3"}')
+    r = run_cli("rate", "--items", "items.jsonl", "--template", "mine.yaml", "--judge", "scripted-test-double:judge.json",
+                "--dry-run", cwd=tmp_path)
+    one_line_error(r, "mine.yaml: criteria.q.question (line 7)", "'audience' is undefined", "the item's fields: ", "text")
+
+
 def test_templates_new_gives_the_judge_the_instructions_verbatim(tmp_path):
     (tmp_path / "instructions.txt").write_text(INSTRUCTIONS, encoding="utf-8")
     (tmp_path / "items.jsonl").write_text('{"id": "s1", "text": "Once upon a time."}\n')

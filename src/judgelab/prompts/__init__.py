@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
 from judgelab.prompts.model_only import ModelOnly, without_tags
-from judgelab.prompts.yaml_places import validation_message, yaml_line
+from judgelab.prompts.yaml_places import _parse_yaml, read_yaml, validation_message, yaml_line
 
 __all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "parse_yaml_model",
            "resolve_data_file", "render_text", "template_source"]
@@ -110,11 +110,19 @@ class Template(BaseModel):
     example_format: str | None = None
     #: The file the template was read from (error messages name it).
     _source: str | None = PrivateAttr(default=None)
+    #: The file's text and the template's place in it (a DHP task's ``template``): render errors name the line.
+    _yaml: tuple[str, tuple[str, ...]] | None = PrivateAttr(default=None)
 
     @property
     def origin(self) -> str:
         """How error messages name the template: its file, or its name when built in code."""
         return self._source or f"template {self.name!r}"
+
+    def _at(self, *keys: str) -> str:
+        """How a render error names the text at ``keys``: ``{origin}: criteria.q.question (line 7)``."""
+        found = yaml_line(self._yaml[0], (*self._yaml[1], *keys)) if self._yaml else None
+        at = "" if found is None else f" (starting at line {found[0]})" if found[1] else f" (line {found[0]})"
+        return f"{self.origin}: {'.'.join(keys)}{at}"
 
     def jinja_texts(self) -> list[tuple[tuple[str, ...], str]]:
         """Every text rendered with Jinja, with its place in the template (variants are plain text)."""
@@ -184,7 +192,7 @@ class Template(BaseModel):
             raise JudgelabError(f"template {self.name!r}: the criteria have different scales ({listed}); "
                                 "rate criteria of one scale per run (--criteria)")
         copy = self.model_copy(update={"scale": next(iter(scales.values()))})
-        copy._source = self._source
+        copy._source, copy._yaml = self._source, self._yaml
         return copy
 
     def outputs(self, criterion: str) -> list[str]:
@@ -246,8 +254,9 @@ class Template(BaseModel):
         chosen = self.variants.get(variant) if variant else None
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
-        parts.append(render_text(spec.instruction or self.instruction or "", context, self.origin, for_people))
-        parts.append(render_text(spec.question, context, self.origin, for_people))
+        own = ("criteria", criterion, "instruction") if spec.instruction is not None else ("instruction",)
+        parts.append(render_text(spec.instruction or self.instruction or "", context, self._at(*own), for_people))
+        parts.append(render_text(spec.question, context, self._at("criteria", criterion, "question"), for_people))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
@@ -272,7 +281,8 @@ def render_text(source: str, context: Mapping[str, Any], origin: str, for_people
     try:
         return _compile(source, for_people).render(dict(context))
     except jinja2.UndefinedError as exc:
-        raise JudgelabError(f"{origin}: template field missing: {exc.message}") from None
+        raise JudgelabError(f"{origin}: template field missing: {exc.message} (the item's fields: "
+                            f"{', '.join(sorted(map(str, context)))})") from None
     except SecurityError as exc:
         raise JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})") from None
     except jinja2.TemplateSyntaxError as exc:
@@ -285,7 +295,7 @@ def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, .
     """Mark every template inside ``model`` as read from ``path`` and compile its Jinja texts,
     so a syntax error is reported at load time with the file and line."""
     if isinstance(model, Template):
-        model._source = str(path)
+        model._source, model._yaml = str(path), (text, prefix)
         for keys, source in model.jinja_texts():
             try:
                 _compile(source)
@@ -346,27 +356,6 @@ def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[
     if name_or_path not in shipped:  # a name is looked up among the shipped files, never used as a path
         raise JudgelabError(f"unknown {what} {name_or_path!r}; shipped: {', '.join(shipped)} (or give a path to a .yaml file)")
     return folder / f"{name_or_path}.yaml"
-
-
-def read_yaml(path: Path) -> Any:
-    """A YAML data file (template, DHP task, run file) read safely; a malformed one is one line
-    naming the file and line.
-
-    Raises:
-        JudgelabError: unreadable file, invalid YAML, or nesting too deep.
-    """
-    return _parse_yaml(read_text(path), path)
-
-
-def _parse_yaml(text: str, path: Path) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise JudgelabError(f"{path}: not valid YAML{at} ({str(exc).splitlines()[0]})") from None
-    except RecursionError:
-        raise JudgelabError(f"{path}: not valid YAML (nested too deeply)") from None
 
 
 def load_yaml_model(path: Path, model: type[BaseModel], what: str):

@@ -1,4 +1,4 @@
-"""Where in a YAML data file a value is: the line an error message names.
+"""YAML data files (templates, DHP tasks, run files): read safely, and where in one a value is.
 
 A template, DHP task or run file is validated after YAML has become Python data, so a
 validation error knows the field (``criteria.fluency.question``) but not the line. These
@@ -13,7 +13,10 @@ from typing import Any, Sequence
 
 import yaml
 
-__all__ = ["yaml_line", "validation_message"]
+from judgelab.datasets.readers import read_text
+from judgelab.errors import JudgelabError
+
+__all__ = ["yaml_line", "validation_message", "read_yaml"]
 
 
 def _child(node: Any, key: Any) -> tuple[Any, Any] | None:
@@ -124,3 +127,24 @@ def _known_fields(model: Any, loc: Sequence[Any]) -> list[str]:
             return []
         current = args[-1]
     return list(current.model_fields)
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML data file (template, DHP task, run file) read safely; a malformed one is one line
+    naming the file and line.
+
+    Raises:
+        JudgelabError: unreadable file, invalid YAML, or nesting too deep.
+    """
+    return _parse_yaml(read_text(path), path)
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise JudgelabError(f"{path}: not valid YAML{at} ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise JudgelabError(f"{path}: not valid YAML (nested too deeply)") from None
