@@ -3,8 +3,9 @@
 Public API::
 
     from judgelab import parse_rating, RunSpec, Store, make_judge, load_items, run_spec
+    from judgelab import load_items, rate_items, import_human, agreement   # DataFrames in, DataFrames out
 
-See docs/python-api.md for a worked example. Names are imported on first use, so that
+See docs/python-api.md for worked examples. Names are imported on first use, so that
 ``import judgelab`` (and the ``judgelab`` command's start-up) stays instant: pandas,
 scipy, llama_cpp and openai load only when something needs them.
 """
@@ -16,7 +17,15 @@ __version__ = "0.2.0"
 
 _EXPORTS = {
     "Item": "judgelab.datasets.items",
+    "FieldMap": "judgelab.datasets.items",
     "load_items": "judgelab.datasets.items",
+    "rate_items": "judgelab.rate",
+    "RateResult": "judgelab.rate",
+    "JudgeRun": "judgelab.rate",
+    "import_human": "judgelab.ratings",
+    "read_ratings": "judgelab.ratings",
+    "agreement": "judgelab.agree",
+    "AgreeReport": "judgelab.agree",
     "JudgelabError": "judgelab.errors",
     "BackendError": "judgelab.errors",
     "CapabilityError": "judgelab.errors",

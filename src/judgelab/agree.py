@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.ratings import human_raters, is_human, item_means
+from judgelab.ratings import human_raters, is_human, item_means, read_ratings
 from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_test
 from judgelab.agree_gate import Threshold, parse_threshold, threshold_failures
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
@@ -361,12 +361,18 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
     ``extra`` holds them side by side with the raw ones (:mod:`judgelab.agree_standardize` says which
     statistics change and why).
 
+    ``df`` is any ratings table :func:`judgelab.ratings.read_ratings` reads: a judge's ratings
+    (``RateResult.ratings``, ``Store.ratings()``) stacked with human ratings (``import_human``, or
+    rows of raters named ``human:<id>``); a row without ``status`` is an ``ok`` rating when it has a
+    score.
+
     Example:
-        >>> report = agreement(ratings, ["kendall"], n_resamples=999, seed=0)  # doctest: +SKIP
+        >>> report = agreement(pd.concat([result.ratings, import_human(humans)]), n_resamples=999)  # doctest: +SKIP
         >>> report.correlations[["rater", "level", "r", "ci_low", "ci_high"]]  # doctest: +SKIP
     """
     from judgelab.agree_standardize import check_standardize, standardized_agreement
 
+    df = read_ratings(df)
     if check_standardize(standardize) != "none":
         return standardized_agreement(df, methods, levels, criteria, variant, williams_level, n_resamples, seed,
                                       ci_method)

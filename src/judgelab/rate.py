@@ -140,7 +140,7 @@ class RateResult:
                 "files": {k: str(v) for k, v in self.files.items()}}
 
 
-def rate_items(items: list[Item], runs: list[RunSpec], out: Path, ratings_format: str = "csv",
+def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
                max_failure_rate: float = 0.5, price_in: float | None = None, price_out: float | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
@@ -154,7 +154,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: Path, ratings_format
     Args:
         items: the items to rate (:func:`judgelab.datasets.items.load_items`).
         runs: one :class:`judgelab.spec.RunSpec` per judge, e.g. from :meth:`judgelab.runfile.RunFile.run_specs`.
-        out: the output folder (created; ``store.sqlite`` in it is the cache and resume point).
+        out: the output folder (a path or its name; created; ``store.sqlite`` in it is the cache and resume point).
         ratings_format: ``csv``, ``jsonl`` or ``parquet``.
         compare: two systems for Welch's t-test on per-item means (Chiang & Lee 2023, §3.3).
         progress: show a progress bar on stderr.
@@ -177,6 +177,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: Path, ratings_format
         >>> result = rate_items(spec.load_items(), spec.run_specs(), Path("out"), progress=False)      # doctest: +SKIP
         >>> result.summary[["criterion", "mean"]]                                                      # doctest: +SKIP
     """
+    out = Path(out)
     if ratings_format not in {"csv", "jsonl", "parquet"}:
         raise JudgelabError(f"unknown --format {ratings_format!r}: csv, jsonl or parquet")
     if compare:

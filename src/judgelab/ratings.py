@@ -1,4 +1,5 @@
-"""Reading ratings: judgelab's own ratings files and human ratings in long or wide layout.
+"""Reading ratings: judgelab's own ratings files and human ratings in long or wide layout, from
+files or pandas DataFrames (a file is read into a DataFrame, then the same functions make the table).
 
 Every source becomes the same tidy table (``docs/ARCHITECTURE.md``): one row per
 rating with ``item_id, system, group, criterion, rater, sample, score, status``. Human
@@ -7,12 +8,14 @@ judge–human and judge–judge comparisons alike.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
-from judgelab.datasets.readers import parse_score, read_records, records_frame
+from judgelab.datasets.readers import is_frame, parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
 from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
@@ -35,26 +38,69 @@ def human_raters(df: pd.DataFrame) -> list[str]:
     return sorted(r for r in df["rater"].unique() if is_human(r) and r != HUMAN_PREFIX + MEAN_RATER)
 
 
-def _frame(path: str | Path) -> tuple[pd.DataFrame, Callable[[int], str]]:
-    """The file as a table (values as written) and where its row ``i`` is, for error messages."""
-    path = Path(path)
+@dataclass(frozen=True)
+class _Table:
+    """A ratings source read as a table: the values as written, what to call it and where row ``i`` is."""
+
+    df: pd.DataFrame
+    name: str
+    where: Callable[[int], str]
+    #: Parquet files and DataFrames: NaN and ``pandas.NA`` are missing values (in CSV/JSON, NaN is an error).
+    nan_missing: bool = False
+
+
+def _table(source: "str | Path | pd.DataFrame", what: str = "ratings") -> _Table:
+    """A file (CSV, JSONL, JSON, Parquet) or a DataFrame (``what`` names it in errors) as a table."""
+    if is_frame(source):
+        return _Table(source.copy(), f"{what} DataFrame", lambda i: f"row {i + 1}", nan_missing=True)
+    if not isinstance(source, (str, Path)):
+        raise JudgelabError(f"{what}: expected a file path or a pandas DataFrame, not {type(source).__name__}")
+    path = Path(source)
     if path.suffix.lower() == ".parquet":
         if not path.exists():
             raise JudgelabError(f"file not found: {path}")
         try:
-            return pd.read_parquet(path), lambda i: f"row {i + 1}"
+            return _Table(pd.read_parquet(path), str(path), lambda i: f"row {i + 1}", nan_missing=True)
         except Exception as exc:  # pyarrow raises several types for a damaged file
             raise JudgelabError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
     records = read_records(path)
-    return records_frame(records), records.where
+    return _Table(records_frame(records), str(path), records.where)
 
 
-def _scores(df: pd.DataFrame, column: str, path: str | Path, where: Callable[[int], str]) -> pd.Series:
+def _frame(source: "str | Path | pd.DataFrame") -> tuple[pd.DataFrame, Callable[[int], str]]:
+    """The file as a table (values as written) and where its row ``i`` is, for error messages (the
+    readers of other ratings-like files: escalation tables, ``--lengths``)."""
+    table = _table(source)
+    return table.df, table.where
+
+
+def _scores(table: _Table, column: str) -> pd.Series:
     """The score column as floats (NaN = no score); a value that is not a finite number is an error."""
-    parquet = Path(path).suffix.lower() == ".parquet"
-    values = [None if parquet and v is pd.NA else parse_score(v, f"{path}: {where(i)}, column {column!r}", missing_nan=parquet)
-              for i, v in enumerate(df[column].tolist())]
-    return pd.Series([float("nan") if v is None else v for v in values], index=df.index, dtype=float)
+    series = table.df[column]
+    where = lambda i: f"{table.name}: {table.where(i)}, column {column!r}"  # noqa: E731
+    if table.nan_missing and pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = series.astype(float)  # a DataFrame's numbers: checked at once
+        infinite = np.flatnonzero(np.isinf(values.to_numpy()))
+        if len(infinite):
+            raise JudgelabError(f"{where(int(infinite[0]))}: score {float(series.iloc[infinite[0]])!r} is not a finite number")
+        return values
+    values = [None if table.nan_missing and _missing(v) else parse_score(v, where(i), missing_nan=table.nan_missing)
+              for i, v in enumerate(series.tolist())]
+    return pd.Series([float("nan") if v is None else v for v in values], index=table.df.index, dtype=float)
+
+
+def _labels(table: _Table, column: str, what: str) -> pd.Series:
+    """A label column (item id, rater, criterion) as text; a missing label is an error naming the row."""
+    values = table.df[column].tolist()
+    for i, v in enumerate(values):
+        if _missing(v) or (isinstance(v, str) and not v.strip()):
+            raise JudgelabError(f"{table.name}: {table.where(i)}: no {what} (column {column!r} is empty)")
+    return pd.Series([str(v) for v in values], index=table.df.index, dtype=object)
+
+
+def _human_names(labels: pd.Series, prefix: str) -> pd.Series:
+    """Rater labels with the human prefix: ``ann1`` → ``human:ann1``; ``human:ann1`` stays as it is."""
+    return labels.map(lambda r: r if r.startswith(prefix) else prefix + r)
 
 
 def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
@@ -88,25 +134,38 @@ def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
     return df[TIDY_COLUMNS].reset_index(drop=True)
 
 
-def read_ratings(path: str | Path) -> pd.DataFrame:
-    """A tidy ratings file (judgelab's ``ratings.csv/.jsonl/.parquet`` or any file with
-    ``item_id, criterion, rater, score`` and optional ``system, group, sample, status``)."""
-    df, where = _frame(path)
-    _require(df, ["item_id", "criterion", "rater", "score"], str(path))
-    df = df.copy()
-    df["score"] = _scores(df, "score", path, where)
-    return _finish(df, str(path))
+def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
+    """A tidy ratings table from a file (judgelab's ``ratings.csv/.jsonl/.parquet`` or any file with
+    ``item_id, criterion, rater, score`` and optional ``system, group, sample, status``) or a DataFrame
+    of the same columns (``Store.ratings()``, ``RateResult.ratings``, rows put together by hand).
+
+    A row without ``status`` (no such column, or an empty cell) is an ``ok`` rating when it has a
+    score and ``missing`` when it has none; no ``system`` is ``default``.
+
+    Raises:
+        JudgelabError: a missing column, a score that is not a finite number, a rating given twice.
+    """
+    table = _table(source)
+    _require(table.df, ["item_id", "criterion", "rater", "score"], table.name)
+    df = table.df.copy()
+    df["score"] = _scores(table, "score")
+    return _finish(df, table.name)
 
 
-def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", criterion: str = "criterion",
-                score: str = "score", system: str | None = "system", group: str | None = "group",
-                sample: str | None = None, prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
-    """Human ratings with one row per rating."""
-    df, where = _frame(path)
-    _require(df, [item, rater, criterion, score], str(path))
+def import_long(source: "str | Path | pd.DataFrame", item: str = "item_id", rater: str = "rater",
+                criterion: str = "criterion", score: str = "score", system: str | None = "system",
+                group: str | None = "group", sample: str | None = None, prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
+    """Human ratings with one row per rating (a file or a DataFrame); raters become ``human:<id>``."""
+    return _long(_table(source, "human ratings"), item, rater, criterion, score, system, group, sample, prefix)
+
+
+def _long(table: _Table, item: str, rater: str, criterion: str, score: str, system: str | None, group: str | None,
+          sample: str | None = None, prefix: str = HUMAN_PREFIX) -> pd.DataFrame:
+    df = table.df
+    _require(df, [item, rater, criterion, score], table.name)
     out = pd.DataFrame({
-        "item_id": df[item], "rater": prefix + df[rater].astype(str), "criterion": df[criterion],
-        "score": _scores(df, score, path, where),
+        "item_id": _labels(table, item, "item id"), "rater": _human_names(_labels(table, rater, "rater"), prefix),
+        "criterion": _labels(table, criterion, "criterion"), "score": _scores(table, score),
     })
     if system and system in df.columns:
         out["system"] = df[system]
@@ -114,7 +173,7 @@ def import_long(path: str | Path, item: str = "item_id", rater: str = "rater", c
         out["group"] = df[group]
     if sample and sample in df.columns:
         out["sample"] = df[sample]
-    return _finish(out, str(path))
+    return _finish(out, table.name)
 
 
 ID_COLUMNS = ("item_id", "id", "doc_id")
@@ -152,13 +211,13 @@ def numeric_columns(df: pd.DataFrame, exclude=()) -> list[str]:
     return out
 
 
-def import_wide(path: str | Path, criteria: list[str] | None = None, item: str | None = None, rater: str | None = None,
-                system: str | None = "system", group: str | None = "group", prefix: str = HUMAN_PREFIX,
-                rename: dict[str, str] | None = None) -> pd.DataFrame:
+def import_wide(source: "str | Path | pd.DataFrame", criteria: list[str] | None = None, item: str | None = None,
+                rater: str | None = None, system: str | None = "system", group: str | None = "group",
+                prefix: str = HUMAN_PREFIX, rename: dict[str, str] | None = None) -> pd.DataFrame:
     """Human ratings with one row per item (and rater) and one column per criterion.
 
     Args:
-        path: CSV, JSONL or Parquet file.
+        source: a CSV, JSONL or Parquet file, or a DataFrame.
         criteria: the criterion columns; ``None`` takes every column whose values are all numbers,
             other than the id, rater, system and group columns (text columns are never criteria).
         item: the id column; ``None`` takes the first of ``item_id``, ``id``, ``doc_id``.
@@ -176,67 +235,86 @@ def import_wide(path: str | Path, criteria: list[str] | None = None, item: str |
         >>> import_wide("summeval_expert_means.jsonl")  # doctest: +SKIP
         ... # doc_id, system, text columns and four criteria -> rater human:mean, 4 criteria
     """
-    df, where = _frame(path)
+    return _wide(_table(source, "human ratings"), criteria, item, rater, system, group, prefix, rename)
+
+
+def _wide(table: _Table, criteria: list[str] | None, item: str | None, rater: str | None, system: str | None,
+          group: str | None, prefix: str = HUMAN_PREFIX, rename: dict[str, str] | None = None) -> pd.DataFrame:
+    df, path = table.df, table.name
     columns = list(df.columns)
-    item = find_item_column(columns, item, str(path))
+    item = find_item_column(columns, item, path)
     if rater is None:
         rater = "rater" if "rater" in columns else None
-    _require(df, [item, *([rater] if rater else [])], str(path))
+    _require(df, [item, *([rater] if rater else [])], path)
     if criteria is None:
         criteria = numeric_columns(df, exclude={item, rater, system, group, "sample"})
         if not criteria:
-            raise JudgelabError(f"{path}: no criterion column (a column of numbers); columns: {', '.join(map(str, columns))}")
-    _require(df, list(criteria), str(path))
+            raise JudgelabError(f"{path}: no criterion column (a column of numbers: the wide layout) and not the "
+                                f"columns rater, criterion, score (the long layout); columns: {', '.join(map(str, columns))}")
+    _require(df, list(criteria), path)
     df = df.copy()
     for column in criteria:
-        df[column] = _scores(df, column, path, where)
+        df[column] = _scores(table, column)
+    df[item] = _labels(table, item, "item id")
     if rater is None:
         rater = "__rater__"
         df[rater] = MEAN_RATER
+    else:
+        df[rater] = _labels(table, rater, "rater")
     keep = [c for c in (system, group) if c and c in df.columns and c != item]
     long = df.melt(id_vars=[item, rater, *keep], value_vars=list(criteria), var_name="criterion", value_name="score")
     if rename:
         long["criterion"] = long["criterion"].map(lambda c: rename.get(c, c))
     long = long.rename(columns={item: "item_id", **({system: "system"} if system in keep else {}),
                                 **({group: "group"} if group in keep else {})})
-    long["rater"] = prefix + long[rater].astype(str)
-    return _finish(long.drop(columns=[rater]) if rater != "rater" else long, str(path))
+    long["rater"] = _human_names(long[rater].astype(str), prefix)
+    return _finish(long.drop(columns=[rater]) if rater != "rater" else long, path)
 
 
 HUMAN_LAYOUTS = ("auto", "long", "wide")
 
 
-def file_columns(path: str | Path) -> list[str]:
-    """The column names of a ratings file (CSV, JSONL or Parquet), as :func:`import_human` reads it."""
-    return [str(c) for c in _frame(path)[0].columns]
+def file_columns(path: "str | Path | pd.DataFrame") -> list[str]:
+    """The column names of a ratings file (CSV, JSONL or Parquet) or DataFrame, as :func:`import_human` reads it."""
+    return [str(c) for c in _table(path).df.columns]
 
 
-def import_human(path: str | Path, layout: str = "auto", item: str | None = None, rater: str | None = None,
-                 criterion: str = "criterion", score: str = "score", system: str | None = "system",
-                 group: str | None = "group", criteria: list[str] | None = None) -> pd.DataFrame:
-    """Human ratings in any layout ``judgelab agree --human`` accepts, as the tidy table.
+def import_human(source: "str | Path | pd.DataFrame", layout: str = "auto", item: str | None = None,
+                 rater: str | None = None, criterion: str = "criterion", score: str = "score",
+                 system: str | None = "system", group: str | None = "group",
+                 criteria: list[str] | None = None) -> pd.DataFrame:
+    """Human ratings in any layout ``judgelab agree --human`` accepts, from a file or a DataFrame, as the tidy table.
 
     ``layout``: ``long`` (:func:`import_long`, one row per rating), ``wide`` (:func:`import_wide`, one
     column per criterion; without a rater column the file holds means, rater ``human:mean``) or
     ``auto`` (long when the file has the rater, criterion and score columns and no ``criteria`` are
     named, else wide). The one reader of ``agree --human``, ``report --human`` and the file named in
-    an ``agree`` folder's ``run.json``.
+    an ``agree`` folder's ``run.json``. A file and a DataFrame of the same rows give the same table:
+    the file is read into a DataFrame and the same function makes the table. Raters are named
+    ``human:<id>`` (a rater already named so keeps its name); every row is an ``ok`` rating when it
+    has a score and ``missing`` when it has none (a ``status`` column is not read); no ``system``
+    column means system ``default``, as items without one.
 
     Raises:
-        JudgelabError: an unknown layout, a missing column, a score that is not a number.
+        JudgelabError: an unknown layout, a missing column or label, a score that is not a number
+            (one line naming the file, or "human ratings DataFrame", and the row).
 
     Example:
-        >>> import_human("summeval_expert_means.jsonl")  # doctest: +SKIP
-        ... # wide, no rater column: rater human:mean, the four criteria
+        >>> import pandas as pd
+        >>> human = pd.DataFrame({"item_id": ["a", "a"], "rater": ["ann", "human:bo"],
+        ...                       "criterion": "fluency", "score": [4, 5]})
+        >>> import_human(human)[["rater", "score", "status"]].values.tolist()
+        [['human:ann', 4.0, 'ok'], ['human:bo', 5.0, 'ok']]
     """
     if layout not in HUMAN_LAYOUTS:
         raise JudgelabError(f"unknown --human-layout {layout!r}: auto, long or wide")
+    table = _table(source, "human ratings")
     if layout == "auto":
         long_cols = {rater or "rater", criterion, score}
-        layout = "long" if long_cols <= set(file_columns(path)) and not criteria else "wide"
+        layout = "long" if long_cols <= set(map(str, table.df.columns)) and not criteria else "wide"
     if layout == "long":
-        return import_long(path, item or "item_id", rater or "rater", criterion, score, system, group)
-    return import_wide(path, criteria or None, item, rater, system, group)
+        return _long(table, item or "item_id", rater or "rater", criterion, score, system, group)
+    return _wide(table, criteria or None, item, rater, system, group)
 
 
 def rename_criteria(df: pd.DataFrame, mapping: dict[str, str], where: str = "ratings") -> pd.DataFrame:

@@ -28,6 +28,7 @@ import typer
 
 # Importing the command modules registers their commands; the import order is the order of `--help`.
 from judgelab.cli import rating  # noqa: F401, I001
+from judgelab.cli import templates  # noqa: F401
 from judgelab.cli import run_file  # noqa: F401
 from judgelab.cli import agreement  # noqa: F401
 from judgelab.cli import dhp  # noqa: F401

@@ -1,4 +1,4 @@
-"""Commands that rate texts: rate, demo, templates, export."""
+"""Commands that rate texts: rate, demo, export (templates: cli/templates.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -197,17 +197,6 @@ def demo(
     console.print(f"On average the judge {verdict} damaged summaries (D_avg = {rep.D_avg:.2f}; D > 1 means "
                   f"p < 0.05); its weakest case has D_min = {rep.D_min:.2f}.")
     result.finish(show=lambda line: typer.echo(line, err=True))
-
-
-@app.command()
-def templates() -> None:
-    """List the shipped prompt templates and their criteria."""
-    from judgelab.prompts import available_templates, load_template
-
-    for name in available_templates():
-        t = load_template(name)
-        variants = f"; variants: {', '.join(t.variants)}" if t.variants else ""
-        typer.echo(f"{name}: {', '.join(t.criteria)}{variants} — {t.description}")
 
 
 @app.command()

@@ -1,17 +1,22 @@
-"""Items to judge, read from JSONL, JSON or CSV with clear errors (line numbers included).
+"""Items to judge, read from JSONL, JSON, CSV or a pandas DataFrame with clear errors (line numbers included).
 
-Files are read by :mod:`judgelab.datasets.readers` (``read_records`` is re-exported here).
+Files are read by :mod:`judgelab.datasets.readers` (``read_records`` is re-exported here); a
+DataFrame becomes the same rows (:func:`judgelab.datasets.readers.frame_records`), and one function
+makes items of the rows of either.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from judgelab.datasets.readers import read_records
+from judgelab.datasets.readers import Records, frame_records, is_frame, read_records
 from judgelab.errors import JudgelabError
 
-__all__ = ["Item", "FieldMap", "read_records", "load_items"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Item", "FieldMap", "read_records", "load_items", "items_from_records"]
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,52 @@ def _value(row: dict[str, Any], name: str) -> Any:
     return value
 
 
-def load_items(path: str | Path, fields: FieldMap = FieldMap(), limit: int | None = None) -> list[Item]:
-    """Read items; ``id`` and ``text`` are required, the rest optional."""
-    rows = read_records(path)
+def load_items(source: "str | Path | pd.DataFrame", fields: FieldMap = FieldMap(), limit: int | None = None) -> list[Item]:
+    """Read items from a file (``.jsonl``, ``.json``, ``.csv``) or a pandas DataFrame.
+
+    Args:
+        source: the file, or a DataFrame with one row per item.
+        fields: which columns hold the id, text, context, system and group (``--id-field`` …);
+            ``id`` and ``text`` are required, the rest optional; every other column is kept in
+            ``Item.extra`` (a template can use it as ``{{ column }}``).
+        limit: read only the first ``limit`` items.
+
+    Returns:
+        The items, in row order. A missing value (an empty CSV cell, JSON null; NaN, None,
+        ``pandas.NA`` in a DataFrame) of an optional column means "not given"; ids, systems and groups
+        become text (``7`` → ``"7"``).
+
+    Raises:
+        JudgelabError: a missing id or text column or value, a text that is not text, a repeated id
+            within a system, no rows; one line naming the file (or "items DataFrame") and the row.
+
+    Example:
+        >>> import pandas as pd
+        >>> [i.item_id for i in load_items(pd.DataFrame({"id": [1, 2], "text": ["A.", "B."]}))]
+        ['1', '2']
+    """
+    if is_frame(source):
+        return items_from_records(frame_records(source, "items DataFrame"), fields, limit, hint="FieldMap({}=...)")
+    if not isinstance(source, (str, Path)):
+        raise JudgelabError(f"items: expected a file path or a pandas DataFrame, not {type(source).__name__}")
+    return items_from_records(read_records(source), fields, limit)
+
+
+def items_from_records(rows: Records, fields: FieldMap = FieldMap(), limit: int | None = None,
+                       hint: str = "--{}-field") -> list[Item]:
+    """Items of rows read from a file or a DataFrame (the one place that makes items); see :func:`load_items`.
+
+    ``hint`` says how to name another column (``{}`` = ``id`` or ``text``) in the error about a missing one.
+    """
+    path = rows.path
     if not rows:
         raise JudgelabError(f"{path}: no items")
+    if rows.columns is not None:  # a CSV header or a DataFrame's columns: a missing column is said as such
+        for required, option in ((fields.id, "id"), (fields.text, "text")):
+            if required not in rows.columns:
+                how = hint.format(option)
+                raise JudgelabError(f"{path}: no column {required!r} (columns: {', '.join(map(str, rows.columns))}); "
+                                    f"name the {option} column with {how}")
     items: list[Item] = []
     seen: set[tuple[str, str]] = set()
     known = {fields.id, fields.text, fields.context, fields.system, fields.group}

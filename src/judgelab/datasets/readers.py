@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from judgelab.errors import JudgelabError
 
 __all__ = ["Records", "read_text", "read_csv", "read_jsonl", "read_json", "read_records", "records_frame",
-           "record_columns", "parse_score"]
+           "record_columns", "parse_score", "is_frame", "frame_records"]
 
 #: The largest field :func:`read_csv` will ever need is the whole file; the C limit caps it.
 _MAX_FIELD = 2**31 - 1
@@ -42,18 +42,21 @@ class Records(list):
     """Rows of a file as dicts, in file order; :meth:`where` says where row ``i`` starts."""
 
     def __init__(self, rows: Iterable[dict[str, Any]] = (), path: str | Path = "", lines: list[int] | None = None,
-                 columns: list[str] | None = None) -> None:
+                 columns: list[str] | None = None, unit: str = "entry") -> None:
         super().__init__(rows)
         self.path = str(path)
         self.lines = lines
-        #: CSV: the header's column names, in order (also when there are no rows).
+        #: CSV and DataFrames: the column names, in order (also when there are no rows).
         self.columns = columns
+        #: What one row is called where it has no line: ``entry`` (a JSON list) or ``row`` (a DataFrame).
+        self.unit = unit
 
     def where(self, index: int) -> str:
-        """``line L`` for CSV and JSON lines (the line the row starts on), ``entry N`` for a JSON list."""
+        """``line L`` for CSV and JSON lines (the line the row starts on), ``entry N`` for a JSON list,
+        ``row N`` for a DataFrame (N counts from 1)."""
         if self.lines is not None and 0 <= index < len(self.lines):
             return f"line {self.lines[index]}"
-        return f"entry {index + 1}"
+        return f"{self.unit} {index + 1}"
 
 
 def _check_file(path: Path) -> None:
@@ -219,6 +222,33 @@ def read_records(path: str | Path) -> Records:
         return Records(data, path)
     _check_file(path)
     raise JudgelabError(f"{path}: unknown file type {suffix!r}; use .jsonl, .json or .csv")
+
+
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame (checked without importing pandas)."""
+    return any(c.__name__ == "DataFrame" and c.__module__.startswith("pandas") for c in type(value).__mro__)
+
+
+def frame_records(df: Any, name: str) -> Records:
+    """The rows of a pandas DataFrame as :func:`read_records` gives a file's: dicts of Python values in
+    row order, a missing value (``None``, NaN, ``pandas.NA``, ``NaT``) as ``None``; ``name`` stands
+    for the file in error messages, and rows are ``row N`` (from 1).
+
+    Raises:
+        JudgelabError: a column name that is not text or appears twice.
+    """
+    from judgelab.stats.agreement import is_missing
+
+    columns = list(df.columns)
+    odd = [c for c in columns if not isinstance(c, str)]
+    if odd:
+        raise JudgelabError(f"{name}: column names must be text, not {odd[0]!r} (rename the columns, "
+                            "e.g. df.columns = df.columns.map(str))")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise JudgelabError(f"{name}: column {twice[0]!r} appears twice")
+    rows = [{k: None if is_missing(v) else v for k, v in row.items()} for row in df.to_dict(orient="records")]
+    return Records(rows, name, None, columns, unit="row")
 
 
 def record_columns(records: Records) -> list[str]:

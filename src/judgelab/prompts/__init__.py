@@ -26,14 +26,15 @@ from typing import Any, Literal, Mapping
 import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
-from pydantic import BaseModel, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
 from judgelab.prompts.model_only import ModelOnly, without_tags
+from judgelab.prompts.yaml_places import _parse_yaml, read_yaml, validation_message, yaml_line
 
-__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "resolve_data_file",
-           "render_text"]
+__all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "parse_yaml_model",
+           "resolve_data_file", "render_text", "template_source"]
 
 #: Longest string or list one ``*`` may build, and largest exponent of ``**``, inside a template.
 _MAX_REPEAT = 1_000_000
@@ -67,6 +68,7 @@ class Criterion(BaseModel):
     """One criterion of a template: its question, an optional instruction of its own, the item
     fields it requires, the metrics one answer carries and an optional scale of its own."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error naming it, not ignored
     question: str
     instruction: str | None = None
     requires: list[str] = []
@@ -82,6 +84,7 @@ class Criterion(BaseModel):
 class Variant(BaseModel):
     """An instruction variant (Chiang & Lee 2023, §3.3.2): a sentence prepended and/or appended."""
 
+    model_config = ConfigDict(extra="forbid")
     prepend: str | None = None
     append: str | None = None
 
@@ -92,6 +95,7 @@ class Template(BaseModel):
     Rendered in Jinja2's immutable sandbox; see docs/ARCHITECTURE.md, "A template".
     """
 
+    model_config = ConfigDict(extra="forbid")
     name: str
     description: str = ""
     scale: tuple[float, float] = (1, 5)
@@ -106,11 +110,19 @@ class Template(BaseModel):
     example_format: str | None = None
     #: The file the template was read from (error messages name it).
     _source: str | None = PrivateAttr(default=None)
+    #: The file's text and the template's place in it (a DHP task's ``template``): render errors name the line.
+    _yaml: tuple[str, tuple[str, ...]] | None = PrivateAttr(default=None)
 
     @property
     def origin(self) -> str:
         """How error messages name the template: its file, or its name when built in code."""
         return self._source or f"template {self.name!r}"
+
+    def _at(self, *keys: str) -> str:
+        """How a render error names the text at ``keys``: ``{origin}: criteria.q.question (line 7)``."""
+        found = yaml_line(self._yaml[0], (*self._yaml[1], *keys)) if self._yaml else None
+        at = "" if found is None else f" (starting at line {found[0]})" if found[1] else f" (line {found[0]})"
+        return f"{self.origin}: {'.'.join(keys)}{at}"
 
     def jinja_texts(self) -> list[tuple[tuple[str, ...], str]]:
         """Every text rendered with Jinja, with its place in the template (variants are plain text)."""
@@ -180,7 +192,7 @@ class Template(BaseModel):
             raise JudgelabError(f"template {self.name!r}: the criteria have different scales ({listed}); "
                                 "rate criteria of one scale per run (--criteria)")
         copy = self.model_copy(update={"scale": next(iter(scales.values()))})
-        copy._source = self._source
+        copy._source, copy._yaml = self._source, self._yaml
         return copy
 
     def outputs(self, criterion: str) -> list[str]:
@@ -242,8 +254,9 @@ class Template(BaseModel):
         chosen = self.variants.get(variant) if variant else None
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
-        parts.append(render_text(spec.instruction or self.instruction or "", context, self.origin, for_people))
-        parts.append(render_text(spec.question, context, self.origin, for_people))
+        own = ("criteria", criterion, "instruction") if spec.instruction is not None else ("instruction",)
+        parts.append(render_text(spec.instruction or self.instruction or "", context, self._at(*own), for_people))
+        parts.append(render_text(spec.question, context, self._at("criteria", criterion, "question"), for_people))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
@@ -268,7 +281,8 @@ def render_text(source: str, context: Mapping[str, Any], origin: str, for_people
     try:
         return _compile(source, for_people).render(dict(context))
     except jinja2.UndefinedError as exc:
-        raise JudgelabError(f"{origin}: template field missing: {exc.message}") from None
+        raise JudgelabError(f"{origin}: template field missing: {exc.message} (the item's fields: "
+                            f"{', '.join(sorted(map(str, context)))})") from None
     except SecurityError as exc:
         raise JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})") from None
     except jinja2.TemplateSyntaxError as exc:
@@ -277,31 +291,16 @@ def render_text(source: str, context: Mapping[str, Any], origin: str, for_people
         raise JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})") from None
 
 
-def _yaml_line(text: str, keys: tuple[str, ...]) -> tuple[int, bool] | None:
-    """(1-based line of the value at ``keys`` in a YAML text, whether it is a block scalar), if found."""
-    try:
-        node = yaml.compose(text)
-    except (yaml.YAMLError, RecursionError):
-        return None
-    for key in keys:
-        if not isinstance(node, yaml.MappingNode):
-            return None
-        node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
-        if node is None:
-            return None
-    return node.start_mark.line + 1, getattr(node, "style", None) in ("|", ">")
-
-
 def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, ...] = ()) -> None:
     """Mark every template inside ``model`` as read from ``path`` and compile its Jinja texts,
     so a syntax error is reported at load time with the file and line."""
     if isinstance(model, Template):
-        model._source = str(path)
+        model._source, model._yaml = str(path), (text, prefix)
         for keys, source in model.jinja_texts():
             try:
                 _compile(source)
             except jinja2.TemplateSyntaxError as exc:
-                found = _yaml_line(text, (*prefix, *keys))
+                found = yaml_line(text, (*prefix, *keys))
                 line = None if found is None else found[0] + (exc.lineno or 1) - (0 if found[1] else 1)
                 raise _syntax_error(exc, str(path), ".".join((*prefix, *keys)), line) from None
         return
@@ -330,6 +329,20 @@ def load_template(name_or_path: str) -> Template:
     return _load_template_file(str(path), stat.st_mtime_ns, stat.st_size)
 
 
+def template_source(name_or_path: str) -> str:
+    """The YAML text of a shipped template (by name) or of a template file, exactly as written.
+
+    The template is loaded first, so an invalid file is the one-line error of :func:`load_template`
+    (file, line and field) rather than text that ``rate --template`` would refuse.
+
+    Example:
+        >>> template_source("plain-quality").splitlines()[6]
+        'name: plain-quality'
+    """
+    load_template(name_or_path)
+    return read_text(resolve_data_file(name_or_path, _shipped_dir(), "template", available_templates()))
+
+
 @lru_cache(maxsize=64)
 def _load_template_file(path: str, mtime_ns: int, size: int) -> Template:
     return load_yaml_model(Path(path), Template, "template")
@@ -345,39 +358,21 @@ def resolve_data_file(name_or_path: str, folder: Path, what: str, shipped: list[
     return folder / f"{name_or_path}.yaml"
 
 
-def read_yaml(path: Path) -> Any:
-    """A YAML data file (template, DHP task, run file) read safely; a malformed one is one line
-    naming the file and line.
-
-    Raises:
-        JudgelabError: unreadable file, invalid YAML, or nesting too deep.
-    """
-    return _parse_yaml(read_text(path), path)
-
-
-def _parse_yaml(text: str, path: Path) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise JudgelabError(f"{path}: not valid YAML{at} ({str(exc).splitlines()[0]})") from None
-    except RecursionError:
-        raise JudgelabError(f"{path}: not valid YAML (nested too deeply)") from None
-
-
 def load_yaml_model(path: Path, model: type[BaseModel], what: str):
-    """Validate a YAML data file against a pydantic model; errors are one line naming the place.
+    """Validate a YAML data file against a pydantic model; errors are one line naming the file,
+    the field and its line (an unknown field too: models of templates forbid them).
 
     Templates inside the model remember the file, and their Jinja texts are compiled here.
     """
-    text = read_text(path)
+    return parse_yaml_model(read_text(path), path, model, what)
+
+
+def parse_yaml_model(text: str, path: Path, model: type[BaseModel], what: str):
+    """:func:`load_yaml_model` of a file's ``text`` (``path`` names it in errors)."""
     data = _parse_yaml(text, path)
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise JudgelabError(f"{path}: invalid {what} at {where}: {first['msg']}") from None
+        raise JudgelabError(validation_message(exc.errors(), path, text, what, model)) from None
     _attach_source(loaded, path, text)
     return loaded
