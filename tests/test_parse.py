@@ -129,6 +129,14 @@ def test_ratings_beside_anchor_lists_still_parse(text, expected):
     ("Rating: 3.", 3), ("3.", 3), ("3", 3), ("Rating: 3. The story is coherent.", 3),
     ("1. Coherence is good. Rating: 2. Fluency suffers.", 2),
     ("- Coherence: good\n- Rating: 4", 4),
+    # recorded from that server (`rate --score parsed`, chiang-lee-story): a turn written for the user, a bracketed
+    # list of the scale points; both read 1 before
+    (" \nPlease rate this story fragment. \nPlease give the answer in English with a comma if necessary.\n[INST]1[/INST]",
+     None),
+    ("\n\n[1] [2] [3] [4] [5] [6] \n\n  [/INST] \n\n<b>The fox ran over the hill and found a red door. It opened it</b>",
+     None),
+    ("<|im_start|>user\nRate it 3 at most.<|im_end|>\n<|im_start|>assistant\n4<|im_end|>", 4),
+    ("(1) (2) (3) (4) (5) I would rate it a 3.", 3),
 ])
 def test_chat_template_tags_and_list_markers_are_not_ratings(text, expected):
     result = parse_judgment(text)

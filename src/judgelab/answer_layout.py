@@ -3,8 +3,8 @@
 An OpenAI-compatible server that applies a chat template badly (llama.cpp's server with a GGUF's
 template, a base model continuing the conversation) leaves the template's tags in the answer, and a
 model that goes on writing a new turn writes lists: ``Answer: [INST]1. English is not my first
-language…`` holds no rating, though its first number is 1. :mod:`judgelab.parse` reads an answer
-after these two steps. Both keep the text's length (a tag becomes a line break and blanks, a marker
+language…`` holds no rating, though its first number is 1, and neither does a turn the model wrote
+for the user (``[INST]1[/INST]``). :mod:`judgelab.parse` reads an answer after these two steps. Both keep the text's length (a tag becomes a line break and blanks, a marker
 blanks), so every position in the result is a position in the answer.
 """
 from __future__ import annotations
@@ -28,25 +28,38 @@ _LINE_START_RE = re.compile(r"[ \t]*(?:[-\u2022+>][ \t]*)?")  # blanks, maybe a 
 _BULLET_RE = re.compile(r"^([ \t]*)[-\u2022+](?=[ \t]+\S)", re.MULTILINE)
 
 
-def _turn_break(match: re.Match[str]) -> str:
-    return "\n" + " " * (len(match.group(0)) - 1)
+# Tags that open a turn of the user or the system: what follows, up to the next tag, is not the judge's answer.
+_OTHERS_TURN_RE = re.compile(r"\[INST\]|\[SYS(?:TEM_PROMPT)?\]|<<SYS>>|<start_of_turn>(?:user|system)"
+                             r"|<\|im_start\|>(?:user|system)|<\|(?:user|system)\|>"
+                             r"|<\|start_header_id\|>\s*(?:user|system)\s*<\|end_header_id\|>")
 
 
 def turn_breaks(text: str) -> str:
-    """Read every chat-template tag as what it is, a turn boundary: a line break, then blanks.
+    """Read every chat-template tag as what it is, a turn boundary, and leave out the turns a model
+    wrote for the user or the system (``[INST]1[/INST]`` is no answer of the judge's).
 
     Args:
         text: an answer.
 
     Returns:
-        The text, of the same length, each tag (with the role name after a turn's opening tag)
-        replaced by a line break and blanks.
+        The text, of the same length: each tag (with the role name after a turn's opening tag) a line
+        break and blanks; the text of a user's or system's turn, up to the next tag, blanks (line
+        breaks kept).
 
     Example:
         >>> turn_breaks("<|im_start|>assistant\\n5<|im_end|>").split()
         ['5']
+        >>> turn_breaks("Rate it. [INST]1[/INST] 4").split()
+        ['Rate', 'it.', '4']
     """
-    return _CHAT_TAG_RE.sub(_turn_break, text)
+    chars = list(text)
+    tags = list(_CHAT_TAG_RE.finditer(text))
+    for i, tag in enumerate(tags):
+        chars[tag.start():tag.end()] = "\n" + " " * (tag.end() - tag.start() - 1)
+        if _OTHERS_TURN_RE.fullmatch(tag.group(0)):
+            end = tags[i + 1].start() if i + 1 < len(tags) else len(text)
+            chars[tag.end():end] = [c if c == "\n" else " " for c in text[tag.end():end]]
+    return "".join(chars)
 
 
 def strip_list_markers(text: str) -> str:

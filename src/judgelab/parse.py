@@ -163,9 +163,9 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         r"\bscale\s+of\s+" + _NUM + r"\b",
     ]
     if float(lo).is_integer() and float(hi).is_integer() and 3 <= hi - lo + 1 <= 11:
-        # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5"
-        sep = r"[.,;:)/|]?\s*"
-        patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)]?(?!\w)")
+        # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5", "[1] [2] [3] [4] [5]", "(1) (2) …"
+        sep = r"[.,;:)\]/|]?\s*[(\[]?"
+        patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)\]]?(?!\w)")
     for pattern in patterns:
         text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
     return _strip_anchor_lists(text)
