@@ -4,7 +4,6 @@ never read as markup (which raised rich's MarkupError and ended `rate` as an int
 from __future__ import annotations
 
 import ast
-import io
 import json
 from pathlib import Path
 
@@ -44,14 +43,9 @@ def test_answers_with_markup_fail_to_parse_and_the_run_ends_with_exit_3_and_its_
 
 
 def _printed(console, show) -> str:
-    buffer = io.StringIO()
-    saved = console.file
-    console.file = buffer
-    try:
+    with console.capture() as captured:
         show()
-    finally:
-        console.file = saved
-    return buffer.getvalue()
+    return captured.get()
 
 
 def test_the_terminal_prints_markup_literally():

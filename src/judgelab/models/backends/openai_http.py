@@ -177,7 +177,7 @@ def server_reason(exc: openai.APIStatusError) -> str:
 
     Example:
         >>> class Failed:  # what the SDK raises for llama.cpp's answer to a json_schema response_format
-        ...     message, body = "Error code: 500", {"message": "1 validation error:\n  {'type': 'literal_error'}\n"}
+        ...     message, body = "Error code: 500", {"message": "1 validation error:\\n  {'type': 'literal_error'}\\n"}
         >>> server_reason(Failed())
         "1 validation error: {'type': 'literal_error'}"
     """
