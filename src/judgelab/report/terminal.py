@@ -22,11 +22,14 @@ from rich.text import Text
 
 __all__ = ["console", "print_table", "progress_bar", "fmt"]
 
-#: Rich's options that would read a printed text as something else: ``[bold]`` markup, ``:smile:``
-#: emoji codes, and highlighting (colours only, but it is the same rule: text is shown as given).
-_PLAIN = {"markup": False, "emoji": False, "highlight": False}
-console = Console(width=None if Console().is_terminal else 160, **_PLAIN)
-_err = Console(stderr=True, **_PLAIN)
+def _plain_console(stderr: bool = False, width: int | None = None) -> Console:
+    """A console that prints text as given: rich's ``[bold]`` markup, ``:smile:`` emoji codes and
+    highlighting (colours only, but the same rule) are off."""
+    return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+
+
+console = _plain_console(width=None if Console().is_terminal else 160)
+_err = _plain_console(stderr=True)
 
 
 def fmt(value: object, digits: int = 3) -> str:
