@@ -109,3 +109,38 @@ def test_a_restated_anchor_list_is_not_a_rating(text):
 ])
 def test_ratings_beside_anchor_lists_still_parse(text, expected):
     assert parse_rating(text) == expected
+
+
+# Answers of the embedded judge's GGUF served by llama-cpp-python's OpenAI-compatible server: the chat template's
+# tags stay in the text, and a model that goes on to write the next turn writes lists. A tag is a turn boundary and
+# a list item's number is no rating.
+@pytest.mark.parametrize("text,expected", [
+    ("[INST]1. English is not my first language, so please bear with me.", None),
+    ("Answer: [INST]1. English is not my first language, so please bear with me.", None),
+    ("1. The story is coherent. 2. Fluency is fine.", None),
+    ("1) The story is coherent.\n2) Fluency is fine.", None),
+    ("- The story is coherent.\n- It reads well.", None),
+    ("<start_of_turn>model\nRating: 4<end_of_turn>", 4),
+    ("[/INST] 2", 2),
+    ("<|im_start|>assistant\n5<|im_end|>", 5),
+    ("<|start_header_id|>assistant<|end_header_id|>\n\n3<|eot_id|>", 3),
+    ("<s>[INST] Rate the story. [/INST] 4 </s>", 4),
+    ("[/INST]\n2. The story is hard to follow.", None),
+    ("Rating: 3.", 3), ("3.", 3), ("3", 3), ("Rating: 3. The story is coherent.", 3),
+    ("1. Coherence is good. Rating: 2. Fluency suffers.", 2),
+    ("- Coherence: good\n- Rating: 4", 4),
+    # recorded from that server (`rate --score parsed`, chiang-lee-story): a turn written for the user, a bracketed
+    # list of the scale points; both read 1 before
+    (" \nPlease rate this story fragment. \nPlease give the answer in English with a comma if necessary.\n[INST]1[/INST]",
+     None),
+    ("\n\n[1] [2] [3] [4] [5] [6] \n\n  [/INST] \n\n<b>The fox ran over the hill and found a red door. It opened it</b>",
+     None),
+    ("<|im_start|>user\nRate it 3 at most.<|im_end|>\n<|im_start|>assistant\n4<|im_end|>", 4),
+    ("(1) (2) (3) (4) (5) I would rate it a 3.", 3),
+])
+def test_chat_template_tags_and_list_markers_are_not_ratings(text, expected):
+    result = parse_judgment(text)
+    assert result.score == expected, result
+    assert (result.status == "ok") == (expected is not None)
+    if expected is not None:  # the rating's position is its position in the answer
+        assert text[result.start] == str(expected)

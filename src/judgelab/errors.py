@@ -1,6 +1,8 @@
 """User-facing errors: one clear line, exit status 2 on the command line."""
 from __future__ import annotations
 
+from typing import Hashable
+
 
 class JudgelabError(Exception):
     """A problem with the user's input or environment, reported as one line (exit 2)."""
@@ -31,13 +33,18 @@ class TransientError(BackendError):
     Attributes:
         reason: ``rate_limited``, ``server_error``, ``timeout``, ``connection`` or ``unreachable``.
         retry_after: the server's ``Retry-After`` in seconds, when it sent one.
+        fingerprint: what the server answered (its HTTP status and body) when the same answer twice
+            in a row would mean the request fails every time (an HTTP 500 that names its reason);
+            ``None`` for failures that pass by themselves (rate limits, an overloaded or restarting
+            server, timeouts, broken connections).
     """
 
     reason = "transient"
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, fingerprint: Hashable | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.fingerprint = fingerprint
 
 
 class RateLimited(TransientError):

@@ -8,8 +8,10 @@ Real answers need a little more care, so the same idea is applied to every way a
 model restates the scale ("on a scale of 1 to 5", "with 1 being the lowest",
 "5 = strongly agree"), markdown emphasis, en/em dashes and number words. When an
 explicit rating phrase is present ("I would rate ... as a 4", "Score: 4") its
-number wins over an earlier incidental number. A failed extraction is never a
-score: it is ``None`` with a reason (:class:`ParseResult.status`).
+number wins over an earlier incidental number. Chat-template tags a server leaves in
+the text (``[INST]``, ``<|im_end|>``, ``<start_of_turn>`` …) are turn boundaries, not
+text, and a list item's number ("1. The story …") is not a rating. A failed extraction
+is never a score: it is ``None`` with a reason (:class:`ParseResult.status`).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from judgelab.answer_layout import strip_list_markers, turn_breaks
 from judgelab.status import Status
 
 __all__ = [
@@ -35,8 +38,9 @@ __all__ = [
 #: The version of the rules above. Every judgment records it (``meta.parser``); a run re-reads, from the
 #: recorded answer and with no new call, a judgment an earlier version parsed. Raise it whenever a
 #: rule changes what an answer parses to. 1: until judgelab 0.2.0's anchor-list rule; 2: anchor lists
-#: and "1-5." are scale restatements.
-PARSER_VERSION = 2
+#: and "1-5." are scale restatements; 3: chat-template tags are turn boundaries and list markers
+#: ("1. The story …") are not ratings.
+PARSER_VERSION = 3
 
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -129,8 +133,9 @@ def _blank(match: re.Match[str]) -> str:
 
 
 def _normalise(text: str) -> str:
-    """Normalise quotes, markdown and dashes; every replacement keeps the text's length, so
-    positions in the normalised text are positions in the answer."""
+    """Normalise chat-template tags (line breaks), quotes, markdown and dashes; every replacement keeps
+    the text's length, so positions in the normalised text are positions in the answer."""
+    text = turn_breaks(text)
     text = text.replace("\u2019", "'")
     text = re.sub(r"[*_`#]+", _blank, text)  # markdown emphasis and headings
     text = re.sub(r"[–—‒−]", "-", text)
@@ -158,9 +163,9 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         r"\bscale\s+of\s+" + _NUM + r"\b",
     ]
     if float(lo).is_integer() and float(hi).is_integer() and 3 <= hi - lo + 1 <= 11:
-        # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5"
-        sep = r"[.,;:)/|]?\s*"
-        patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)]?(?!\w)")
+        # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5", "[1] [2] [3] [4] [5]", "(1) (2) …"
+        sep = r"[.,;:)\]/|]?\s*[(\[]?"
+        patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)\]]?(?!\w)")
     for pattern in patterns:
         text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
     return _strip_anchor_lists(text)
@@ -190,7 +195,8 @@ def _fmt(value: float) -> str:
 def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> ParseResult:
     """Extract a rating and say why when there is none.
 
-    Chiang & Lee (2023), appendix D.2.1. Order of rules: empty answer; scale
+    Chiang & Lee (2023), appendix D.2.1. Order of rules: empty answer; chat-template
+    tags read as line breaks and list markers ("1. The story …") removed; scale
     restatements removed; explicit rating phrase ("rate ... as a 4"); otherwise the
     first number; number words in a rating phrase ("I would rate it a four");
     refusal detection when no number is given.
@@ -209,7 +215,7 @@ def parse_judgment(text: str | None, scale: tuple[float, float] = (1, 5)) -> Par
     lo, hi = float(scale[0]), float(scale[1])
     if text is None or not text.strip():
         return ParseResult(None, Status.EMPTY)
-    cleaned = _strip_scale_mentions(_normalise(text), lo, hi)
+    cleaned = _strip_scale_mentions(strip_list_markers(_normalise(text)), lo, hi)
 
     candidates: list[tuple[str, str, int]] = []
     cue = _CUE_RE.search(cleaned)

@@ -81,13 +81,15 @@ def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_
 
 
 def failure_lines(ratings: pd.DataFrame) -> list[str]:
-    """The status counts of a rater's judgments and up to three failed answers, as lines to show."""
+    """The status counts of a rater's judgments and up to three failed answers (an answer cut at 200
+    characters; a failed call's reason, bounded where it is made, whole), as lines to show."""
     report = failure_report(ratings)
     line = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     lines = [f"statuses of {report.total} judgments: {line}" + (f" — {report.failed} failed" if report.failed else "")]
     for status, raw in report.examples:
         text = " ".join(raw.split())
-        lines.append(f"  example {status}: {text[:200]!r}" + (" …" if len(text) > 200 else ""))
+        limit = len(text) if status == Status.ERROR else 200  # a failed call's reason is shown whole (bounded)
+        lines.append(f"  example {status}: {text[:limit]!r}" + (" …" if len(text) > limit else ""))
     return lines
 
 

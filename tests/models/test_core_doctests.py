@@ -9,7 +9,7 @@ MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry"
            "judgelab.models.backends.local_model", "judgelab.models.backends.openai_http",
            "judgelab.run.runner", "judgelab.run.plan", "judgelab.run.identity", "judgelab.run.record",
            "judgelab.run.execute", "judgelab.models.retry", "judgelab.store", "judgelab.store.lock", "judgelab.store.runs",
-           "judgelab.store.judgments", "judgelab.store.ledger", "judgelab.store.writer", "judgelab.status", "judgelab.parse", "judgelab.perturb.llm",
+           "judgelab.store.judgments", "judgelab.store.ledger", "judgelab.store.writer", "judgelab.status", "judgelab.parse", "judgelab.answer_layout", "judgelab.perturb.llm",
            "judgelab.perturb.rules", "judgelab.contamination"]
 
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from judgelab.errors import CallTimeout, RateLimited, ServerError, Unreachable
-from judgelab.models.retry import AdaptiveLimit, CallFailed, CallGate, RetryPolicy
+from judgelab.models.retry import SAME_FAILURES_TO_STOP, AdaptiveLimit, CallFailed, CallGate, EndpointRejects, RetryPolicy
 
 
 def test_backoff_grows_and_retry_after_is_a_floor_not_the_wait():
@@ -99,3 +99,84 @@ def test_the_gate_never_has_more_calls_in_flight_than_its_limit():
         return await asyncio.gather(*(gate.call(attempt) for _ in range(40)))
 
     assert sum(asyncio.run(main())) == 40 and peak == 3
+
+
+# -- a permanent error: the same answer twice in a row is not retried; the same for every call ends the run ------
+def _rejected(body: str = "1 validation error: response_format.type") -> ServerError:
+    """An HTTP 500 that names its reason (the backend gives it a fingerprint: status and body)."""
+    return ServerError(f"server error: HTTP 500 {body}", fingerprint=(500, body))
+
+
+def test_the_same_server_answer_twice_in_a_row_is_not_retried_further():
+    attempt, calls = _flaky([_rejected()] * 50)
+    gate = CallGate(RetryPolicy(max_retries=10), ceiling=4, sleep=_no_wait)
+    with pytest.raises(CallFailed, match=r"HTTP 500 1 validation error: response_format.type \(the same answer twice "
+                                         r"in a row: not retried\); gave up after 2 attempts"):
+        asyncio.run(gate.call(attempt))
+    assert len(calls) == 2 and gate.counts == {"server_error": 1, "gave_up": 1}
+
+
+def test_different_answers_or_answers_without_a_fingerprint_keep_the_whole_budget():
+    attempt, calls = _flaky([_rejected(f"worker {i} crashed") for i in range(50)])
+    gate = CallGate(RetryPolicy(max_retries=4), ceiling=4, sleep=_no_wait)
+    with pytest.raises(CallFailed, match="gave up after 5 attempts"):
+        asyncio.run(gate.call(attempt))
+    # 503 (overloaded), 502/504 and timeouts carry no fingerprint: retried with backoff, as before
+    attempt, calls = _flaky([ServerError("server error: HTTP 503 overloaded")] * 3 + [CallTimeout("no answer")] * 3)
+    gate = CallGate(RetryPolicy(max_retries=10), ceiling=4, sleep=_no_wait)
+    assert asyncio.run(gate.call(attempt)) == "answer" and len(calls) == 7
+
+
+def test_a_flaky_server_that_answers_other_calls_in_between_keeps_the_retries():
+    """Two equal HTTP 500s for one call, but the server answered another call between them: maybe
+    momentary (a flaky server's fixed error page), so the call keeps its retries and gets its answer."""
+    gate = CallGate(RetryPolicy(max_retries=10), ceiling=4)
+
+    async def ok():
+        return "other"
+
+    async def answer_another_call(seconds):
+        assert await gate.call(ok) == "other"
+
+    gate.sleep = answer_another_call
+    attempt, calls = _flaky([_rejected("internal error")] * 3)
+    assert asyncio.run(gate.call(attempt)) == "answer" and len(calls) == 4 and gate.answered == 4
+
+
+def test_calls_that_all_fail_the_same_permanent_way_end_the_run():
+    gate = CallGate(RetryPolicy(max_retries=10), ceiling=4, sleep=_no_wait)
+    made = []
+
+    async def rejected():
+        made.append(1)
+        raise _rejected()
+
+    async def run():
+        for _ in range(SAME_FAILURES_TO_STOP - 1):
+            with pytest.raises(CallFailed):
+                await gate.call(rejected)
+        with pytest.raises(EndpointRejects, match=r"^server error: HTTP 500 1 validation error: response_format.type — "
+                                                  r"the endpoint gave this same answer to 3 requests in a row"):
+            await gate.call(rejected)
+
+    asyncio.run(run())
+    assert len(made) == 2 * SAME_FAILURES_TO_STOP
+
+
+def test_an_answer_between_calls_that_fail_for_good_keeps_the_run_going():
+    gate = CallGate(RetryPolicy(max_retries=10), ceiling=4, sleep=_no_wait)
+
+    async def rejected():
+        raise _rejected()
+
+    async def ok():
+        return "answer"
+
+    async def run():
+        for _ in range(3):
+            for _ in range(SAME_FAILURES_TO_STOP - 1):
+                with pytest.raises(CallFailed):
+                    await gate.call(rejected)
+            assert await gate.call(ok) == "answer"
+
+    asyncio.run(run())

@@ -154,7 +154,7 @@ def human_estimate(
         output.finish(hybrid_notes)
 
     for note in hybrid_notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(f"note: {note}")
     level = f"{1 - alpha:.0%} {'t' if quantile == 't' else 'normal (ppi-python)'}"
     show = ["criterion", "system", "method", "estimate", "ci_low", "ci_high", "half_width", "df", "n_human", "n_judge", "lam"]
     print_table(tables["estimates"][[c for c in show if c in tables["estimates"]]],
@@ -164,27 +164,26 @@ def human_estimate(
         print_table(tables["differences"][cols], title="Difference between systems (A - B)")
     for m in result.means:
         if m.note:
-            console.print(f"note ({m.system}, {m.criterion}): {m.note}", markup=False)
+            console.print(f"note ({m.system}, {m.criterion}): {m.note}")
     for d in result.differences:
         if d.note:
-            console.print(f"note ({d.system_a} - {d.system_b}, {d.criterion}): {d.note}", markup=False)
+            console.print(f"note ({d.system_a} - {d.system_b}, {d.criterion}): {d.note}")
     for a in result.alt_tests:
         if a.ran and a.result is not None:
             r = a.result
             console.print(f"Alt-Test ({a.criterion}): winning rate {r.winning_rate:.2f}, advantage probability "
                           f"{r.advantage_probability:.2f}, epsilon {r.epsilon} → the judge "
-                          f"{'may' if r.passed else 'may not'} replace the annotators", markup=False)
+                          f"{'may' if r.passed else 'may not'} replace the annotators")
         else:
-            console.print(f"Alt-Test ({a.criterion}) cannot run: {a.reason}", markup=False)
+            console.print(f"Alt-Test ({a.criterion}) cannot run: {a.reason}")
     if "plan" in tables:
         cols = ["criterion", "scope", "systems", "n_human_now", "n_needed", "more_needed", "predicted_half_width",
                 "valid_from", "n_human_only", "note"]
         print_table(tables["plan"][cols], title=f"Human ratings needed for a half-width of {target_half_width} "
                                                  "(per system for a difference)")
     for note in result.notes:
-        console.print(f"note: {note}", markup=False)
-    console.print(f"wrote {', '.join(sorted(p.name for p in out.iterdir() if p.suffix in {'.csv', '.json'}))} to {out}",
-                  markup=False)
+        console.print(f"note: {note}")
+    console.print(f"wrote {', '.join(sorted(p.name for p in out.iterdir() if p.suffix in {'.csv', '.json'}))} to {out}")
 
 
 def _hybrid(store, ratings, human, escalation: Path, escalated_human: Optional[Path]):

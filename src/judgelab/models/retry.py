@@ -18,6 +18,13 @@ failure). :class:`CallGate` is the only place that retries:
   that judgment with status ``error`` (asked again by the next run) and carries on; the share of
   failures counts toward ``--max-failure-rate``. An endpoint that refuses connections on every
   attempt is down, not flaky: :class:`~judgelab.errors.Unreachable` ends the run with one line.
+* **A permanent error is not retried.** A failure that carries a ``fingerprint`` (the server's
+  status and body, for answers such as an HTTP 500 naming a rejected option) and comes back the
+  same for the same call, with no call answered in between, will come back every time: the call
+  gives up after those two attempts. When :data:`SAME_FAILURES_TO_STOP` calls in a row give up
+  that way with the same fingerprint, and no call was answered meanwhile, the endpoint rejects
+  every request: :class:`EndpointRejects` ends the run with one line naming the server's reason.
+  (A flaky server answered in between is not judged permanent: its failures keep their retries.)
 
 Counts of every retry, by reason, are kept in :attr:`CallGate.counts` (shown in the progress
 line and written to run.json), and every attempt that brought no answer in
@@ -30,13 +37,17 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, Hashable, TypeVar
 
 from judgelab.errors import BackendError, RateLimited, TransientError, Unreachable
 
-__all__ = ["RetryPolicy", "AdaptiveLimit", "CallGate", "CallFailed"]
+__all__ = ["RetryPolicy", "AdaptiveLimit", "CallGate", "CallFailed", "EndpointRejects", "SAME_FAILURES_TO_STOP"]
 
 T = TypeVar("T")
+
+#: Calls in a row that must give up on the same permanent error, with no call answered meanwhile,
+#: before the run stops (:class:`EndpointRejects`).
+SAME_FAILURES_TO_STOP = 3
 
 
 @dataclass(frozen=True)
@@ -168,6 +179,11 @@ class CallFailed(BackendError):
         self.key = key
 
 
+class EndpointRejects(BackendError):
+    """Every call fails with the same permanent error (:data:`SAME_FAILURES_TO_STOP` calls in a row,
+    none answered): the run ends with one line, since the calls not yet made would fail alike."""
+
+
 class CallGate:
     """The one place calls are retried and their concurrency adapted (see the module docstring).
 
@@ -206,6 +222,10 @@ class CallGate:
         self.sleep = sleep
         self.counts: Counter[str] = Counter()
         self.failed_attempts = 0
+        #: Calls answered so far (a failure seen again after one of these may have been momentary).
+        self.answered = 0
+        #: The permanent error of the last calls that gave up on one: (fingerprint, calls, answered then).
+        self._permanent: tuple[Hashable, int, int] | None = None
 
     def summary(self) -> str:
         """The retries so far in a few words, for the progress line (``""`` when none)."""
@@ -227,12 +247,14 @@ class CallGate:
             CallFailed: the budget is spent (recorded as an ``error`` judgment by the run).
             Unreachable: the endpoint still refuses connections when the budget is spent (it is
                 down: the run ends with one line rather than recording every item as an error).
+            EndpointRejects: this call and the calls before it failed with the same permanent error.
             Exception: anything that is not a :class:`~judgelab.errors.TransientError` (a refused
                 request, a bad answer) at once.
         """
         first = time.monotonic()
         failures = 0  # server errors, timeouts and broken connections
         tries = 0
+        seen: tuple[Hashable, int] | None = None  # the last failure's fingerprint, and the calls answered then
         while True:
             await self.limit.acquire()
             tries += 1
@@ -248,6 +270,11 @@ class CallGate:
                         raise CallFailed(f"rate limited ({exc}) for {self.policy.rate_limit_patience:g} s", tries) from None
                 else:
                     failures += 1
+                    if exc.fingerprint is not None and seen == (exc.fingerprint, self.answered):
+                        self.counts["gave_up"] += 1
+                        self._gave_up_for_good(exc)
+                        raise CallFailed(f"{exc} (the same answer twice in a row: not retried)", tries) from None
+                    seen = (exc.fingerprint, self.answered)
                     if failures > self.policy.max_retries:
                         if isinstance(exc, Unreachable):
                             raise
@@ -261,6 +288,18 @@ class CallGate:
                     self.failed_attempts += 1
                 await self.limit.release()
                 raise
+            self.answered += 1
             self.limit.succeeded()
             await self.limit.release()
             return result
+
+    def _gave_up_for_good(self, exc: TransientError) -> None:
+        """Count a call that gave up on a permanent error; raise :class:`EndpointRejects` when the
+        last :data:`SAME_FAILURES_TO_STOP` calls gave up on this same one and none was answered since."""
+        same = self._permanent
+        calls = same[1] + 1 if same is not None and same[0] == exc.fingerprint and same[2] == self.answered else 1
+        self._permanent = (exc.fingerprint, calls, self.answered)
+        if calls >= SAME_FAILURES_TO_STOP:
+            raise EndpointRejects(f"{exc} — the endpoint gave this same answer to {calls} requests in a row (twice "
+                                  "each) and answered none, so the run stopped; change the option or model it rejects "
+                                  "and run again (finished judgments are kept)")

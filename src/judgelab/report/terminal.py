@@ -1,4 +1,13 @@
-"""Rich terminal output: tables of numbers and the run progress bar."""
+"""Rich terminal output: tables of numbers and the run progress bar.
+
+**Text is data here.** Everything printed through this module — answers, raw texts, item ids,
+system names, criteria, file names, error reasons quoting a server — is shown as it is: the
+consoles are built with rich's markup, emoji codes and highlighting off, and the progress bar's
+text columns with markup off, so ``[/INST]``, ``[bold]`` or ``:smile:`` in an answer is printed
+literally and can never raise rich's ``MarkupError``. This module is the package's only user of
+rich (tested); the command line prints through :data:`console`, :func:`print_table` and
+:func:`progress_bar`, or with plain ``print``/``typer.echo``.
+"""
 from __future__ import annotations
 
 import math
@@ -13,8 +22,14 @@ from rich.text import Text
 
 __all__ = ["console", "print_table", "progress_bar", "fmt"]
 
-console = Console(width=None if Console().is_terminal else 160)
-_err = Console(stderr=True)
+def _plain_console(stderr: bool = False, width: int | None = None) -> Console:
+    """A console that prints text as given: rich's ``[bold]`` markup, ``:smile:`` emoji codes and
+    highlighting (colours only, but the same rule) are off."""
+    return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+
+
+console = _plain_console(width=None if Console().is_terminal else 160)
+_err = _plain_console(stderr=True)
 
 
 def fmt(value: object, digits: int = 3) -> str:
@@ -59,9 +74,9 @@ def progress_bar(total: int, label: str, enabled: bool = True) -> Iterator[Calla
 
         yield silent
         return
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-               TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[note]}")]
+    columns = [TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), _Rate(),
+               TimeElapsedColumn(), TextColumn("ETA", markup=False), TimeRemainingColumn(),
+               TextColumn("failed {task.fields[failed]}", markup=False), TextColumn("{task.fields[note]}", markup=False)]
     with Progress(*columns, console=_err, transient=False) as progress:
         task = progress.add_task(label, total=total, failed=0, note="")
         failed_total = 0

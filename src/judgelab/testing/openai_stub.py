@@ -25,7 +25,8 @@ import time
 from collections import Counter
 from typing import Any
 
-__all__ = ["StubState", "serve", "stub_reply", "stub_json_reply", "answer_batch_file", "answer_batch_line"]
+__all__ = ["StubState", "serve", "stub_reply", "stub_json_reply", "answer_batch_file", "answer_batch_line",
+           "LLAMA_CPP_PYTHON_REJECTS"]
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
@@ -47,8 +48,21 @@ def stub_json_reply(prompt: str, schema: dict[str, Any], index: int = 0) -> str:
 
 #: Behaviours of the stub (``--mode``): an ordinary server; a reasoning model that refuses
 #: ``max_tokens`` and sends ``reasoning_content``; a server answering HTML with status 200; a server
-#: answering chat requests with completion-shaped bodies.
-MODES = ("normal", "reasoning-model", "html", "wrong-shape", "hang")
+#: answering chat requests with completion-shaped bodies; one that never answers; llama-cpp-python's
+#: server, which accepts only ``text`` and ``json_object`` as ``response_format`` and answers any other
+#: with HTTP 500 and its request validation error (:data:`LLAMA_CPP_PYTHON_REJECTS`).
+MODES = ("normal", "reasoning-model", "html", "wrong-shape", "hang", "llama-cpp-python")
+
+#: llama-cpp-python's answer (HTTP 500) to a chat request whose ``response_format`` is a JSON schema:
+#: FastAPI's validation error, passed through the server's error handler as an internal error
+#: (recorded from llama-cpp-python 0.3.36's server, FastAPI 0.165; only the file's folder changed).
+LLAMA_CPP_PYTHON_REJECTS = {"error": {
+    "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+               "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+               "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+               "\"/opt/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in "
+               "create_chat_completion\n    POST /v1/chat/completions",
+    "type": "internal_server_error", "param": None, "code": None}}
 
 
 class StubState:
@@ -218,7 +232,10 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                 else:
                     request = json.loads(body or b"{}")
                     status, payload = 200, None
-                    if state.mode == "reasoning-model" and "max_tokens" in request:
+                    response_format = (request.get("response_format") or {}).get("type", "text")
+                    if state.mode == "llama-cpp-python" and response_format not in {"text", "json_object"}:
+                        status, payload = 500, LLAMA_CPP_PYTHON_REJECTS
+                    elif state.mode == "reasoning-model" and "max_tokens" in request:
                         status, payload = 400, {"error": {
                             "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
                                        "Use 'max_completion_tokens' instead.", "type": "invalid_request_error",

@@ -24,14 +24,16 @@ from judgelab.errors import (
 )
 from judgelab.models.backends.openai_answers import read_chat, read_completion, read_openai_body
 from judgelab.models.backends.openai_http import (
+    RETRY_LATER,
     SERVER_ERRORS,
     available_transports,
     cause,
+    error_fingerprint,
     http_client,
     pick_transport,
     refused,
     retry_after_seconds,
-    short_message,
+    server_reason,
 )
 from judgelab.models.registry import register_backend
 from judgelab.models.retry import RetryPolicy
@@ -180,9 +182,11 @@ class OpenAIBackend(Backend):
             wait = retry_after_seconds(getattr(exc.response, "headers", None))
             if code == 429:
                 raise RateLimited(f"HTTP 429 from {self.base_url}", wait) from None
+            reason = _with_advice(f"HTTP {code} {server_reason(exc)}".rstrip(), request)
             if code in SERVER_ERRORS:
-                raise ServerError(f"server error from {self.base_url}: HTTP {code} {short_message(exc)}".rstrip(), wait) from None
-            raise BackendError(f"judge endpoint {self.base_url} refused the request: HTTP {code} {short_message(exc)}") from None
+                fingerprint = None if code in RETRY_LATER else error_fingerprint(exc)  # the same twice: permanent
+                raise ServerError(f"server error from {self.base_url}: {reason}", wait, fingerprint) from None
+            raise BackendError(f"judge endpoint {self.base_url} refused the request: {reason}") from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             # checked first: the SDK's aiohttp transport reports a refused connection as a timeout
             if refused(exc):
@@ -321,6 +325,16 @@ class OpenAIBackend(Backend):
                 second.prompt_tokens += response.prompt_tokens
                 return second
         return response
+
+
+def _with_advice(reason: str, request: JudgeRequest) -> str:
+    """A failed call's reason, with what to change when it names an option judgelab sent: a server
+    that rejects the JSON-schema ``response_format`` of ``--constrain`` (llama-cpp-python's accepts
+    only ``text`` and ``json_object``)."""
+    if request.answer_format is not None and "response_format" in reason:
+        return (reason + " — this endpoint does not accept the JSON-schema response_format that --constrain sends: "
+                "run without --constrain, or use a server that supports json_schema")
+    return reason
 
 
 def _space_then_digit(choices: list[Choice]) -> bool:

@@ -18,10 +18,16 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["retry_after_seconds", "available_transports", "http_client", "pick_transport", "refused", "cause",
-           "short_message", "SERVER_ERRORS"]
+           "server_reason", "error_fingerprint", "SERVER_ERRORS", "RETRY_LATER", "REASON_CHARS"]
 
 #: Answers worth another attempt besides 429 (rate limited): the server failed, not the request.
 SERVER_ERRORS = {408, 409, 425, 500, 502, 503, 504, 520, 522, 524, 529}
+#: Of those, the answers that mean "not now" (a timeout, a gateway, an overloaded or restarting
+#: server): always retried with backoff. The others (500, 409) answered the same way twice in a row
+#: are permanent (:class:`judgelab.models.retry.CallGate`).
+RETRY_LATER = {408, 425, 502, 503, 504, 520, 522, 524, 529}
+#: The most characters of a server's error message kept in a failure's reason.
+REASON_CHARS = 500
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -156,6 +162,37 @@ def cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def short_message(exc: openai.APIStatusError) -> str:
-    text = str(exc.message or "").strip().splitlines()
-    return text[0][:200] if text else ""
+def _error_body(exc: openai.APIStatusError) -> Any:
+    """The error object of a failed call's body (the SDK keeps ``body["error"]`` of a JSON body, or
+    the body itself), or its text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    return body
+
+
+def server_reason(exc: openai.APIStatusError) -> str:
+    """The server's error message, whole, on one line: every run of white space (line breaks of a
+    validation error included) is one space, and a message longer than :data:`REASON_CHARS` ends in ``…``.
+
+    Example:
+        >>> class Failed:  # what the SDK raises for llama.cpp's answer to a json_schema response_format
+        ...     message, body = "Error code: 500", {"message": "1 validation error:\\n  {'type': 'literal_error'}\\n"}
+        >>> server_reason(Failed())
+        "1 validation error: {'type': 'literal_error'}"
+    """
+    body = _error_body(exc)
+    text = body.get("message") if isinstance(body, dict) else body
+    if not isinstance(text, str) or not text.strip():
+        text = str(getattr(exc, "message", "") or "")
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1].rstrip() + "…"
+
+
+def error_fingerprint(exc: openai.APIStatusError) -> tuple[int, str]:
+    """A failed call's HTTP status and whole body: two failures with the same fingerprint are the same answer."""
+    import json
+
+    body = _error_body(exc)
+    text = json.dumps(body, sort_keys=True, default=str) if body is not None else str(getattr(exc, "message", ""))
+    return int(exc.status_code), text
