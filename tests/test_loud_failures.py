@@ -25,7 +25,7 @@ def test_dhp_with_a_judge_that_never_rates(tmp_path, mute_judge):
 
 
 def check_nle_with_a_mute_judge(data, out, judge):
-    result = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--n-items", "2", "--samples", "1",
+    result = run_cli("recipe", "nle", "--dataset", "esnli", "--items", str(data), "--n-items", "2", "--samples", "1",
                      "--judge", judge, "--out", str(out))
     assert result.returncode == 3, (result.stdout[-800:], result.stderr)
     assert "failed (100% > --max-failure-rate 50%)" in result.stderr

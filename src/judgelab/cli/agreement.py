@@ -7,6 +7,8 @@ from typing import Optional
 import typer
 
 from judgelab.cli.common import (
+    START,
+    STUDIES,
     app,
     FormatOpt,
     MapOpt,
@@ -15,20 +17,26 @@ from judgelab.cli.common import (
 from judgelab.errors import JudgelabError
 
 
-@app.command()
+@app.command(rich_help_panel=START)
 def agree(
     ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
     human: Optional[Path] = typer.Option(None, "--human", help="human ratings to import (CSV/JSONL/Parquet)"),
     human_layout: str = typer.Option("auto", "--human-layout",
                                      help="auto (long when the file has rater, criterion and score columns) | "
                                           "long (one row per rating) | wide (one column per criterion)"),
-    item_col: Optional[str] = typer.Option(None, "--item-col", help="id column of --human (default: item_id, id or doc_id)"),
-    rater_col: Optional[str] = typer.Option(None, "--rater-col",
-                                            help="rater column (default: rater; a wide file without one holds means: human:mean)"),
-    criterion_col: str = typer.Option("criterion", "--criterion-col"), score_col: str = typer.Option("score", "--score-col"),
-    system_col: str = typer.Option("system", "--system-col"), group_col: str = typer.Option("group", "--group-col"),
-    criteria_cols: Optional[str] = typer.Option(None, "--criteria-cols",
-                                                help="wide layout: the criterion columns (default: every column of numbers)"),
+    id_field: Optional[str] = typer.Option(None, "--id-field", help="the item id column of --human (default: "
+                                           "item_id, id or doc_id)"),
+    rater_field: Optional[str] = typer.Option(None, "--rater-field", help="the rater column of --human (default: "
+                                              "rater; a wide file without one holds means: human:mean)"),
+    criterion_field: str = typer.Option("criterion", "--criterion-field", help="long layout: the column naming "
+                                        "the criterion of each rating"),
+    score_field: str = typer.Option("score", "--score-field", help="long layout: the column of the rating"),
+    system_field: str = typer.Option("system", "--system-field", help="the column naming the system that wrote "
+                                     "the text; optional"),
+    group_field: str = typer.Option("group", "--group-field", help="the column grouping texts (the per-group "
+                                    "level); optional"),
+    criteria_fields: Optional[str] = typer.Option(None, "--criteria-fields", help="wide layout: the criterion "
+                                                  "columns, comma-separated (default: every column of numbers)"),
     maps: Optional[list[str]] = MapOpt,
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
@@ -63,8 +71,8 @@ def agree(
     mapping = parse_map(maps)
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        frames.append(import_human(human, human_layout, item_col, rater_col, criterion_col, score_col, system_col,
-                                   group_col, split_list(criteria_cols)))
+        frames.append(import_human(human, human_layout, id_field, rater_field, criterion_field, score_field,
+                                   system_field, group_field, split_list(criteria_fields)))
     df = combine(frames)
     df = rename_criteria(df, mapping, "inputs")
     method_list, level_list = split_list(methods) or ["kendall"], split_list(levels) or ["overall"]
@@ -97,8 +105,9 @@ def agree(
     for table, note, n in report.nan_notes():
         print(f"judgelab: note: {table}: NaN in {n} row{'s' if n != 1 else ''} — {note}", file=sys.stderr)
     if out is not None:
-        options = {"layout": human_layout, "item": item_col, "rater": rater_col, "criterion": criterion_col,
-                   "score": score_col, "system": system_col, "group": group_col, "criteria": split_list(criteria_cols)}
+        options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
+                   "score": score_field, "system": system_field, "group": group_field,
+                   "criteria": split_list(criteria_fields)}
         _write_agree_folder(out, report, ratings or [], human, mapping, options)
     if fmt == "json":
         import json as _json
@@ -190,8 +199,9 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
 
 
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)
-app.add_typer(hanna_app, name="hanna")
-ScoresOpt = typer.Option(..., "--scores", help="hanna_metric_scores.csv or hanna_metric_scores_llm.csv")
+app.add_typer(hanna_app, name="hanna", rich_help_panel=STUDIES)
+ScoresArg = typer.Argument(..., metavar="SCORES", help="HANNA's hanna_metric_scores.csv or "
+                           "hanna_metric_scores_llm.csv (metric scores and the three humans' ratings)")
 HannaOutOpt = typer.Option(None, "--out", help="also write the table as CSV with README.md and run.json into this folder")
 TiesOpt = typer.Option("exact", "--ties",
                        help="exact (default: system means equal on paper are ties) | paper (the authors' float "
@@ -218,7 +228,7 @@ def _hanna_out(out: Optional[Path], command: str, table, name: str, description:
 
 @hanna_app.command("correlations")
 def hanna_correlations(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     level: str = typer.Option("system", "--level", help="system | story | overall"),
     method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     fmt: str = FormatOpt,
@@ -246,10 +256,10 @@ def hanna_correlations(
 
 @hanna_app.command("williams")
 def hanna_williams(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     measure: str = typer.Option("Beluga-13B … 1", "--measure", help="a column, or an LLM family '<LLM> … <prompt>'"),
     level: str = typer.Option("overall", "--level", help="overall | system"),
-    method: str = typer.Option("kendall", "--method"),
+    method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     versus: Optional[str] = typer.Option(None, "--versus", help="comma-separated measures to compare with (default: all)"),
     family: str = typer.Option("row", "--bh-family", help="row | column | table: the tests one BH adjustment covers"),
     fmt: str = FormatOpt,
@@ -276,9 +286,9 @@ def hanna_williams(
 
 @hanna_app.command("baseline")
 def hanna_baseline(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     level: str = typer.Option("overall", "--level", help="system | story | overall"),
-    method: str = typer.Option("kendall", "--method"),
+    method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     leave_one_out: bool = typer.Option(False, "--leave-one-out", help="compare each rater with the mean of the other two"),
     fmt: str = FormatOpt,
     out: Optional[Path] = HannaOutOpt,
@@ -299,7 +309,7 @@ def hanna_baseline(
 
 @hanna_app.command("icc")
 def hanna_icc(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     generated_only: bool = typer.Option(False, "--generated-only", help="leave out the human-written stories"),
     fmt: str = FormatOpt,
     out: Optional[Path] = HannaOutOpt,

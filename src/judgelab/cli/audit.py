@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from judgelab.cli.common import FormatOpt, HumanLayoutOpt, HumansOpt, MapOpt, RatingsArg, app, split_list
+from judgelab.cli.common import FormatOpt, HumanLayoutOpt, HumansOpt, MapOpt, RatingsArg, app, split_list, START
 from judgelab.errors import JudgelabError
 
 
@@ -36,7 +36,7 @@ def read_lengths(path: Path):
     return out
 
 
-@app.command()
+@app.command(rich_help_panel=START)
 def audit(
     ratings: list[Path] = RatingsArg,
     human: Optional[list[Path]] = HumansOpt,
@@ -61,7 +61,8 @@ def audit(
     folds: int = typer.Option(5, "--folds", help="cross-validation folds of the weighted jury"),
     selective: bool = typer.Option(False, "--selective", help="selective judging of the weighted jury, calibrated "
                                    "on half of the items and checked on the other half (docs/audit.md)"),
-    alpha: float = typer.Option(0.1, "--alpha", help="--selective: disagreement allowed among kept items"),
+    risk: float = typer.Option(0.1, "--risk", help="--selective: the share of kept items allowed to disagree "
+                               "with the humans (beyond --tolerance)"),
     delta: float = typer.Option(0.1, "--delta", help="--selective: probability that the guarantee fails"),
     tolerance: float = typer.Option(1.0, "--tolerance", help="--selective, --calibration: agreement is "
                                     "|jury or judge - human| <= this"),
@@ -73,10 +74,10 @@ def audit(
     compare: Optional[list[str]] = typer.Option(None, "--compare", help="FIRST,SECOND: the mean shift of SECOND "
                                                 "against FIRST on the same texts, e.g. a free and a constrained judge "
                                                 "(repeatable; default: every rater with its +constrained twin)"),
-    criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all)"),
     per: float = typer.Option(100.0, "--per-words", help="length unit of the length coefficient"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="seed of the bootstrap (and of --self-check's simulated studies)"),
     self_check: bool = typer.Option(False, "--self-check", help="simulate studies with planted biases and show "
                                     "how often the audit finds them (no input read)"),
     n_items: int = typer.Option(200, "--n-items", help="--self-check: items per simulated study"),
@@ -116,8 +117,8 @@ def audit(
     from judgelab.audit import jury_report, read_audit_inputs
 
     jury_list = split_list(jury_methods) or []
-    if not (0 < alpha < 1 and 0 < delta < 1):
-        raise JudgelabError("--alpha and --delta are between 0 and 1")
+    if not (0 < risk < 1 and 0 < delta < 1):
+        raise JudgelabError("--risk and --delta are between 0 and 1")
     if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
         raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if jury_level not in {"group", "overall"}:
@@ -168,9 +169,9 @@ def audit(
     if selective:
         from judgelab.audit import selective_holdout
 
-        sel = selective_holdout(df, alpha, delta, tolerance, seed, folds)
+        sel = selective_holdout(df, risk, delta, tolerance, seed, folds)
         written.append((sel, "selective", f"selective judging of the weighted jury: threshold calibrated on half of "
-                        f"the items for agreement >= {1 - alpha:.0%} with probability >= {1 - delta:.0%}, checked "
+                        f"the items for agreement >= {1 - risk:.0%} with probability >= {1 - delta:.0%}, checked "
                         "on the other half"))
         jury_parts["selective"] = sel
     calib = None
