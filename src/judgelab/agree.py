@@ -299,7 +299,7 @@ class AgreeReport:
         {"schema": 1, "command": "agree", "settings": {...},
          "tables": {"correlations": [row, ...], "human_baseline": [...], "self_consistency": [...],
                     "williams": [...]},
-         "skipped": {"<table>": "<why it has no row>"}, "notes": ["<reason of a NaN>", ...]}
+         "skipped": {"<table>": "<why it has no row>"}, "notes": ["<table>: <a row's note> (<n> rows)", ...]}
 
     A row is an object with the table's columns (``*_COLUMNS``); NaN is ``null`` and its reason is
     in the row's ``note``.
@@ -323,15 +323,25 @@ class AgreeReport:
     def to_frame(self, table: str = "correlations") -> pd.DataFrame:
         return getattr(self, table)
 
-    def nan_notes(self) -> list[tuple[str, str, int]]:
-        """(table, reason, rows) for every distinct reason of a NaN, in table order."""
+    def notes(self, nan_only: bool = False) -> list[tuple[str, str, int]]:
+        """(table, note, rows) for every distinct note of a row, in table order: the reason of a NaN or a
+        caveat (few clusters, resamples without a value). ``nan_only``: only the notes of rows where a
+        number is NaN (:meth:`nan_notes`)."""
         out: list[tuple[str, str, int]] = []
         for name, t in self.tables().items():
             if "note" not in t or t.empty:
                 continue
-            counts = t.loc[t["note"].astype(str) != "", "note"].value_counts(sort=False)
+            noted = t["note"].fillna("").astype(str) != ""
+            if nan_only:
+                noted &= t.select_dtypes("number").isna().any(axis=1)
+            counts = t.loc[noted, "note"].value_counts(sort=False)
             out.extend((name, str(note), int(n)) for note, n in counts.items())
         return out
+
+    def nan_notes(self) -> list[tuple[str, str, int]]:
+        """(table, reason, rows) for every distinct reason of a NaN, in table order: the notes of rows
+        with a NaN number only (a caveat on a row whose numbers are all there is no NaN's reason)."""
+        return self.notes(nan_only=True)
 
     def to_dict(self) -> dict[str, Any]:
         def clean(v):
@@ -345,7 +355,7 @@ class AgreeReport:
                 "tables": {k: [{c: clean(v) for c, v in r.items()} for r in t.to_dict(orient="records")]
                            for k, t in self.tables().items()},
                 "skipped": dict(self.skipped),
-                "notes": [f"{table}: {note} ({n} row{'s' if n != 1 else ''})" for table, note, n in self.nan_notes()]}
+                "notes": [f"{table}: {note} ({n} row{'s' if n != 1 else ''})" for table, note, n in self.notes()]}
 
 
 def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,

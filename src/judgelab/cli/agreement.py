@@ -12,6 +12,7 @@ from judgelab.cli.common import (
     app,
     FormatOpt,
     MapOpt,
+    VerboseOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
@@ -51,6 +52,7 @@ def agree(
                                     help="none | z: standardise each rater's scores per criterion (minus its mean, "
                                          "over its SD) and show every statistic raw beside standardised"),
     fmt: str = FormatOpt,
+    verbose: bool = VerboseOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
     fail_under: Optional[list[str]] = typer.Option(
         None, "--fail-under", metavar="METHOD:LEVEL[:CRITERION]:VALUE",
@@ -60,21 +62,42 @@ def agree(
     """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
     import sys
 
-    from judgelab.agree import agreement
-    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
-    from judgelab.cli.output import emit
-
+    from judgelab.agree import agreement, parse_threshold, threshold_failures
     from judgelab.agree_standardize import check_standardize
+    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
 
     _check_output(fmt, out)
     check_standardize(standardize)
     mapping = parse_map(maps)
+    options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
+               "score": score_field, "system": system_field, "group": group_field,
+               "criteria": split_list(criteria_fields)}
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        frames.append(import_human(human, human_layout, id_field, rater_field, criterion_field, score_field,
-                                   system_field, group_field, split_list(criteria_fields)))
-    df = combine(frames)
-    df = rename_criteria(df, mapping, "inputs")
+        frames.append(import_human(human, **options))
+    df = rename_criteria(combine(frames), mapping, "inputs")
+    method_list, level_list = _checked_lists(methods, levels, kendall_variant, n_resamples, ci_method)
+    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
+    if gates and n_resamples == 0:
+        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
+    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
+                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
+    failed_gates = threshold_failures(report.correlations, gates)
+    if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
+        failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
+    for table, reason in report.skipped.items():
+        print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
+    if out is not None:
+        _write_agree_folder(out, report, ratings or [], human, mapping, options)
+    _show_agree(report, fmt, out, verbose)
+    _gate(failed_gates, gates)
+
+
+def _checked_lists(methods: str, levels: str, kendall_variant: str, n_resamples: int,
+                   ci_method: str) -> tuple[list[str], list[str]]:
+    """``--method`` and ``--level`` as lists, and the bootstrap options, checked before any work."""
+    from judgelab.stats.bootstrap import METHODS as CI_METHODS
+
     method_list, level_list = split_list(methods) or ["kendall"], split_list(levels) or ["overall"]
     for m in method_list:
         if m not in {"kendall", "pearson", "spearman"}:
@@ -86,46 +109,51 @@ def agree(
         raise JudgelabError("--kendall-variant is b or c")
     if n_resamples < 0:
         raise JudgelabError("--n-resamples is 0 (no CI) or more")
-    from judgelab.stats.bootstrap import METHODS as CI_METHODS
-
     if ci_method not in CI_METHODS:
         raise JudgelabError(f"unknown --ci-method {ci_method!r}: {', '.join(CI_METHODS)}")
-    from judgelab.agree import parse_threshold, threshold_failures
+    return method_list, level_list
 
-    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
-    if gates and n_resamples == 0:
-        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
-    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
-                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
-    failed_gates = threshold_failures(report.correlations, gates)
-    if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
-        failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
-    for table, reason in report.skipped.items():
-        print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
+
+#: The columns of agree's terminal summary (every column is in the files and with --verbose).
+_SUMMARY_COLUMNS = {
+    "correlations": ("rater", "criterion", "level", "method", "r", "ci_low", "ci_high", "p", "n"),
+    "human_baseline": ("criterion", "level", "method", "vs_mean", "vs_mean_ci_low", "vs_mean_ci_high", "pairwise",
+                       "pairwise_ci_low", "pairwise_ci_high", "raters"),
+    "self_consistency": ("rater", "criterion", "raters_are", "k", "items", "alpha", "icc2k", "icc2k_low",
+                         "icc2k_high"),
+    "williams": ("criterion", "judge_a", "judge_b", "r_a", "r_b", "p_bh"),
+}
+
+
+def _show_agree(report, fmt: str, out: Optional[Path], verbose: bool) -> None:
+    """The tables: a summary of about 40 lines (table format), every table whole (``--verbose``), the
+    correlations as CSV, or everything as JSON; the notes of NaN rows on stderr with the last three."""
+    import sys
+
+    from judgelab.cli.output import emit
+
+    if fmt == "table" and not verbose:
+        from judgelab.cli.summary import Part, show_summary
+
+        show_summary([Part(name.replace("_", " "), table, _SUMMARY_COLUMNS.get(name, ()),
+                           out / f"{name}.csv" if out is not None else None)
+                      for name, table in report.tables().items()])
+        return
     for table, note, n in report.nan_notes():
         print(f"judgelab: note: {table}: NaN in {n} row{'s' if n != 1 else ''} — {note}", file=sys.stderr)
-    if out is not None:
-        options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
-                   "score": score_field, "system": system_field, "group": group_field,
-                   "criteria": split_list(criteria_fields)}
-        _write_agree_folder(out, report, ratings or [], human, mapping, options)
     if fmt == "json":
         import json as _json
 
         typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
-        _gate(failed_gates, gates)
-        return
-    if fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
+    elif fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
         emit(report.tables()["correlations"], fmt, "agree")
         others = [name for name, table in report.tables().items() if name != "correlations" and not table.empty]
         if others and out is None:
             print(f"judgelab: note: CSV on stdout is the correlations table; {', '.join(others)} are written with "
                   "--out FOLDER (or use --format json for all tables)", file=sys.stderr)
-        _gate(failed_gates, gates)
-        return
-    for name, table in report.tables().items():
-        emit(table, fmt, "agree", title=name.replace("_", " "))
-    _gate(failed_gates, gates)
+    else:
+        for name, table in report.tables().items():
+            emit(table, fmt, "agree", title=name.replace("_", " "))
 
 
 def _gate(failed: list[str], gates: list) -> None:

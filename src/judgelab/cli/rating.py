@@ -197,9 +197,10 @@ def demo(
         return
     from judgelab.report.terminal import console
 
+    who = ("the embedded judge (Gemma 3 270M via llama.cpp, offline) scores from next-token log-probabilities"
+           if judge == "local" else f"judge: {judge}")
     console.print("judgelab demo: can the judge tell reference summaries from damaged copies? DHP benchmark (Wang et al.), "
-                  "summarization, rule-based perturbations; the embedded judge (Gemma 3 270M via llama.cpp, offline) "
-                  "scores from next-token log-probabilities.")
+                  f"summarization, rule-based perturbations; {who}.")
     result = run_demo(n_items=n_items, out=out, judge=judge_specs([judge])[0], options=defaults, progress=not quiet)
     from judgelab.cli.dhp import show_dhp
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 import pandas as pd
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -48,10 +49,12 @@ def fmt(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
-    """Print a table on the terminal (the CLI's only table printer); all-NaN float columns are left out."""
+def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3, compact: bool = False) -> None:
+    """Print a table on the terminal (the CLI's only table printer); all-NaN float columns are left out.
+    ``compact``: no frame, one rule under the header (a summary's table: two lines besides its rows)."""
     df = df.loc[:, [c for c in df.columns if not (pd.api.types.is_float_dtype(df[c]) and df[c].isna().all())]]
-    table = Table(title=title, show_lines=False, header_style="bold")
+    frame = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False} if compact else {}
+    table = Table(title=title, show_lines=False, header_style="bold", **frame)  # type: ignore[arg-type]
     for col in df.columns:
         table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
     for row in df.itertuples(index=False):
