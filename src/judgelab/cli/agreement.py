@@ -69,12 +69,13 @@ def agree(
     _check_output(fmt, out)
     check_standardize(standardize)
     mapping = parse_map(maps)
+    criteria = split_list(criteria_fields)
     options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
-               "score": score_field, "system": system_field, "group": group_field,
-               "criteria": split_list(criteria_fields)}
+               "score": score_field, "system": system_field, "group": group_field, "criteria": criteria}
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        frames.append(import_human(human, **options))
+        frames.append(import_human(human, human_layout, id_field, rater_field, criterion_field, score_field,
+                                   system_field, group_field, criteria))
     df = rename_criteria(combine(frames), mapping, "inputs")
     method_list, level_list = _checked_lists(methods, levels, kendall_variant, n_resamples, ci_method)
     gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]

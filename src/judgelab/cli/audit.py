@@ -183,7 +183,7 @@ class _Sections:
                         if name not in report.skipped and "bias" not in report.skipped]
         self.parts: dict[str, Any] = {}
         self.jury_level: Optional[str] = None
-        self.calib = None
+        self.calib: Any = None
         if shift.shifts:
             shift_tables = shift.tables()
             self.written += [(t, name, _DESCRIPTIONS[name]) for name, t in shift_tables.items()]

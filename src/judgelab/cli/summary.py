@@ -190,6 +190,6 @@ def show_summary(parts: Sequence[Part], lines: int = LINE_BUDGET) -> None:
 
     for kind, value in summary_lines(parts, lines):
         if kind == "table":
-            print_table(value, compact=True)  # type: ignore[arg-type]
+            print_table(value, compact=True)
         else:
             console.print(value)
