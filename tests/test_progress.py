@@ -14,12 +14,13 @@ from conftest import run_cli, write_items
 from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.models.base import Capabilities
 from judgelab.models.registry import register_backend, unregister_backend
-from judgelab.progress import ProgressState
 
 CLOCK = r"(\d+:\d\d:\d\d|–)"
 
 
-def _state(total: int, done: int, failed: int, label: str, note: str = "") -> ProgressState:
+def _state(total: int, done: int, failed: int, label: str, note: str = ""):
+    from judgelab.progress import ProgressState
+
     ticks = itertools.count(0.0, 3.0)
     state = ProgressState(total, label, clock=lambda: next(ticks))
     state.advance(0, 0)

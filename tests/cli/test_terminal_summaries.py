@@ -10,7 +10,6 @@ import pytest
 
 from conftest import run_cli
 from judgelab.agree import AgreeReport
-from judgelab.cli.summary import Part, summary_lines
 
 CAVEAT = "only 6 item_id values"
 TEXTS = ["The sun rose over the quiet town.", "Rain fell all day on the harbour.", "She closed the book and smiled.",
@@ -104,6 +103,8 @@ def test_audit_prints_about_40_lines_with_calibration_summarised(tour):
 
 
 def test_a_summary_keeps_to_its_line_budget_and_says_where_the_rest_is(tmp_path):
+    from judgelab.cli.summary import Part, summary_lines
+
     big = pd.DataFrame({"rater": [f"j{i}" for i in range(300)], "r": [0.5] * 300,
                         "note": [f"ci: undefined in {i} of 999 resamples" for i in range(300)]})
     parts = [Part("correlations", big, file=tmp_path / "correlations.csv"), Part("other", big.head(50))]
