@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
@@ -324,24 +325,16 @@ class AgreeReport:
         return getattr(self, table)
 
     def notes(self, nan_only: bool = False) -> list[tuple[str, str, int]]:
-        """(table, note, rows) for every distinct note of a row, in table order: the reason of a NaN or a
-        caveat (few clusters, resamples without a value). ``nan_only``: only the notes of rows where a
-        number is NaN (:meth:`nan_notes`)."""
+        """(table, note, rows) per distinct note of a row, in table order: a NaN's reason or a caveat (few
+        clusters …); ``nan_only`` (:meth:`nan_notes`): of rows where a number is NaN only."""
         out: list[tuple[str, str, int]] = []
         for name, t in self.tables().items():
-            if "note" not in t or t.empty:
-                continue
-            noted = t["note"].fillna("").astype(str) != ""
-            if nan_only:
-                noted &= t.select_dtypes("number").isna().any(axis=1)
-            counts = t.loc[noted, "note"].value_counts(sort=False)
-            out.extend((name, str(note), int(n)) for note, n in counts.items())
+            if "note" in t and not t.empty:
+                noted = (t["note"].fillna("").astype(str) != "") & (t.select_dtypes("number").isna().any(axis=1) | (not nan_only))
+                out.extend((name, str(note), int(n)) for note, n in t.loc[noted, "note"].value_counts(sort=False).items())
         return out
 
-    def nan_notes(self) -> list[tuple[str, str, int]]:
-        """(table, reason, rows) for every distinct reason of a NaN, in table order: the notes of rows
-        with a NaN number only (a caveat on a row whose numbers are all there is no NaN's reason)."""
-        return self.notes(nan_only=True)
+    nan_notes = partialmethod(notes, nan_only=True)  # a caveat on a row with every number is no NaN's reason
 
     def to_dict(self) -> dict[str, Any]:
         def clean(v):

@@ -225,15 +225,15 @@ def test_cancel_then_rerun_records_what_the_batch_finished(tmp_path, stubs):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)  # about a quarter done
-    cancelled = run_cli("batch", "cancel", "--out", str(out))
+    cancelled = run_cli("batch", "cancel", str(out))
     assert cancelled.returncode == 0 and "cancelling" in cancelled.stdout, cancelled.stderr
-    assert " openai submitted: 100 requests" in run_cli("batch", "list", "--out", str(out)).stdout
+    assert " openai submitted: 100 requests" in run_cli("batch", "list", str(out)).stdout
     rerun = run_cli(*_args(items, stub.base_url, out, *BATCH, "--batch-max-attempts", "1", "--max-failure-rate", "1"))
     assert rerun.returncode == 0, rerun.stderr
     statuses = pd.read_csv(out / "ratings.csv")["status"].value_counts().to_dict()
     assert 0 < statuses.get("ok", 0) < 100 and statuses.get("ok", 0) + statuses.get("error", 0) == 100
     assert set(stub.submitted().values()) == {1}  # the cancelled requests were not submitted again (limit 1)
-    assert "openai cancelled: 100 requests" in run_cli("batch", "list", "--out", str(out)).stdout
+    assert "openai cancelled: 100 requests" in run_cli("batch", "list", str(out)).stdout
 
 
 def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stubs):
