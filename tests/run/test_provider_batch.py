@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import free_port, run_cli, write_items
+from conftest import run_cli, write_items
+from servers import ServerProcess
 
 COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
 
@@ -20,24 +21,25 @@ COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
 class BatchStub:
     """The stub in a subprocess with its batch modes; restartable on the same port and state folder."""
 
-    def __init__(self, folder: Path, *args: str, port: int | None = None) -> None:
+    def __init__(self, folder: Path, *args: str) -> None:
         self.folder = folder
-        self.port = port or free_port()
+        self.port = 0  # a free port, picked by the first start and kept by restarts
         self.state = folder / "state"
         self.log = folder / "answered.jsonl"
         self.args = args
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
+        self.server = ServerProcess(
             [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--state-dir",
-             str(self.state), "--log", str(self.log), *self.args], stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout.readline().startswith("PORT")
+             str(self.state), "--log", str(self.log), *self.args], self.folder, ready_line=r"^PORT (\d+)$",
+            name="the batch stub")
+        self.proc = self.server.proc
+        self.port = int(self.server.ready_match.group(1))
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+        self.server.stop()
 
     def submitted(self) -> Counter:
         path = self.state / "submitted.jsonl"
@@ -66,8 +68,7 @@ def stubs(tmp_path):
 
     yield make
     for stub in made:
-        if stub.proc.poll() is None:
-            stub.stop()
+        stub.stop()
 
 
 def _ratings(folder: Path) -> pd.DataFrame:
