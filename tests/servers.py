@@ -1,7 +1,7 @@
 """The one way tests start a server in a subprocess, wait for it and stop it.
 
 Every server a test starts — the OpenAI-compatible stub, ``judgelab annotate``, llama-cpp-python's
-server through ``python -m judgelab.serve`` (the CPU-safe launcher) — is a :class:`ServerProcess`:
+server through ``python -m judgelab.llama_server`` (the CPU-safe launcher) — is a :class:`ServerProcess`:
 
 * readiness is polled (a line it printed, an HTTP URL answering, or both), never slept for;
 * the process is polled with it: a server that exits fails the test at once with its exit status
@@ -41,9 +41,9 @@ class ServerExited(AssertionError):
 
 
 def serve_command(*args: str) -> list[str]:
-    """``python -m judgelab.serve ARGS``: llama-cpp-python's server on the CPU-safe path (tests start
+    """``python -m judgelab.llama_server ARGS``: llama-cpp-python's server on the CPU-safe path (tests start
     no other llama.cpp server)."""
-    return [sys.executable, "-m", "judgelab.serve", *args]
+    return [sys.executable, "-m", "judgelab.llama_server", *args]
 
 
 def _url_answers(url: str) -> bool:

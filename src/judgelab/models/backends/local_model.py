@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 from judgelab.errors import BackendError
 
 __all__ = ["DEFAULT_MODEL", "BLOCK", "cache_dir", "default_model_path", "file_sha256", "CpuPath", "choose_cpu_path",
-           "run_probe", "open_llama", "llama_cpp_version"]
+           "run_probe", "safe_cpu_path", "open_llama", "llama_cpp_version"]
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
 BLOCK = 64
@@ -276,6 +276,26 @@ def _extra_buffers(enabled: bool) -> Iterator[None]:
 _LOAD_LOCK = threading.Lock()
 
 
+@contextmanager
+def safe_cpu_path(model_path: Path, repack: bool | None = None) -> Iterator[CpuPath]:
+    """Load llama.cpp models on the CPU path that is safe on this machine: every ``llama_cpp.Llama``
+    built inside the block (directly, or by llama-cpp-python's server) gets it.
+
+    The one place that applies it: the embedded judge (:func:`open_llama`) and ``python -m
+    judgelab.llama_server`` both load through it.
+
+    Args:
+        model_path: the GGUF file (the probe loads it when no verdict is cached).
+        repack: the CPU path, or ``None`` to decide it with :func:`choose_cpu_path`.
+
+    Yields:
+        The :class:`CpuPath` in force.
+    """
+    cpu = CpuPath(repack, "chosen by the caller", "") if repack is not None else choose_cpu_path(model_path)
+    with _extra_buffers(cpu.repack):
+        yield cpu
+
+
 def probe_extra_buffers(model_path: str) -> None:
     """The probe's body (run in a child process): load with extra buffers and evaluate a few tokens.
 
@@ -323,10 +343,9 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
     path = Path(model_path) if model_path else default_model_path()
     if not path.is_file():
         raise BackendError(f"GGUF model not found: {path}")
-    cpu = CpuPath(repack, "chosen by the caller", "") if repack is not None else choose_cpu_path(path)
     kwargs.setdefault("n_threads", os.cpu_count() or 1)
     try:
-        with _extra_buffers(cpu.repack):
+        with safe_cpu_path(path, repack) as cpu:
             llm = llama_cpp.Llama(model_path=str(path), verbose=False, **kwargs)
     except (ValueError, RuntimeError) as exc:
         raise BackendError(f"could not load GGUF model {path}: {exc}") from None
