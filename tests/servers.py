@@ -6,7 +6,8 @@ server through ``python -m judgelab.llama_server`` (the CPU-safe launcher) — i
 * readiness is polled (a line it printed, an HTTP URL answering, or both), never slept for;
 * the process is polled with it: a server that exits fails the test at once with its exit status
   and the tail of its stderr (:class:`ServerExited`), instead of a client waiting out a timeout;
-  :meth:`ServerProcess.watch` does the same while a test's client awaits an answer;
+  :meth:`ServerProcess.watch` does the same while a test's client awaits an answer, and
+  :func:`wait_until` while a test waits for a client process's progress;
 * the time limits only bound a hang, sized for a loaded 2-core machine: a healthy server is
   ready in well under a second here, the embedded model's server in a few seconds.
 
@@ -38,6 +39,27 @@ T = TypeVar("T")
 
 class ServerExited(AssertionError):
     """The server process ended while a test needed it (its status and stderr tail in the message)."""
+
+
+def wait_until(condition: Callable[[], T], what: str, *, procs: Sequence[subprocess.Popen] = (),
+               limit_s: float = STARTUP_S, poll_s: float = 0.02) -> T:
+    """Poll ``condition`` until it returns a true value, and return that value.
+
+    A process of ``procs`` (the one whose progress is awaited) that ends first fails the test at once
+    with its exit status; ``limit_s`` only bounds a hang.
+    """
+    deadline = time.monotonic() + limit_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        ended = {p.args[2] if isinstance(p.args, list) and len(p.args) > 2 else p.pid: p.returncode
+                 for p in procs if p.poll() is not None}
+        if ended:
+            raise AssertionError(f"waiting for {what}: the process ended first (exit status {ended})")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waiting for {what}: not within {limit_s:.0f} s")
+        time.sleep(poll_s)
 
 
 def serve_command(*args: str) -> list[str]:

@@ -1,13 +1,14 @@
-"""The shared server helper of the tests (tests/servers.py): a server that dies is reported at once."""
+"""The shared server helper of the tests (tests/servers.py): a server or process that dies is reported at once."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import time
 
 import pytest
 
-from servers import ServerExited, ServerProcess
+from servers import ServerExited, ServerProcess, wait_until
 
 
 def test_a_server_that_exits_at_once_fails_within_a_second_or_two_with_its_stderr(tmp_path):
@@ -41,3 +42,12 @@ def test_a_server_is_ready_when_its_line_is_printed(tmp_path):
     finally:
         server.stop()
     assert server.proc.returncode is not None
+
+
+def test_waiting_for_a_processs_progress_ends_when_the_process_does(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(4)"])
+    start = time.monotonic()
+    with pytest.raises(AssertionError, match=r"waiting for the store: the process ended first \(exit status .*4\}"):
+        wait_until(lambda: (tmp_path / "store.sqlite").exists(), "the store", procs=[proc])
+    assert time.monotonic() - start < 5
+    assert wait_until(lambda: 7, "a value") == 7

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli, write_items
-from servers import ServerProcess
+from servers import ServerProcess, wait_until
 
 COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
 
@@ -127,9 +127,7 @@ def test_kill_9_while_polling_then_rerun_submits_nothing_twice(tmp_path, stubs):
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH,
                                                                          "--batch-max-requests", "100")],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(_provider_batch_ids(out / "store.sqlite")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(_provider_batch_ids(out / "store.sqlite")) >= 3, "three batches submitted", procs=[proc])
     time.sleep(0.3)  # polling now
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -151,9 +149,7 @@ def test_a_server_restart_mid_poll_is_waited_out(tmp_path, stubs):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: _provider_batch_ids(out / "store.sqlite"), "a batch submitted", procs=[proc])
     stub.stop()  # the server goes away mid-poll …
     time.sleep(1.0)
     stub.start()  # … and comes back with its batches
@@ -220,9 +216,7 @@ def test_cancel_then_rerun_records_what_the_batch_finished(tmp_path, stubs):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: _provider_batch_ids(out / "store.sqlite"), "a batch submitted", procs=[proc])
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)  # about a quarter done
@@ -244,9 +238,7 @@ def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stu
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not stub.answered() and time.monotonic() < deadline:  # the batch is complete: the download has begun
-        time.sleep(0.05)
+    wait_until(stub.answered, "the batch complete (the download begins)", procs=[proc])
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -9,12 +9,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
 
 from conftest import judgelab_cmd, write_items
+from servers import wait_until
 from judgelab.errors import JudgelabError
 from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.prompts import load_template
@@ -165,19 +165,14 @@ def test_two_processes_on_one_store_pay_for_no_call_twice(tmp_path, stub_factory
     assert len(keys) == len(set(keys)) == 30  # every call paid once
 
 
-def _lock_holder(lock_file, procs: dict[int, subprocess.Popen], limit_s: float = 120) -> int:
-    """The pid the store's lock file names once one of ``procs`` holds the lock (polled; bounds a hang)."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
+def _lock_holder(lock_file, procs: dict[int, subprocess.Popen]) -> int:
+    """The pid the store's lock file names once one of ``procs`` holds the lock."""
+    def holder() -> int:
         text = lock_file.read_text(encoding="utf-8") if lock_file.exists() else ""
-        if text.endswith("\n") and text.startswith("judgelab process "):
-            pid = int(text.split()[2])
-            if pid in procs:
-                return pid
-        ended = {pid: p.returncode for pid, p in procs.items() if p.poll() is not None}
-        assert not ended, f"a process ended before either held the lock: {ended}"
-        time.sleep(0.01)
-    raise AssertionError(f"no process took the lock within {limit_s:.0f} s")
+        pid = int(text.split()[2]) if text.endswith("\n") and text.startswith("judgelab process ") else 0
+        return pid if pid in procs else 0
+
+    return wait_until(holder, "one process holding the store's lock", procs=list(procs.values()))
 
 
 def test_export_opens_read_only_and_refuses_foreign_files(tmp_path):
