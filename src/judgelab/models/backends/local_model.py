@@ -101,6 +101,7 @@ def file_sha256(path: Path) -> str:
 # llama-cpp-python version and CPU flags. ``JUDGELAB_LLAMA_REPACK=on|off`` overrides it.
 
 PROBE_TIMEOUT_S = 180.0
+_PROBE_EXITED = "probe exited with status"  #: how run_probe describes a clean failure (not a crash)
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ def run_probe(model_path: Path, code: str = _PROBE_CODE, timeout: float = PROBE_
             name = f"signal {-child.returncode}"
         return False, f"probe died with {name}"
     last = (child.stderr.strip().splitlines() or [""])[-1][:200]
-    return False, f"probe exited with status {child.returncode}" + (f" ({last})" if last else "")
+    return False, f"{_PROBE_EXITED} {child.returncode}" + (f" ({last})" if last else "")
 
 
 def choose_cpu_path(model_path: Path, probe: Callable[[Path], tuple[bool, str]] = run_probe) -> CpuPath:
@@ -244,6 +245,10 @@ def choose_cpu_path(model_path: Path, probe: Callable[[Path], tuple[bool, str]] 
     if isinstance(cached, dict) and isinstance(cached.get("repack"), bool):
         return CpuPath(cached["repack"], f"cached verdict ({cached.get('reason', '')})", key)
     survived, description = probe(model_path)
+    if not survived and description.startswith(_PROBE_EXITED):
+        # a clean exit (e.g. a file llama.cpp cannot load) says nothing about the CPU: plain buffers
+        # this time, and no verdict kept (it would hold for every model on this machine)
+        return CpuPath(False, f"{description}; not cached", key)
     _write_verdict(key, {"repack": survived, "reason": description, "when": time.strftime("%Y-%m-%d %H:%M:%S")})
     return CpuPath(survived, description, key)
 
