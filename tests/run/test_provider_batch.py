@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import free_port, run_cli, write_items
+from conftest import run_cli, write_items
+from servers import ServerProcess, wait_until
 
 COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
 
@@ -20,24 +21,25 @@ COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
 class BatchStub:
     """The stub in a subprocess with its batch modes; restartable on the same port and state folder."""
 
-    def __init__(self, folder: Path, *args: str, port: int | None = None) -> None:
+    def __init__(self, folder: Path, *args: str) -> None:
         self.folder = folder
-        self.port = port or free_port()
+        self.port = 0  # a free port, picked by the first start and kept by restarts
         self.state = folder / "state"
         self.log = folder / "answered.jsonl"
         self.args = args
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
+        self.server = ServerProcess(
             [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--state-dir",
-             str(self.state), "--log", str(self.log), *self.args], stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout.readline().startswith("PORT")
+             str(self.state), "--log", str(self.log), *self.args], self.folder, ready_line=r"^PORT (\d+)$",
+            name="the batch stub")
+        self.proc = self.server.proc
+        self.port = int(self.server.ready_match.group(1))
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+        self.server.stop()
 
     def submitted(self) -> Counter:
         path = self.state / "submitted.jsonl"
@@ -66,8 +68,7 @@ def stubs(tmp_path):
 
     yield make
     for stub in made:
-        if stub.proc.poll() is None:
-            stub.stop()
+        stub.stop()
 
 
 def _ratings(folder: Path) -> pd.DataFrame:
@@ -126,9 +127,7 @@ def test_kill_9_while_polling_then_rerun_submits_nothing_twice(tmp_path, stubs):
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH,
                                                                          "--batch-max-requests", "100")],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(_provider_batch_ids(out / "store.sqlite")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(_provider_batch_ids(out / "store.sqlite")) >= 3, "three batches submitted", procs=[proc])
     time.sleep(0.3)  # polling now
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -150,9 +149,7 @@ def test_a_server_restart_mid_poll_is_waited_out(tmp_path, stubs):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: _provider_batch_ids(out / "store.sqlite"), "a batch submitted", procs=[proc])
     stub.stop()  # the server goes away mid-poll …
     time.sleep(1.0)
     stub.start()  # … and comes back with its batches
@@ -219,9 +216,7 @@ def test_cancel_then_rerun_records_what_the_batch_finished(tmp_path, stubs):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: _provider_batch_ids(out / "store.sqlite"), "a batch submitted", procs=[proc])
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)  # about a quarter done
@@ -243,9 +238,7 @@ def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stu
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not stub.answered() and time.monotonic() < deadline:  # the batch is complete: the download has begun
-        time.sleep(0.05)
+    wait_until(stub.answered, "the batch complete (the download begins)", procs=[proc])
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
