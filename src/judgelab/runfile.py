@@ -195,7 +195,7 @@ def load_run_file(path: str | Path) -> RunFile:
         >>> spec = load_run_file("runs/stories.yaml")   # doctest: +SKIP
         >>> spec.run()                                  # doctest: +SKIP
     """
-    from judgelab.prompts import read_yaml
+    from judgelab.prompts.yaml_places import read_yaml
 
     path = Path(path)
     doc = read_yaml(path)
