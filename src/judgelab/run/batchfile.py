@@ -250,7 +250,7 @@ def read_output_lines(text: str, where: str) -> list[OutputLine]:
 
     Example:
         >>> read_output_lines('{"custom_id": "k", "response": {"status_code": 200, "body": {"x": 1}}, "error": null}\\n', "f")
-        [OutputLine(custom_id='k', body={'x': 1}, error='')]
+        [OutputLine(custom_id='k', body={'x': 1}, error='', missed=False)]
     """
     out = []
     for number, line in enumerate(text.split("\n"), start=1):

@@ -248,7 +248,7 @@ class _Batches:
         lines = []
         for file_id in (state.output_file_id, state.error_file_id):
             if file_id:
-                content = await self.api.wait(endpoint, "a result download", lambda c, f=file_id: c.files.content(f))
+                content = await self.api.wait(endpoint, "a result download", lambda c: c.files.content(file_id))
                 lines += read_output_lines(content.text, f"batch {provider_id} file {file_id}")
         self._record(batch, endpoint, state, lines)
 
