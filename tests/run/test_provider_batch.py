@@ -21,11 +21,6 @@ def stubs(tmp_path):
     yield from stub_maker(tmp_path)
 
 
-@pytest.fixture
-def stubs(tmp_path):
-    yield from stub_maker(tmp_path)
-
-
 def test_2000_requests_with_failures_and_a_half_expired_batch_complete_every_judgment(tmp_path, stubs):
     items = write_items(tmp_path / "items.jsonl", 500)  # × 4 criteria = 2,000 requests
     live_stub = stubs("live")

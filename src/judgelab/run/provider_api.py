@@ -110,7 +110,7 @@ class ProviderAPI:
     async def _call(self, endpoint: str, what: str, call: Callable[[Any], Awaitable[Any]], waiting: bool) -> Any:
         import openai
 
-        from judgelab.models.backends.openai_http import refused, short_message
+        from judgelab.models.backends.openai_http import refused, server_reason
 
         client = self.client(endpoint)
         patience = self.patience if waiting else min(self.patience, SUBMIT_PATIENCE)
@@ -130,9 +130,9 @@ class ProviderAPI:
                 if waiting and exc.status_code == 404:
                     raise BatchUnknown(f"the batch API at {endpoint} does not know {what}") from None
                 if not waiting and exc.status_code in REFUSALS:
-                    raise BatchRefused(endpoint, what, short_message(exc) or f"HTTP {exc.status_code}") from None
+                    raise BatchRefused(endpoint, what, server_reason(exc) or f"HTTP {exc.status_code}") from None
                 raise JudgelabError(f"the batch API at {endpoint} refused {what}: HTTP {exc.status_code} "
-                                    f"{short_message(exc)}".rstrip()) from None
+                                    f"{server_reason(exc)}".rstrip()) from None
             if time.monotonic() - start > patience:
                 raise JudgelabError(f"the batch API at {endpoint} did not answer {what} for {patience:.0f} s "
                                     f"({problem}); run the same command again to continue the batches recorded in "
