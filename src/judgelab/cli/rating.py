@@ -147,8 +147,9 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         console.print(stats_line(run.stats))
         if run.stats.batches:
             b = run.stats.batches
-            console.print(f"batches: {b['batches']} created, {b['resumed']} resumed; {b['submitted']} requests submitted "
-                          f"({b['resubmitted']} again after failing or expiring), {b['answered']} answered, "
+            ended = "".join(f", {b[k]} {k}" for k in ("refused", "lost") if b.get(k))
+            console.print(f"batches: {b['batches']} created, {b['resumed']} resumed{ended}; {b['submitted']} requests "
+                          f"submitted ({b['resubmitted']} again after no answer), {b['answered']} answered, "
                           f"{b['gave_up']} without an answer")
         if run.cost_usd is not None:
             console.print(f"cost of the calls made: ${run.cost_usd:.4f} (at --price-in/--price-out per 1M tokens)")

@@ -180,7 +180,7 @@ async def _batched(runner: Runner, items: list[Item], advance: Advance) -> RunSt
 
     start = time.perf_counter()
     report = await run_batches(runner, items, on_note=lambda note: advance(0, 0, note))
-    runner.ledger.executor = unanswered  # nothing is called live: a call without an answer is an error
+    runner.ledger.executor = unanswered(report)  # nothing is called live: a call without an answer is an error
     stats = await runner.run(items)
     stats.calls_made += report.answered
     stats.cache_hits = max(0, stats.cache_hits - report.answered)

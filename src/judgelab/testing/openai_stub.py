@@ -71,7 +71,8 @@ class StubState:
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
                  retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
-                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0) -> None:
+                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0,
+                 batch_fail_times: int | None = None, batch_max_lines: int | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -92,7 +93,7 @@ class StubState:
 
         #: The files and batches endpoints (OpenAI's Batch API), answering with :func:`answer_batch_line`.
         self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
-                                  batch_expire_first, batch_seconds)
+                                  batch_expire_first, batch_seconds, batch_fail_times, batch_max_lines)
 
     def record(self, key: str) -> None:
         self.answered[key] += 1
@@ -308,6 +309,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
     parser.add_argument("--batch-fail-rate", type=float, default=0.0, help="share of batch requests that fail")
+    parser.add_argument("--batch-fail-times", type=int, default=None, help="the most failures of one batch request")
+    parser.add_argument("--batch-max-lines", type=int, default=None,
+                        help="refuse batch files of more lines (the batch fails at validation, OpenAI-style)")
     parser.add_argument("--batch-expire-first", action="store_true", help="the first batch expires half-done")
     parser.add_argument("--batch-seconds", type=float, default=1.0, help="seconds a batch takes")
     parser.add_argument("--state-dir", default=None, help="keep batches and files here (a restart continues them)")
@@ -317,7 +321,8 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
                                                args.rate_limited, args.server_errors, args.retry_after,
                                                args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
-                                               args.state_dir, args.download_delay)))
+                                               args.state_dir, args.download_delay, args.batch_fail_times,
+                                               args.batch_max_lines)))
     except KeyboardInterrupt:
         sys.exit(0)
 
