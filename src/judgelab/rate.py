@@ -21,7 +21,7 @@ from judgelab.output import write_html_report, write_table
 from judgelab.paths import output_folder
 from judgelab.store import Store
 from judgelab.summary import compare_systems, summarize
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report",
            "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
@@ -59,10 +59,6 @@ def failure_report(ratings: pd.DataFrame, examples: int = 3) -> FailureReport:
     shown = tuple((str(r.status), "" if r.raw is None or (isinstance(r.raw, float) and math.isnan(r.raw)) else str(r.raw))
                   for r in failed.head(examples).itertuples())
     return FailureReport(counts, shown)
-
-
-#: The share of failed judgments above which a command ends with exit status 3 (``--max-failure-rate``).
-DEFAULT_MAX_FAILURE_RATE = 0.5
 
 
 def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
@@ -144,7 +140,7 @@ class RateResult:
 
 def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
-               max_failure_rate: float = 0.5, price_in: float | None = None, price_out: float | None = None) -> RateResult:
+               max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
@@ -325,7 +321,7 @@ def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, t
     return plans
 
 
-def finish_rate(result: RateResult, max_failure_rate: float = 0.5,
+def finish_rate(result: RateResult, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
                 show: Callable[[str], None] | None = None) -> Path | None:
     """After the outputs are shown: the HTML report (its line passed to ``show``), then
     :class:`TooManyFailures` when a judge failed too often. Returns the report's path."""

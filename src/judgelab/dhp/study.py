@@ -27,7 +27,7 @@ from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
 from judgelab.rate import StudyPlan, check_failure_rate, failure_lines
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
 
@@ -74,7 +74,7 @@ class DhpResult:
     ratings: pd.DataFrame
     raters: tuple[str, ...]
     messages: tuple[str, ...] = ()
-    max_failure_rate: float = 0.5
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
     files: dict[str, Path] = field(default_factory=dict)
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -140,7 +140,7 @@ def _texts(task, data, fields, n_items, seed, perturbed, generator, options, sto
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
             perturbed: Path | None = None, samples: int | None = None, options: JudgeOptions | None = None,
-            exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> DhpResult:
+            exact: bool = False, progress: bool = True, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> DhpResult:
     """Run the DHP benchmark (Wang et al. 2024, §3): perturb references, judge originals and copies
     with every judge, test and score discernment, and write everything into ``out``.
 
