@@ -137,6 +137,8 @@ def test_a_judge_that_answers_well_exits_0_with_its_counts(command, tmp_path):
                      "--out", str(tmp_path / "out"))
     assert result.returncode == 0, (result.stdout[-800:], result.stderr)
     assert "statuses of" in result.stdout + result.stderr and "example" not in result.stdout + result.stderr
+    runs = json.loads((tmp_path / "out" / "run.json").read_text())["runs"]  # each rater's calls and tokens
+    assert runs and all(r["calls_made"] > 0 and r["prompt_tokens"] > 0 and r["runs_with_calls"] == 1 for r in runs)
 
 
 def test_pairwise_says_why_its_results_are_nan(tmp_path, mute_judge):

@@ -196,7 +196,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         except JudgelabError as exc:
             # nothing could be analysed, e.g. because a judge never answered: the ratings are written (to
             # look at), and the error carries the failure counts and examples (``details``) for the command line
-            output.finish([f"no discernment analysis: {exc}"], runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+            output.finish([f"no discernment analysis: {exc}"], runs=[{"rater": r, "settings": runs.get(r), **store.run_totals(r)} for r in raters],
                           extra={"task": task.name, "texts": len(items)}, report=False)
             details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
             try:
@@ -208,7 +208,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             raise
         write_reports(reports, ratings, task, output)
         output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
-                      runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+                      runs=[{"rater": r, "settings": runs.get(r), **store.run_totals(r)} for r in raters],
                       extra={"task": task.name, "texts": len(items)}, report=False)
     return DhpResult(out, task, reports, ratings, tuple(raters), tuple(messages), max_failure_rate)
 

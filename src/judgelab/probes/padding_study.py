@@ -169,7 +169,7 @@ def run_padding(items: Path | Sequence[Item], template: str, judges: Sequence[st
             output.table(design, "padding_design", "per text and padding: words, words added, made or not", show=False)
             raters = [run_spec(spec, texts, store, template=tpl, progress=progress).rater for spec in specs]
             stored = store.ratings()
-            runs = {r: {"settings": store.runs().get(r)} for r in raters}
+            runs = {r: {"settings": store.runs().get(r), **store.run_totals(r)} for r in raters}
         ratings = stored[stored["rater"].isin(raters)]
         report = padding_effects(ratings, design, criteria)
         output.table(ratings, "ratings", "the judges' ratings of originals and padded copies (tidy table)", show=False)
