@@ -20,10 +20,11 @@ from judgelab.cli.common import (
     DryRunOpt,
     PriceInOpt,
     PriceOutOpt,
+    ScoreOpt,
     judge_options,
     judge_specs,
 )
-from judgelab.choices import Style
+from judgelab.choices import Score, Style
 from judgelab.errors import JudgelabError
 
 
@@ -67,6 +68,7 @@ def dhp(
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="references: the first N of --data, each with all its perturbed copies"),
     seed: int = typer.Option(0, "--seed"),
     samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0, 1 to 128 (default 5; 1 for log-probability scoring)"),
+    score: Optional[Score] = ScoreOpt,
     expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation (JSON or CSV)"),
     perturbed: Optional[Path] = typer.Option(None, "--perturbed", help="reuse a stored perturbed set (perturbed.jsonl)"),
     exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of Wilson's statistic"),
@@ -95,12 +97,12 @@ def dhp(
     if dry_run:
         from judgelab.cli.common import show_plans
 
-        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
+        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out, score)
         show_plans(plan.judges, price_in, price_out, plan.later)
         return
     try:
         result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
-                         exact, progress=not quiet, max_failure_rate=max_failure_rate)
+                         exact, progress=not quiet, max_failure_rate=max_failure_rate, score=score)
     except JudgelabError as exc:  # nothing to analyse: show why (the judges' failures) before the one error line
         from judgelab.report.terminal import console
 

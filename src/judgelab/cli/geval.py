@@ -12,6 +12,7 @@ from judgelab.cli.common import (
     BaseUrlOpt,
     ConcurrencyOpt,
     DryRunOpt,
+    MaxFailureRateOpt,
     PriceInOpt,
     PriceOutOpt,
     ScoreOpt,
@@ -35,7 +36,7 @@ def recipe_geval(
     seed: int = typer.Option(0, "--seed", help="bootstrap and sampling seed"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/geval"), "--out"),
-    quiet: bool = typer.Option(False, "--quiet", help="no progress bars"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress bars"), max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Summary-level and system-level Spearman/Kendall of judges against SummEval's or Topical-Chat's human means (G-Eval)."""
@@ -49,4 +50,5 @@ def recipe_geval(
         show_plans(plan.judges, price_in, price_out, plan.later)
         return
     run_geval(data, out, judges, dataset=dataset, n_items=n_items, score=score, samples=samples, n_resamples=n_resamples,
-              seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay())
+              seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay(),
+              max_failure_rate=max_failure_rate)

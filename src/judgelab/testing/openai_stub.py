@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import random
 import sys
 import time
@@ -127,11 +128,40 @@ def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
         obj = "chat.completion"
     else:
         prompt = payload.get("prompt", "")
-        choices = [{"index": i, "text": " " + stub_reply(prompt, i), "finish_reason": "stop", "logprobs": None} for i in range(n)]
+        choices = [_completion_choice(prompt, i, payload.get("max_tokens", 16), int(payload.get("logprobs") or 0))
+                   for i in range(n)]
         obj = "text_completion"
     words = len(prompt.split())
     return {"id": "stub", "object": obj, "created": int(time.time()), "model": model, "choices": choices,
             "usage": {"prompt_tokens": words, "completion_tokens": 9 * n, "total_tokens": words + 9 * n}}
+
+
+def _completion_choice(prompt: str, index: int, max_tokens: int, top: int) -> dict[str, Any]:
+    """One ``/v1/completions`` choice. With ``logprobs`` (``top`` > 0) it carries the legacy completion
+    log-probabilities (``tokens``, ``token_logprobs``, ``top_logprobs``, ``text_offset``), as
+    llama-cpp-python's server sends them. A one-token request (log-probability scoring) is answered with
+    the rating's digit as " D" and a next-token distribution over " 1" … " 5": 0.6 on D, 0.1 on each other
+    label, so the expected rating is 0.5 × D + 1.5."""
+    reply = stub_reply(prompt, index)
+    if max_tokens <= 1:
+        digit = reply.split()[-5][0]
+        text = " " + digit
+        alternatives = {f" {k}": math.log(0.6 if str(k) == digit else 0.1) for k in range(1, 6)}
+        tokens = [(text, alternatives[text], alternatives)]
+    else:
+        text = " " + reply
+        tokens = [(" " + w, -0.1, {" " + w: -0.1}) for w in reply.split(" ")]
+    choice: dict[str, Any] = {"index": index, "text": text, "finish_reason": "length" if max_tokens <= 1 else "stop",
+                              "logprobs": None}
+    if top:
+        offsets, at = [], len(prompt)
+        for token, _, _ in tokens:
+            offsets.append(at)
+            at += len(token)
+        choice["logprobs"] = {"tokens": [t for t, _, _ in tokens], "token_logprobs": [lp for _, lp, _ in tokens],
+                              "top_logprobs": [dict(sorted(alt.items(), key=lambda kv: -kv[1])[:top]) for _, _, alt in tokens],
+                              "text_offset": offsets}
+    return choice
 
 
 def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False) -> dict[str, Any]:
