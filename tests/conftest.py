@@ -5,10 +5,13 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from servers import ServerProcess
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -33,23 +36,22 @@ def free_port() -> int:
 
 
 class StubServer:
-    """The OpenAI-compatible stub (judgelab.testing.openai_stub) in a subprocess."""
+    """The OpenAI-compatible stub (judgelab.testing.openai_stub) in a subprocess, started and watched by
+    :class:`servers.ServerProcess`; on a free port it picks itself unless ``port`` is given."""
 
     def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0, mode: str = "normal",
                  rate_limited: float | None = None, server_errors: float | None = None, retry_after: str = "0",
                  port: int | None = None):
-        self.port = port or free_port()
-        self.log = tmp_path / f"stub-{self.port}.jsonl"
         shares = ([] if rate_limited is None else ["--rate-limited", str(rate_limited)]) + (
             [] if server_errors is None else ["--server-errors", str(server_errors)])
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--fail-rate", str(fail_rate),
+        self.log = tmp_path / f"stub-{time.monotonic_ns()}.jsonl"
+        self.server = ServerProcess(
+            [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(port or 0), "--fail-rate", str(fail_rate),
              "--latency", str(latency), "--seed", str(seed), "--log", str(self.log), "--mode", mode,
              "--retry-after", retry_after, *shares],
-            stdout=subprocess.PIPE, text=True,
-        )
-        line = self.proc.stdout.readline()
-        assert line.startswith("PORT"), line
+            tmp_path, ready_line=r"^PORT (\d+)$", name="the OpenAI stub")
+        self.proc = self.server.proc
+        self.port = int(self.server.ready_match.group(1))
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
 
     def answered(self) -> list[str]:
@@ -58,8 +60,7 @@ class StubServer:
         return [json.loads(l)["key"] for l in self.log.read_text().splitlines() if l.strip()]
 
     def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+        self.server.stop()
 
 
 @pytest.fixture

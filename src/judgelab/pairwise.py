@@ -69,7 +69,12 @@ def sample_pairs(scores: Mapping[str, float], per_delta: int = 100, seed: int = 
 
 
 def f1_by_delta(pairs: list[Pair], verdicts: Mapping[tuple[str, str], float]) -> pd.DataFrame:
-    """Weighted F1 of the judge's outcomes per Δ (pairs without a verdict are counted and left out)."""
+    """Weighted F1 of the judge's outcomes per Δ (pairs without a verdict are counted and left out).
+
+    Returns:
+        One row per Δ: ``delta, pairs, answered, f1, accuracy, note``; ``note`` says why ``f1`` and
+        ``accuracy`` are NaN (no pair of the Δ got a verdict), else it is empty.
+    """
     rows = []
     for delta in sorted({p.delta for p in pairs}):
         group = [p for p in pairs if p.delta == delta]
@@ -78,7 +83,8 @@ def f1_by_delta(pairs: list[Pair], verdicts: Mapping[tuple[str, str], float]) ->
         pred = [int(np.sign(verdicts[(p.first, p.second)])) for p in answered]
         rows.append({"delta": delta, "pairs": len(group), "answered": len(answered),
                      "f1": weighted_f1(truth, pred) if answered else float("nan"),
-                     "accuracy": float(np.mean(np.array(truth) == np.array(pred))) if answered else float("nan")})
+                     "accuracy": float(np.mean(np.array(truth) == np.array(pred))) if answered else float("nan"),
+                     "note": "" if answered else f"no verdict for any of its {len(group)} pairs"})
     return pd.DataFrame(rows)
 
 

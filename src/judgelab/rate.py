@@ -21,7 +21,7 @@ from judgelab.output import write_html_report, write_table
 from judgelab.paths import output_folder
 from judgelab.store import Store
 from judgelab.summary import compare_systems, summarize
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report",
            "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
@@ -61,10 +61,6 @@ def failure_report(ratings: pd.DataFrame, examples: int = 3) -> FailureReport:
     return FailureReport(counts, shown)
 
 
-#: The share of failed judgments above which a command ends with exit status 3 (``--max-failure-rate``).
-DEFAULT_MAX_FAILURE_RATE = 0.5
-
-
 def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
                        what: str | None = None) -> None:
     """Raise :class:`TooManyFailures` when, for any judge rater in ``ratings`` (human raters are not
@@ -95,7 +91,12 @@ def failure_lines(ratings: pd.DataFrame) -> list[str]:
 
 @dataclass(frozen=True)
 class JudgeRun:
-    """One judge's run inside ``judgelab rate``: its rater label, counts, tokens and backend notes."""
+    """One judge's run inside ``judgelab rate``: its rater label, counts, tokens and backend notes.
+
+    ``stats`` and ``cost_usd`` are this command's; ``totals`` (:meth:`judgelab.store.Store.run_totals`,
+    with ``cost_usd`` at this command's prices) are the rater's calls, tokens and time accumulated over
+    its runs that made calls, so a resume answered by the ledger keeps the cost of the judgments.
+    """
 
     judge: str
     rater: str
@@ -104,17 +105,29 @@ class JudgeRun:
     statuses: dict[str, int] = field(default_factory=dict)
     #: Dollars of the calls made at ``--price-in``/``--price-out`` (None without prices).
     cost_usd: float | None = None
+    totals: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """run.json's entry: the totals at the top (``calls_made``, tokens, ``cost_usd``, ``wall_s``), this
+        command's own in ``this_run`` (docs/runs-and-stores.md, "What run.json records")."""
         s = self.stats
+        this_run = {"calls_made": s.calls_made, "cache_hits": s.cache_hits, "prompt_tokens": s.prompt_tokens,
+                    "completion_tokens": s.completion_tokens, "cost_usd": _round(self.cost_usd), "wall_s": round(s.wall_s, 3)}
+        totals = self.totals or {**this_run, "runs_with_calls": int(s.calls_made > 0)}
         return {"judge": self.judge, "rater": self.rater, "judgments": s.total, "already_in_store": s.already_done,
                 "asked_again_prompt_changed": s.changed, "asked_again_after_error": s.retried_errors,
                 "read_again_by_the_current_parser": s.reparsed,
-                "calls_made": s.calls_made, "failed_attempts": s.failed_attempts, "cache_hits": s.cache_hits,
+                "calls_made": totals["calls_made"], "failed_attempts": s.failed_attempts, "cache_hits": s.cache_hits,
                 "statuses": dict(self.statuses),
-                "retries": dict(s.retries), "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6), "wall_s": round(s.wall_s, 3),
-                "backend_notes": list(self.notes)}
+                "retries": dict(s.retries), "prompt_tokens": totals["prompt_tokens"],
+                "completion_tokens": totals["completion_tokens"], "cost_usd": _round(totals.get("cost_usd")),
+                "wall_s": totals["wall_s"], "runs_with_calls": totals["runs_with_calls"],
+                **({"totals_note": totals["totals_note"]} if totals.get("totals_note") else {}),
+                "this_run": this_run, "backend_notes": list(self.notes)}
+
+
+def _round(dollars: float | None) -> float | None:
+    return None if dollars is None else round(dollars, 6)
 
 
 @dataclass(frozen=True)
@@ -144,7 +157,7 @@ class RateResult:
 
 def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
-               max_failure_rate: float = 0.5, price_in: float | None = None, price_out: float | None = None) -> RateResult:
+               max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
@@ -200,7 +213,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
         settings = store.runs()
         done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater]).counts,
-                         _cost(r.stats, price_in, price_out)) for r in done]
+                         _cost(r.stats.prompt_tokens, r.stats.completion_tokens, price_in, price_out),
+                         _with_cost(store.run_totals(r.rater), price_in, price_out)) for r in done]
         write_table(ratings, output.file(f"ratings.{ratings_format}",
                                          "the tidy ratings table: one row per item × criterion × rater × sample"))
         summary = output.table(summarize(ratings), "summary", "mean, SD, n and failures per rater, system and criterion",
@@ -225,11 +239,17 @@ def _of_items(ratings: pd.DataFrame, items: list[Item]) -> pd.DataFrame:
     return ratings.merge(asked, on=["system", "item_id"], how="inner", sort=False).reset_index(drop=True)
 
 
-def _cost(stats: RunStats, price_in: float | None, price_out: float | None) -> float | None:
-    """Dollars of a run's calls at prices per million tokens (None without any price)."""
-    if price_in is None and price_out is None:
+def _cost(prompt_tokens: int | None, completion_tokens: int | None, price_in: float | None,
+          price_out: float | None) -> float | None:
+    """Dollars of calls' tokens at prices per million tokens (None without any price or tokens)."""
+    if (price_in is None and price_out is None) or prompt_tokens is None or completion_tokens is None:
         return None
-    return stats.prompt_tokens * (price_in or 0.0) / 1e6 + stats.completion_tokens * (price_out or 0.0) / 1e6
+    return prompt_tokens * (price_in or 0.0) / 1e6 + completion_tokens * (price_out or 0.0) / 1e6
+
+
+def _with_cost(totals: dict[str, Any], price_in: float | None, price_out: float | None) -> dict[str, Any]:
+    """A rater's totals (:meth:`judgelab.store.Store.run_totals`) with their ``cost_usd`` at these prices."""
+    return {**totals, "cost_usd": _cost(totals["prompt_tokens"], totals["completion_tokens"], price_in, price_out)}
 
 
 @dataclass(frozen=True)
@@ -325,7 +345,7 @@ def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, t
     return plans
 
 
-def finish_rate(result: RateResult, max_failure_rate: float = 0.5,
+def finish_rate(result: RateResult, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
                 show: Callable[[str], None] | None = None) -> Path | None:
     """After the outputs are shown: the HTML report (its line passed to ``show``), then
     :class:`TooManyFailures` when a judge failed too often. Returns the report's path."""

@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Sampling
 from judgelab.choices import RatingsFormat
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 from judgelab.spec import AskSettings, JudgeOptions, JudgeSpec, RunSpec
 
 __all__ = ["RunFile", "load_run_file", "RUN_FILE_KEYS", "CONNECTION_KEYS"]
@@ -67,7 +68,7 @@ class RunFile(AskSettings):
     system_field: str = "system"
     group_field: str = "group"
     all_runs: bool = False
-    max_failure_rate: float = Field(default=0.5, ge=0.0, le=1.0)
+    max_failure_rate: float = Field(default=DEFAULT_MAX_FAILURE_RATE, ge=0.0, le=1.0)
     options: JudgeOptions = JudgeOptions()
 
     @model_validator(mode="before")
@@ -195,7 +196,7 @@ def load_run_file(path: str | Path) -> RunFile:
         >>> spec = load_run_file("runs/stories.yaml")   # doctest: +SKIP
         >>> spec.run()                                  # doctest: +SKIP
     """
-    from judgelab.prompts import read_yaml
+    from judgelab.prompts.yaml_places import read_yaml
 
     path = Path(path)
     doc = read_yaml(path)

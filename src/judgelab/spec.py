@@ -138,8 +138,10 @@ class BatchOptions(BaseModel):
 
     Args:
         max_requests, max_mb: the most requests and megabytes per batch-input file (OpenAI: 50,000 and 200).
-        max_attempts: submissions of one request at most (a failed, expired or cancelled request is
-            submitted again in a new batch of only such requests, up to this many times in all).
+        max_attempts: answers that came back failed for one request in one run, at most (it is then
+            recorded as ``error`` and asked again by the next run); expired, cancelled or refused
+            batches and a kill spend none. 6: a failed line is a server error, which a live call
+            retries up to 10 times, and a further batch holds only the failed lines.
         poll_seconds: seconds between two looks at a batch's state.
         discount: the batch price's discount on ``--price-in``/``--price-out`` (OpenAI: 0.5).
         window: the completion window asked for.
@@ -153,7 +155,7 @@ class BatchOptions(BaseModel):
 
     max_requests: int = Field(default=50_000, ge=1, le=1_000_000)
     max_mb: float = Field(default=200.0, gt=0.0, le=10_000.0)
-    max_attempts: int = Field(default=3, ge=1, le=20)
+    max_attempts: int = Field(default=6, ge=1, le=20)
     poll_seconds: float = Field(default=30.0, gt=0.0, le=3600.0)
     discount: float = Field(default=0.5, ge=0.0, le=1.0)
     window: str = "24h"

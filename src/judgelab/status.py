@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["Status"]
+__all__ = ["Status", "DEFAULT_MAX_FAILURE_RATE"]
+
+#: The share of failed judgments (status other than ``ok``) above which a command that judges ends with
+#: exit status 3 (``--max-failure-rate``; :func:`judgelab.rate.check_failure_rate` applies it).
+DEFAULT_MAX_FAILURE_RATE = 0.5
 
 
 class Status(str, Enum):

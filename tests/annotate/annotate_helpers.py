@@ -5,12 +5,11 @@ import json
 import os
 import socket
 import subprocess
-
 import sys
-import time
 from pathlib import Path
 
 from conftest import one_line_error  # noqa: F401  (re-exported for the annotate tests)
+from servers import ServerProcess
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -64,38 +63,21 @@ def read_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-class Server:
-    """`judgelab annotate …` in a subprocess; parses the links it prints."""
+class Server(ServerProcess):
+    """`judgelab annotate …` in a subprocess (started and watched by :class:`servers.ServerProcess`);
+    ready when it has printed its links, which it parses into ``links``. Its stdout and stderr are
+    kept beside the ``--out`` folder."""
 
     def __init__(self, *args: str) -> None:
         self.args = args
-        self.proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", "annotate", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env())
+        log_dir = Path(args[args.index("--out") + 1]).parent
+        super().__init__([sys.executable, "-m", "judgelab.cli", "annotate", *args], log_dir,
+                         ready_line=r"^Ratings are saved", env=env(), name="judgelab annotate")
         self.links: dict[str, str] = {}
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise AssertionError(f"the server ended: {self.proc.wait()} {self.proc.stderr.read()}")
+        for line in self.stdout().splitlines():
             if line.startswith("  ") and ": http" in line:
                 label, url = line.strip().split(": ", 1)
                 self.links[label] = url
-            if line.startswith("Ratings are saved"):
-                return
-        raise AssertionError("the server did not print its links within 60 s")
-
-    def kill9(self) -> None:
-        self.proc.kill()  # SIGKILL: no shutdown, no flush
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")

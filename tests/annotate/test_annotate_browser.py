@@ -186,7 +186,7 @@ def test_two_annotators_kill_9_resume(tmp_path, browser, record_property):
         assert no_alert(browser)
     finally:
         server.stop()
-    assert server.proc.stderr.read() == ""
+    assert server.stderr() == ""
 
     rows = human_rows(store)
     assert len(rows) == 24 == len(typed)

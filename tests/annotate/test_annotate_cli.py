@@ -100,9 +100,9 @@ def test_a_second_server_on_the_same_folder_and_ctrl_c(tmp_path, items):
         other = annotate("--items", str(items), "--template", "plain-quality", "--out", str(out), "--port", "0")
         assert other.returncode == 2 and "Traceback" not in other.stderr
         server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(timeout=20) == 0
-        tail = server.proc.stdout.read()
-        assert "stopped; items rated of 4: alice 0" in tail and server.proc.stderr.read() == ""
+        assert server.wait() == 0
+        tail = server.stdout()
+        assert "stopped; items rated of 4: alice 0" in tail and server.stderr() == ""
         assert f"report: {out / 'report.html'}" in tail and (out / "report.html").stat().st_size > 0  # written on stop
     finally:
         server.stop()
@@ -132,8 +132,8 @@ def test_a_malformed_form_is_400_with_no_traceback_in_the_server_terminal(tmp_pa
                 urllib.request.urlopen(urllib.request.Request(link, data=body, method="POST"), timeout=10)
             assert answer.value.code == 400 and "no field" in answer.value.read().decode()
         server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(timeout=20) == 0
-        assert server.proc.stderr.read() == ""
+        assert server.wait() == 0
+        assert server.stderr() == ""
     finally:
         server.stop()
     db = sqlite3.connect(out / "store.sqlite")

@@ -8,12 +8,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import one_line_error, write_items
+from servers import wait_until
 
 SCRIPT = Path(sys.executable).with_name("judgelab")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason=f"the judgelab script is not installed beside {sys.executable}")
@@ -66,17 +66,19 @@ def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
                              "--base-url", stub.base_url, "--concurrency", "1", "--out", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     store = out / "store.sqlite"
-    deadline = time.time() + 60
-    done = 0
-    while time.time() < deadline and done < 3:
-        time.sleep(0.1)
+
+    def judged_three() -> int:
         try:
             db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-            done = db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
-            db.close()
+            try:
+                done = db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            finally:
+                db.close()
         except sqlite3.Error:
-            pass
-    assert done >= 3, "the run did not start"
+            return 0
+        return done if done >= 3 else 0
+
+    done = wait_until(judged_three, "three judgments recorded", procs=[proc])
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -5,10 +5,10 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 
 from conftest import run_cli, write_items
+from servers import wait_until
 
 
 def rate_args(items, base_url, out, *extra):
@@ -40,18 +40,16 @@ def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
     proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *rate_args(items, stub.base_url, out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = out / "store.sqlite"
-    deadline = time.time() + 60
-    recorded = 0
-    while time.time() < deadline:
-        if db.exists():
-            try:
-                with sqlite3.connect(db) as con:
-                    recorded = con.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
-            except sqlite3.OperationalError:
-                recorded = 0
-            if recorded >= 40 * 4 * 3 // 3:
-                break
-        time.sleep(0.02)
+
+    def recorded_a_third() -> int:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+                recorded = con.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+        return recorded if recorded >= 40 * 4 * 3 // 3 else 0
+
+    recorded = wait_until(recorded_a_third, "a third of the judgments recorded", procs=[proc])
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 0 < recorded < 480, recorded

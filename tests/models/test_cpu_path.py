@@ -50,6 +50,22 @@ def test_verdict_falls_back_to_plain_buffers_and_is_cached(cache, tmp_path):
     assert first.key in stored and local.llama_cpp_version() in first.key
 
 
+def test_a_probe_that_fails_cleanly_is_not_a_verdict_for_the_machine(cache, tmp_path):
+    """A model file llama.cpp cannot load ends the probe with status 1: plain buffers for that load,
+    but nothing cached (the verdict would hold for every model on the machine)."""
+    calls = []
+
+    def failing_probe(path):
+        calls.append(path)
+        return local.run_probe(path, code="import sys\nsys.exit('Failed to load model from file')\n")
+
+    first = local.choose_cpu_path(tmp_path / "bad.gguf", probe=failing_probe)
+    assert first.repack is False and first.reason.endswith("; not cached") and "status 1" in first.reason
+    assert not (cache / "llama-cpu-path.json").exists()
+    second = local.choose_cpu_path(tmp_path / "good.gguf", probe=lambda p: (True, "probe passed"))
+    assert second.repack is True and len(calls) == 1
+
+
 def test_a_new_llama_cpp_version_probes_again(cache, tmp_path, monkeypatch):
     local.choose_cpu_path(tmp_path / "m.gguf", probe=lambda p: (True, "probe passed"))
     monkeypatch.setattr(local, "llama_cpp_version", lambda: "99.0.0")

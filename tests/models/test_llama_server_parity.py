@@ -1,5 +1,7 @@
 """The same GGUF gives the same log-probability scores through ``--judge local`` and through a real
-OpenAI-compatible llama.cpp server (llama-cpp-python's own, ``python -m llama_cpp.server``).
+OpenAI-compatible llama.cpp server (llama-cpp-python's own, started by ``python -m judgelab.llama_server``:
+``llama_cpp.server`` with its model loaded on the embedded judge's CPU path, so a CPU whose AMX path
+crashes llama.cpp runs it too; a server that dies fails the test at once with its stderr).
 
 Gemma's tokenizer spells " 4" as " " + "4": after "Answer:" the next token is mostly a bare space,
 and reading the labels there gave ``no_label_mass`` for every judgment through the API. The OpenAI
@@ -17,42 +19,24 @@ under test.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
-from conftest import free_port
+from servers import ServerProcess, serve_command
 
 pytestmark = pytest.mark.slow
 
-
-def _start_server(model: str, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "4096", "--n_batch", "64", "--n_ubatch", "64",
-                             "--n_threads", "2", "--verbose", "false"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {proc.stderr.read()[-500:]}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    pytest.fail("llama_cpp.server did not start")
+#: The launcher's first line: where it listens and the llama.cpp CPU path its model was loaded on.
+SERVING = r"at http://127\.0\.0\.1:(\d+)/v1; llama\.cpp CPU path: (.+?) — (.*)$"
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+def _start_server(model: str, port: int, log_dir) -> ServerProcess:
+    """``python -m judgelab.llama_server`` (llama_cpp.server on the CPU-safe path) on ``port`` (0: a free one),
+    ready when ``/v1/models`` answers; a server that dies fails the test at once with its stderr."""
+    return ServerProcess(serve_command("--model", model, "--port", str(port), "--n_ctx", "4096", "--n_batch", "64",
+                                       "--n_ubatch", "64", "--n_threads", "2", "--verbose", "false"),
+                         log_dir, ready_line=SERVING, ready_url=lambda m: f"http://127.0.0.1:{m.group(1)}/v1/models",
+                         name="python -m judgelab.llama_server")
 
 
 def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
@@ -78,24 +62,25 @@ def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
             out.append(expected_score(response.choices[0].tokens[0][2], (1, 5))[0])
         return out
 
-    port = free_port()
-
     async def api_scores() -> tuple[list[float | None], OpenAIBackend]:
+        server = await asyncio.to_thread(_start_server, model, 0, tmp_path)  # a free port, kept by the restarts
+        port = int(server.ready_match.group(1))
         api = OpenAIBackend(model="gemma", base_url=f"http://127.0.0.1:{port}/v1", style="completion", concurrency=1, max_retries=2)
         out = []
         try:
-            server = await asyncio.to_thread(_start_server, model, port)
+            # the server loaded its model on the embedded judge's CPU path (the one that is safe here)
+            assert server.ready_match.group(2) == local.cpu_path.name, (server.ready_match.group(0), local.cpu_path)
             warm = JudgeRequest(messages=(("user", template.render("likability", {"text": items[0].text})),),
                                 sampling=Sampling(), score_cue=template.logprob_cue)
-            await api.complete(warm)  # the backend learns the tokenizer's habit once
+            await server.watch(api.complete(warm))  # the backend learns the tokenizer's habit once
             assert api.space_before_label is True
             for request in requests:
-                await asyncio.to_thread(_stop, server)
-                server = await asyncio.to_thread(_start_server, model, port)
-                response = await api.complete(request)
+                await asyncio.to_thread(server.stop)
+                server = await asyncio.to_thread(_start_server, model, port, tmp_path)
+                response = await server.watch(api.complete(request))
                 out.append(expected_score(response.choices[0].tokens[0][2], (1, 5))[0])
-            await asyncio.to_thread(_stop, server)
         finally:
+            await asyncio.to_thread(server.stop)
             await api.aclose()
         return out, api
 

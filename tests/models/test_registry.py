@@ -219,7 +219,9 @@ def test_a_backend_defined_in_a_test_is_one_class_and_one_registration_usable_fr
     again = run_cli("rate", "--items", str(items), "--template", "plain-quality", "--judge", "shout-test-double:4",
                     "--samples", "1", "--quiet", "--out", str(out))
     assert again.returncode == 0, again.stderr
-    assert json.loads((out / "run.json").read_text())["runs"][0]["calls_made"] == 0  # the ledger answers a resume
+    resumed = json.loads((out / "run.json").read_text())["runs"][0]
+    assert resumed["this_run"]["calls_made"] == 0  # the ledger answers a resume
+    assert resumed["calls_made"] == len(ratings)  # the calls that made the judgments stay counted
 
     refused = run_cli("rate", "--items", str(items), "--judge", "shout-test-double:loud", "--out", str(tmp_path / "x"))
     assert refused.returncode == 2 and "needs a score" in refused.stderr

@@ -6,92 +6,30 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import free_port, run_cli, write_items
-
-COLUMNS = ["item_id", "system", "criterion", "sample", "score", "status", "raw"]
-
-
-class BatchStub:
-    """The stub in a subprocess with its batch modes; restartable on the same port and state folder."""
-
-    def __init__(self, folder: Path, *args: str, port: int | None = None) -> None:
-        self.folder = folder
-        self.port = port or free_port()
-        self.state = folder / "state"
-        self.log = folder / "answered.jsonl"
-        self.args = args
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(self.port), "--state-dir",
-             str(self.state), "--log", str(self.log), *self.args], stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout.readline().startswith("PORT")
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-    def submitted(self) -> Counter:
-        path = self.state / "submitted.jsonl"
-        return Counter(json.loads(l)["key"] for l in path.read_text().splitlines()) if path.exists() else Counter()
-
-    def answered(self) -> Counter:
-        return Counter(json.loads(l)["key"] for l in self.log.read_text().splitlines()) if self.log.exists() else Counter()
-
-    def error_lines(self) -> int:
-        """Requests the stub's batches reported failed or expired (lines of their error files)."""
-        state = json.loads((self.state / "state.json").read_text())
-        return sum(len((self.state / "files" / b["error_file_id"]).read_text().splitlines())
-                   for b in state["batches"].values() if b.get("error_file_id"))
+from batch_stub import BATCH, kill_when, provider_batch_ids, rate_args, ratings_of, start_rate, stub_maker
+from conftest import run_cli, write_items
+from servers import wait_until
 
 
 @pytest.fixture
 def stubs(tmp_path):
-    made = []
-
-    def make(name: str, *args: str) -> BatchStub:
-        folder = tmp_path / name
-        folder.mkdir()
-        stub = BatchStub(folder, *args)
-        made.append(stub)
-        return stub
-
-    yield make
-    for stub in made:
-        if stub.proc.poll() is None:
-            stub.stop()
-
-
-def _ratings(folder: Path) -> pd.DataFrame:
-    df = pd.read_csv(folder / "ratings.csv", dtype={"item_id": str})
-    return df[COLUMNS].sort_values(["system", "item_id", "criterion", "sample"]).reset_index(drop=True)
-
-
-def _args(items: Path, url: str, out: Path, *extra: str) -> list[str]:
-    return ["rate", "--items", str(items), "--judge", f"openai:m@{url}", "--samples", "1", "--out", str(out), "--quiet",
-            *extra]
-
-
-BATCH = ("--execution", "batch", "--batch-poll", "0.05")
+    yield from stub_maker(tmp_path)
 
 
 def test_2000_requests_with_failures_and_a_half_expired_batch_complete_every_judgment(tmp_path, stubs):
     items = write_items(tmp_path / "items.jsonl", 500)  # × 4 criteria = 2,000 requests
     live_stub = stubs("live")
     live = tmp_path / "live"
-    assert run_cli(*_args(items, live_stub.base_url, live)).returncode == 0
+    assert run_cli(*rate_args(items, live_stub.base_url, live)).returncode == 0
 
     stub = stubs("batch", "--batch-fail-rate", "0.1", "--batch-expire-first", "--batch-seconds", "0.3")
     out = tmp_path / "batch"
-    result = run_cli(*_args(items, stub.base_url, out, *BATCH, "--batch-max-requests", "800", "--batch-max-attempts", "8"))
+    result = run_cli(*rate_args(items, stub.base_url, out, *BATCH, "--batch-max-requests", "800", "--batch-max-attempts", "8"))
     assert result.returncode == 0, result.stderr
     text = result.stdout.replace("\n", " ")
     assert "new statuses: ok 2000" in text and "calls made 2000, cache hits 0" in text
@@ -100,47 +38,35 @@ def test_2000_requests_with_failures_and_a_half_expired_batch_complete_every_jud
     submitted = stub.submitted()
     resubmitted = sum(submitted.values()) - 2000
     assert resubmitted == stub.error_lines() >= 400 + 100  # only failed or expired requests were submitted again
-    assert f"({resubmitted} again after failing or expiring)" in text
-    pd.testing.assert_frame_equal(_ratings(out), _ratings(live))
-    again = run_cli(*_args(items, stub.base_url, out, *BATCH))  # nothing left: no batch, no call
+    assert f"({resubmitted} again after no answer)" in text
+    pd.testing.assert_frame_equal(ratings_of(out), ratings_of(live))
+    again = run_cli(*rate_args(items, stub.base_url, out, *BATCH))  # nothing left: no batch, no call
     assert again.returncode == 0 and "calls made 0" in again.stdout and sum(stub.submitted().values()) == 2000 + resubmitted
-
-
-def _provider_batch_ids(store: Path) -> list[str]:
-    if not store.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
-            return [r[0] for r in db.execute("SELECT provider_batch FROM batches WHERE provider_batch IS NOT NULL")]
-    except sqlite3.OperationalError:
-        return []
 
 
 def test_kill_9_while_polling_then_rerun_submits_nothing_twice(tmp_path, stubs):
     items = write_items(tmp_path / "items.jsonl", 60)
     live_stub = stubs("live")
-    assert run_cli(*_args(items, live_stub.base_url, tmp_path / "live")).returncode == 0
+    assert run_cli(*rate_args(items, live_stub.base_url, tmp_path / "live")).returncode == 0
     stub = stubs("batch", "--batch-seconds", "3")
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH,
+    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *rate_args(items, stub.base_url, out, *BATCH,
                                                                          "--batch-max-requests", "100")],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(_provider_batch_ids(out / "store.sqlite")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(provider_batch_ids(out / "store.sqlite")) >= 3, "three batches submitted", procs=[proc])
     time.sleep(0.3)  # polling now
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert len(_provider_batch_ids(out / "store.sqlite")) == 3 and not (out / "ratings.csv").exists()
+    assert len(provider_batch_ids(out / "store.sqlite")) == 3 and not (out / "ratings.csv").exists()
     assert sum(stub.submitted().values()) == 240
 
-    rerun = run_cli(*_args(items, stub.base_url, out, *BATCH))
+    rerun = run_cli(*rate_args(items, stub.base_url, out, *BATCH))
     assert rerun.returncode == 0, rerun.stderr
     assert "new statuses: ok 240" in rerun.stdout and "3 resumed" in rerun.stdout
     assert set(stub.submitted().values()) == {1} and len(stub.submitted()) == 240  # nothing submitted twice
     assert set(stub.answered().values()) == {1}
-    pd.testing.assert_frame_equal(_ratings(out), _ratings(tmp_path / "live"))
+    pd.testing.assert_frame_equal(ratings_of(out), ratings_of(tmp_path / "live"))
 
 
 def test_a_server_restart_mid_poll_is_waited_out(tmp_path, stubs):
@@ -148,11 +74,9 @@ def test_a_server_restart_mid_poll_is_waited_out(tmp_path, stubs):
     stub = stubs("batch", "--batch-seconds", "2")
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
+    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *rate_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: provider_batch_ids(out / "store.sqlite"), "a batch submitted", procs=[proc])
     stub.stop()  # the server goes away mid-poll …
     time.sleep(1.0)
     stub.start()  # … and comes back with its batches
@@ -186,7 +110,7 @@ def test_a_batch_created_just_before_a_kill_is_found_not_created_again(tmp_path,
                         endpoint=stub.base_url, detail={"url": "/v1/chat/completions"})
         store.update_batch("b-000000000001", state="uploaded", provider_file=file.id)
         store.update_batch(exported.batch, state="done")
-    rerun = run_cli(*_args(items_path, stub.base_url, out, *BATCH))
+    rerun = run_cli(*rate_args(items_path, stub.base_url, out, *BATCH))
     assert rerun.returncode == 0, rerun.stderr
     assert "0 created, 1 resumed" in rerun.stdout and "new statuses: ok 20" in rerun.stdout
     assert set(stub.submitted().values()) == {1} and len(stub.submitted()) == 20
@@ -194,7 +118,7 @@ def test_a_batch_created_just_before_a_kill_is_found_not_created_again(tmp_path,
 
 def test_dry_run_shows_the_batch_plan_at_the_batch_price(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 30)
-    r = run_cli(*_args(items, "http://127.0.0.1:9/v1", tmp_path / "o", "--execution", "batch", "--dry-run",
+    r = run_cli(*rate_args(items, "http://127.0.0.1:9/v1", tmp_path / "o", "--execution", "batch", "--dry-run",
                        "--batch-max-requests", "50", "--price-in", "1", "--price-out", "2"))
     assert r.returncode == 0, r.stderr
     line = next(l for l in r.stdout.splitlines() if l.startswith("batch plan:"))
@@ -212,28 +136,24 @@ def test_a_judge_without_a_batch_api_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "o").exists()  # refused before any work
 
 
-def test_cancel_then_rerun_records_what_the_batch_finished(tmp_path, stubs):
+def test_cancel_then_rerun_records_what_the_batch_finished_and_asks_the_rest_again(tmp_path, stubs):
     items = write_items(tmp_path / "items.jsonl", 25)
     stub = stubs("batch", "--batch-seconds", "4")
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _provider_batch_ids(out / "store.sqlite") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc = start_rate(rate_args(items, stub.base_url, out, *BATCH))
+    kill_when(proc, lambda: provider_batch_ids(out / "store.sqlite"), "a batch submitted", then=0.0)
     time.sleep(1.0)  # about a quarter done
     cancelled = run_cli("batch", "cancel", str(out))
     assert cancelled.returncode == 0 and "cancelling" in cancelled.stdout, cancelled.stderr
     assert " openai submitted: 100 requests" in run_cli("batch", "list", str(out)).stdout
-    rerun = run_cli(*_args(items, stub.base_url, out, *BATCH, "--batch-max-attempts", "1", "--max-failure-rate", "1"))
+    # a cancelled batch spends no attempt: even with one attempt each, the requests it did not run are asked again
+    rerun = run_cli(*rate_args(items, stub.base_url, out, *BATCH, "--batch-max-attempts", "1"))
     assert rerun.returncode == 0, rerun.stderr
-    statuses = pd.read_csv(out / "ratings.csv")["status"].value_counts().to_dict()
-    assert 0 < statuses.get("ok", 0) < 100 and statuses.get("ok", 0) + statuses.get("error", 0) == 100
-    assert set(stub.submitted().values()) == {1}  # the cancelled requests were not submitted again (limit 1)
-    assert "openai cancelled: 100 requests" in run_cli("batch", "list", str(out)).stdout
+    assert "new statuses: ok 100" in rerun.stdout
+    again = {k for k, n in stub.submitted().items() if n == 2}
+    assert 0 < len(again) < 100 and again == set(stub.unanswered()) and stub.paid_once()
+    listed = run_cli("batch", "list", str(out)).stdout
+    assert "openai cancelled: 100 requests" in listed and f"openai done: {len(again)} requests" in listed
 
 
 def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stubs):
@@ -241,18 +161,16 @@ def test_kill_9_while_downloading_then_rerun_submits_nothing_twice(tmp_path, stu
     stub = stubs("batch", "--batch-seconds", "0.2", "--download-delay", "3")
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *_args(items, stub.base_url, out, *BATCH)],
+    proc = subprocess.Popen([sys.executable, "-m", "judgelab.cli", *rate_args(items, stub.base_url, out, *BATCH)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not stub.answered() and time.monotonic() < deadline:  # the batch is complete: the download has begun
-        time.sleep(0.05)
+    wait_until(stub.answered, "the batch complete (the download begins)", procs=[proc])
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True) as db:
         assert db.execute("SELECT state FROM batches").fetchall() == [("submitted",)]  # killed before recording
         assert db.execute("SELECT COUNT(*) FROM calls").fetchone() == (0,)
-    rerun = run_cli(*_args(items, stub.base_url, out, *BATCH))
+    rerun = run_cli(*rate_args(items, stub.base_url, out, *BATCH))
     assert rerun.returncode == 0, rerun.stderr
     assert "new statuses: ok 120" in rerun.stdout and "0 created, 1 resumed" in rerun.stdout
     assert set(stub.submitted().values()) == {1} and set(stub.answered().values()) == {1}

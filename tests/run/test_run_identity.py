@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import judgelab_cmd, write_items
+from servers import wait_until
 from judgelab.errors import JudgelabError
 from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.prompts import load_template
@@ -133,19 +136,43 @@ def test_the_api_key_never_reaches_the_manifest_or_store(tmp_path, stub_factory)
 
 
 def test_two_processes_on_one_store_pay_for_no_call_twice(tmp_path, stub_factory):
-    stub = stub_factory(latency=0.2)
+    """Both start at once; whichever takes the lock is paused (SIGSTOP) while it holds it, so the other
+    is refused however the two are scheduled on a loaded machine, then the holder finishes."""
+    stub = stub_factory(latency=0.05)
     items = write_items(tmp_path / "items.jsonl", 30)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "judgelab.cli", "rate", "--items", str(items), "--criteria", "grammaticality",
            "--judge", "openai:m", "--base-url", stub.base_url, "--concurrency", "2", "--out", str(out), "--quiet"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    results = [(p.communicate(timeout=120)[1], p.returncode) for p in procs]
-    codes = sorted(code for _, code in results)
-    assert codes == [0, 2], results
-    refused = next(err for err, code in results if code == 2)
-    assert "is in use by judgelab process" in refused and len(refused.strip().splitlines()) == 1
+    procs = {p.pid: p for p in (subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                for _ in range(2))}
+    try:
+        holder = _lock_holder(out / "store.sqlite.lock", procs)
+        os.kill(holder, signal.SIGSTOP)  # it keeps the lock until the other has been refused
+        try:
+            (other,) = [p for pid, p in procs.items() if pid != holder]
+            refused = other.communicate(timeout=120)[1]
+        finally:
+            os.kill(holder, signal.SIGCONT)
+        _, err = procs[holder].communicate(timeout=120)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+    assert procs[holder].returncode == 0, err
+    assert other.returncode == 2 and len(refused.strip().splitlines()) == 1, refused
+    assert f"is in use by judgelab process {holder} (" in refused  # the holder, by its pid (docs/runs-and-stores.md)
     keys = stub.answered()
     assert len(keys) == len(set(keys)) == 30  # every call paid once
+
+
+def _lock_holder(lock_file, procs: dict[int, subprocess.Popen]) -> int:
+    """The pid the store's lock file names once one of ``procs`` holds the lock."""
+    def holder() -> int:
+        text = lock_file.read_text(encoding="utf-8") if lock_file.exists() else ""
+        pid = int(text.split()[2]) if text.endswith("\n") and text.startswith("judgelab process ") else 0
+        return pid if pid in procs else 0
+
+    return wait_until(holder, "one process holding the store's lock", procs=list(procs.values()))
 
 
 def test_export_opens_read_only_and_refuses_foreign_files(tmp_path):

@@ -108,7 +108,7 @@ def cancel_command(
     api_key: str = typer.Option(None, "--api-key", help="the provider's key (default: $OPENAI_API_KEY)"),
 ) -> None:
     """Ask the provider to cancel a store's open batches; the next run records what they finished."""
-    from judgelab.run.provider_batch import cancel_batches
+    from judgelab.run.provider_api import cancel_batches
 
     for record, status in cancel_batches(out, batch, api_key):
         typer.echo(f"{record.id} (provider {record.provider_batch}): {status}")

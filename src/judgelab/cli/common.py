@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from judgelab.choices import Style, TokenParam, Transport
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 
 if TYPE_CHECKING:
     from judgelab.spec import JudgeOptions
@@ -88,7 +89,7 @@ ApiKeyOpt = typer.Option(None, "--api-key", help="API key of openai judges (defa
 StyleOpt = typer.Option("chat", "--style", help="chat | completion requests (openai judge)")
 ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M); same as --judge local:PATH")
 ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
-MaxFailureRateOpt = typer.Option(0.5, "--max-failure-rate", min=0.0, max=1.0,
+MaxFailureRateOpt = typer.Option(DEFAULT_MAX_FAILURE_RATE, "--max-failure-rate", min=0.0, max=1.0,
                                  help="exit with status 3 when more than this share of judgments failed")
 MaxTokensParamOpt = typer.Option("auto", "--max-tokens-param",
                                  help="auto | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")

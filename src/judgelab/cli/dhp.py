@@ -21,6 +21,7 @@ from judgelab.cli.common import (
     DryRunOpt,
     PriceInOpt,
     PriceOutOpt,
+    ScoreOpt,
     judge_options,
     judge_specs,
     IdFieldOpt,
@@ -28,7 +29,7 @@ from judgelab.cli.common import (
     ContextFieldOpt,
     QuietOpt,
 )
-from judgelab.choices import Style
+from judgelab.choices import Score, Style
 from judgelab.errors import JudgelabError
 
 
@@ -72,6 +73,7 @@ def dhp(
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="references: the first N of --items, each with all its perturbed copies"),
     seed: int = typer.Option(0, "--seed", help="seed of the rule-based perturbations (the same seed gives the same copies)"),
     samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0, 1 to 128 (default 5; 1 for log-probability scoring)"),
+    score: Optional[Score] = ScoreOpt,
     expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation (JSON or CSV)"),
     perturbed: Optional[Path] = typer.Option(None, "--perturbed", help="reuse a stored perturbed set (perturbed.jsonl)"),
     exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of Wilson's statistic"),
@@ -99,12 +101,12 @@ def dhp(
     if dry_run:
         from judgelab.cli.common import show_plans
 
-        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out)
+        plan = plan_dhp(task, specs, data, fields, n_items, seed, generator, perturbed, samples, defaults, out, score)
         show_plans(plan.judges, price_in, price_out, plan.later)
         return
     try:
         result = run_dhp(task, specs, out, data, fields, n_items, seed, expert_weights, generator, perturbed, samples, defaults,
-                         exact, progress=not quiet, max_failure_rate=max_failure_rate)
+                         exact, progress=not quiet, max_failure_rate=max_failure_rate, score=score)
     except JudgelabError as exc:  # nothing to analyse: show why (the judges' failures) before the one error line
         from judgelab.report.terminal import console
 

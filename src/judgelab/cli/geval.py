@@ -14,6 +14,7 @@ from judgelab.cli.common import (
     DryRunOpt,
     JudgeOpt,
     QuietOpt,
+    MaxFailureRateOpt,
     PriceInOpt,
     PriceOutOpt,
     ScoreOpt,
@@ -41,7 +42,7 @@ def recipe_geval(
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/geval"), "--out", help="output folder: correlations, ratings, "
                              "README.md, run.json, store.sqlite, report.html"),
-    quiet: bool = QuietOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Summary-level and system-level Spearman/Kendall of judges against SummEval's or Topical-Chat's human means (G-Eval)."""
@@ -58,7 +59,8 @@ def recipe_geval(
         show_plans(plan.judges, price_in, price_out, plan.later)
         return
     run_geval(data, out, judges, dataset=dataset, n_items=n_items, score=score, samples=samples, n_resamples=n_resamples,
-              seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay())
+              seed=seed, options=defaults, progress=not quiet, display=TerminalDisplay(),
+              max_failure_rate=max_failure_rate)
 
 
 def _data(dataset: Optional[str], items: Optional[Path]) -> "str | Path":

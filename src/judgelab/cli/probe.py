@@ -86,9 +86,14 @@ def padding(
         plan = plan_padding(items, template, specs, out=out, **kwargs)  # type: ignore[arg-type]
         show_plans(plan.judges, price_in, price_out, plan.later)
         return
-    result = run_padding(items, template, specs, out, progress=not quiet, max_failure_rate=max_failure_rate,
-                         **kwargs)  # type: ignore[arg-type]
-    for line in result.messages:
+    try:
+        result = run_padding(items, template, specs, out, progress=not quiet, max_failure_rate=max_failure_rate,
+                             **kwargs)  # type: ignore[arg-type]
+    except JudgelabError as exc:  # too many failures: their counts and examples before the one error line
+        for line in getattr(exc, "details", ()):
+            print(f"judgelab: {line}", file=sys.stderr)
+        raise
+    for line in (*result.messages, *result.failures):
         print(f"judgelab: {line}", file=sys.stderr)
     for line in result.report.lines():
         print(f"judgelab: {line}", file=sys.stderr)

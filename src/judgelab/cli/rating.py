@@ -86,8 +86,8 @@ def rate(
                                         "about half the price, hours not minutes; resumable; docs/at-scale.md)"),
     batch_max_requests: int = typer.Option(50_000, "--batch-max-requests", min=1, help="most requests per batch file"),
     batch_max_mb: float = typer.Option(200.0, "--batch-max-mb", min=0.001, help="most megabytes per batch file"),
-    batch_max_attempts: int = typer.Option(3, "--batch-max-attempts", min=1, max=20,
-                                           help="submissions of a request at most (failed, expired or cancelled ones are submitted again)"),
+    batch_max_attempts: int = typer.Option(6, "--batch-max-attempts", min=1, max=20,
+                                           help="failed answers per request and run at most (expired, cancelled or refused batches spend none; docs/at-scale.md)"),
     batch_poll: float = typer.Option(30.0, "--batch-poll", min=0.01, help="seconds between two looks at a batch"),
     batch_discount: float = typer.Option(0.5, "--batch-discount", min=0.0, max=1.0,
                                          help="the batch price's discount on --price-in/--price-out (OpenAI: 0.5)"),
@@ -159,8 +159,9 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         console.print(stats_line(run.stats))
         if run.stats.batches:
             b = run.stats.batches
-            console.print(f"batches: {b['batches']} created, {b['resumed']} resumed; {b['submitted']} requests submitted "
-                          f"({b['resubmitted']} again after failing or expiring), {b['answered']} answered, "
+            ended = "".join(f", {b[k]} {k}" for k in ("refused", "lost") if b.get(k))
+            console.print(f"batches: {b['batches']} created, {b['resumed']} resumed{ended}; {b['submitted']} requests "
+                          f"submitted ({b['resubmitted']} again after no answer), {b['answered']} answered, "
                           f"{b['gave_up']} without an answer")
         if run.cost_usd is not None:
             console.print(f"cost of the calls made: ${run.cost_usd:.4f} (at --price-in/--price-out per 1M tokens)")

@@ -17,6 +17,7 @@ from judgelab.cli.common import (
     JudgeSpecOpt,
     ScoreOpt,
     DryRunOpt,
+    MaxFailureRateOpt,
     PriceInOpt,
     PriceOutOpt,
     judge_options,
@@ -116,7 +117,7 @@ def recipe_chiang_lee(
     score: Optional[Score] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
-    quiet: bool = QuietOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
@@ -130,7 +131,7 @@ def recipe_chiang_lee(
                                                  defaults, out), price_in, price_out))
         return
     run_chiang_lee(stories, out, judge, n_items, human, adversarial, variance, samples, score, fields,
-                   options=defaults, progress=not quiet, display=TerminalDisplay())
+                   options=defaults, progress=not quiet, display=TerminalDisplay(), max_failure_rate=max_failure_rate)
 
 
 @recipe_app.command("hanna")
@@ -146,7 +147,7 @@ def recipe_hanna(
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
-    quiet: bool = QuietOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
@@ -161,7 +162,7 @@ def recipe_hanna(
         show_plans(*_with_prices(plan_hanna(stories, judge, n_items, eps, samples, score, defaults, out), price_in, price_out))
         return
     run_hanna(stories, out, judge, n_items, eps, samples, score, human, options=defaults, progress=not quiet,
-              display=TerminalDisplay())
+              display=TerminalDisplay(), max_failure_rate=max_failure_rate)
 
 
 @recipe_app.command("nle")
@@ -182,7 +183,7 @@ def recipe_nle(
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/nle"), "--out", help=OUT_HELP),
-    quiet: bool = QuietOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt,
 ) -> None:
     """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
@@ -195,7 +196,7 @@ def recipe_nle(
         return
     run_nle(dataset, data, out, judge, human, n_items, samples, per_delta, seed, dynamic, price_in, price_out, retrieval,
             options=judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), progress=not quiet,
-            human_comparisons=human_comparisons, display=TerminalDisplay())
+            human_comparisons=human_comparisons, display=TerminalDisplay(), max_failure_rate=max_failure_rate)
 
 
 @app.command(rich_help_panel=STUDIES)
@@ -237,26 +238,20 @@ def pairwise(
     seed: int = typer.Option(0, "--seed", help="seed of the pairs drawn per score gap"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out", help=OUT_HELP),
-    quiet: bool = QuietOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
-    from judgelab.output import OutputFolder
-    from judgelab.recipes.nle import load_human_scores, load_nle_items, pairwise_study, plan_nle
-    from judgelab.store import Store
+    from judgelab.recipes.nle import plan_nle, run_pairwise
 
     if dry_run:
         show_plans(*_with_prices(plan_nle(dataset, data, judge, human, n_items, per_delta=per_delta, seed=seed, dynamic=False,
                                           options=judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency),
                                           out=out, pairwise_only=True), price_in, price_out))
         return
-
-    items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
-    output = OutputFolder(out, f"pairwise comparison: {dataset}", command="pairwise", display=TerminalDisplay())
-    with Store(out / "store.sqlite") as store:
-        pairwise_study(items, load_human_scores(human), dataset, judge, store, f"{judge}@nle-{dataset}", per_delta, seed, output,
-                       judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, human_comparisons)
-    output.finish()
+    run_pairwise(dataset, data, human, out, judge, n_items, per_delta, seed, human_comparisons,
+                 judge_options(base_url=base_url, api_key=api_key, concurrency=concurrency), not quiet, TerminalDisplay(),
+                 max_failure_rate)
 
 
 @recipe_app.command("user-study")

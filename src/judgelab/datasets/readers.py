@@ -25,7 +25,10 @@ import math
 import numbers
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, TypeGuard
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from judgelab.errors import JudgelabError
 
@@ -224,7 +227,7 @@ def read_records(path: str | Path) -> Records:
     raise JudgelabError(f"{path}: unknown file type {suffix!r}; use .jsonl, .json or .csv")
 
 
-def is_frame(value: Any) -> bool:
+def is_frame(value: Any) -> "TypeGuard[pd.DataFrame]":
     """Whether ``value`` is a pandas DataFrame (checked without importing pandas)."""
     return any(c.__name__ == "DataFrame" and c.__module__.startswith("pandas") for c in type(value).__mro__)
 

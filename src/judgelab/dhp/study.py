@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from judgelab.choices import Score
 from judgelab.datasets.dhp_sources import demo_set, load_reference_items
 from judgelab.datasets.items import FieldMap
 from judgelab.dhp.analysis import DhpReport, analyze, load_votes, perturbation_table, report_json, summary_table
@@ -27,7 +28,7 @@ from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
 from judgelab.rate import StudyPlan, check_failure_rate, failure_lines
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
 __all__ = ["run_dhp", "run_demo", "plan_dhp", "DhpResult", "dhp_analyze_file", "write_reports", "check_run_options"]
 
@@ -74,7 +75,7 @@ class DhpResult:
     ratings: pd.DataFrame
     raters: tuple[str, ...]
     messages: tuple[str, ...] = ()
-    max_failure_rate: float = 0.5
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
     files: dict[str, Path] = field(default_factory=dict)
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -108,12 +109,14 @@ def check_run_options(samples: int | None = None, n_items: int | None = None) ->
         raise JudgelabError(f"--n-items must be at least 1, not {n_items}")
 
 
-def _judge_spec(task, judge: str, samples: int | None, options: JudgeOptions | None) -> RunSpec:
+def _judge_spec(task, judge: str, samples: int | None, options: JudgeOptions | None, score: Score | None = None) -> RunSpec:
     """A DHP judge's run: the task's rubric at temperature 0, each text rated ``samples`` times and
-    averaged (appendix D); one deterministic sample with log-probability scoring."""
+    averaged (appendix D); one deterministic sample with log-probability scoring. ``score`` ``None`` is
+    the judge's default (``RunSpec(score="auto")``: log-probabilities for the embedded judge)."""
     return RunSpec(judge=JudgeSpec.of(judge, options), template=task.template.name,
                    samples=DEFAULT_SAMPLES if samples is None else samples,
-                   sampling=Sampling(temperature=0.0, max_tokens=16), label="{model}@dhp-" + task.name)
+                   sampling=Sampling(temperature=0.0, max_tokens=16), score=score or "auto",
+                   label="{model}@dhp-" + task.name)
 
 
 def _texts(task, data, fields, n_items, seed, perturbed, generator, options, store):
@@ -143,7 +146,8 @@ def _texts(task, data, fields, n_items, seed, perturbed, generator, options, sto
 def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = None, fields: FieldMap = FieldMap(),
             n_items: int | None = None, seed: int = 0, votes_path: Path | None = None, generator: str | None = None,
             perturbed: Path | None = None, samples: int | None = None, options: JudgeOptions | None = None,
-            exact: bool = False, progress: bool = True, max_failure_rate: float = 0.5) -> DhpResult:
+            exact: bool = False, progress: bool = True, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+            score: Score | None = None) -> DhpResult:
     """Run the DHP benchmark (Wang et al. 2024, §3): perturb references, judge originals and copies
     with every judge, test and score discernment, and write everything into ``out``.
 
@@ -163,6 +167,9 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         exact: combine with the asymptotically exact HMP instead of Wilson's statistic.
         progress: progress bars on stderr.
         max_failure_rate: checked by :meth:`DhpResult.finish`.
+        score: ``parsed`` (read the rating from the answer) or ``logprob`` (the expected rating under the
+            next-token distribution, as ``judgelab demo`` scores; through an OpenAI-compatible server best with
+            ``style="completion"`` in ``options``); ``None``: the judge's default (logprob for the embedded judge).
 
     Returns:
         :class:`DhpResult`; its reports carry ``notes`` when a perturbation has too few pairs for D to exceed 1.
@@ -175,7 +182,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
     check_run_options(samples, n_items)
     task = load_task(task_name)
     votes = load_votes(votes_path, task) if votes_path else None
-    specs = [_judge_spec(task, judge, samples, options) for judge in judges]  # a malformed judge fails before any work
+    specs = [_judge_spec(task, judge, samples, options, score) for judge in judges]  # a malformed judge fails before any work
     with Store(output_folder(out) / "store.sqlite") as store, \
             OutputFolder(out, f"DHP discernment benchmark: {task.name}", command="dhp") as output:
         items, report, messages, _ = _texts(task, data, fields, n_items, seed, perturbed, generator, options, store)
@@ -192,7 +199,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         except JudgelabError as exc:
             # nothing could be analysed, e.g. because a judge never answered: the ratings are written (to
             # look at), and the error carries the failure counts and examples (``details``) for the command line
-            output.finish([f"no discernment analysis: {exc}"], runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+            output.finish([f"no discernment analysis: {exc}"], runs=[{"rater": r, "settings": runs.get(r), **store.run_totals(r)} for r in raters],
                           extra={"task": task.name, "texts": len(items)}, report=False)
             details = [line for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater])]
             try:
@@ -204,7 +211,7 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
             raise
         write_reports(reports, ratings, task, output)
         output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
-                      runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+                      runs=[{"rater": r, "settings": runs.get(r), **store.run_totals(r)} for r in raters],
                       extra={"task": task.name, "texts": len(items)}, report=False)
     return DhpResult(out, task, reports, ratings, tuple(raters), tuple(messages), max_failure_rate)
 
@@ -232,7 +239,7 @@ def run_demo(n_items: int = 8, out: Path = Path("judgelab-runs/demo"), judge: st
 def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields: FieldMap = FieldMap(),
              n_items: int | None = None, seed: int = 0, generator: str | None = None, perturbed: Path | None = None,
              samples: int | None = None, options: JudgeOptions | None = None,
-             out: Path | None = None) -> StudyPlan:
+             out: Path | None = None, score: Score | None = None) -> StudyPlan:
     """Plan a DHP run without calling a model or writing anything (``--dry-run``).
 
     The rule-based perturbations are made in memory (they need no model), so the judging stage is
@@ -261,7 +268,7 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
                          f"{generator}; judging their copies cannot be planned before the generator answers")
         elif llm:
             later.append(f"LLM-based perturbations ({', '.join(llm)}) are left out: no --generator")
-    runs = [_judge_spec(task, judge, samples, options) for judge in judges]
+    runs = [_judge_spec(task, judge, samples, options, score) for judge in judges]
     return StudyPlan(tuple(plan_rate(items, runs, out, template=task.template)), tuple(later))
 
 

@@ -304,6 +304,15 @@ class Backend(abc.ABC):
         """
         raise CapabilityError(f"the {self.kind} judge has no batch API; --execution batch needs an openai:MODEL judge")
 
+    def batch_endpoints(self) -> list[tuple[str, Any]]:
+        """``(base URL, batch client)`` of each endpoint holding batches (a fleet: every replica, in the
+        order given; new batches go to the first that answers).
+
+        Raises:
+            CapabilityError: this judge has no batch API (the default).
+        """
+        return [(str(self.identity().get("base_url", "")), self.batch_client())]
+
     def read_batch_answer(self, body: Any) -> "JudgeResponse":
         """An answer from the JSON body of a batch-output line, read as a live answer is.
 

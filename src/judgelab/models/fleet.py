@@ -131,6 +131,10 @@ class Fleet(Backend):
     def batch_client(self) -> Any:
         return self.replicas[0].backend.batch_client()
 
+    def batch_endpoints(self) -> list[tuple[str, Any]]:
+        """Every replica's URL and client: a batch is collected at the replica that holds it, whatever the order."""
+        return [(r.url, r.backend.batch_client()) for r in self.replicas]
+
     def batch_request(self, request: JudgeRequest) -> tuple[str, dict[str, Any]]:
         return self.replicas[0].backend.batch_request(request)
 

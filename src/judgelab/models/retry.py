@@ -170,13 +170,16 @@ class CallFailed(BackendError):
         reason: what kept failing, in words (``rate limited (HTTP 429)``, ``server error (HTTP 500)`` …).
         attempts: how many attempts were made.
         key: the call's ledger key (set by the ledger wrapper).
+        ending: how the call ended, when not "gave up after N attempts" (a call that was never
+            tried: ``not run (0 attempts)``).
     """
 
-    def __init__(self, reason: str, attempts: int, key: str = "") -> None:
-        super().__init__(f"{reason}; gave up after {attempts} attempts")
+    def __init__(self, reason: str, attempts: int, key: str = "", ending: str | None = None) -> None:
+        super().__init__(f"{reason}; {ending if ending is not None else f'gave up after {attempts} attempts'}")
         self.reason = reason
         self.attempts = attempts
         self.key = key
+        self.ending = ending
 
 
 class EndpointRejects(BackendError):

@@ -234,7 +234,8 @@ class OutputFolder:
 
         Args:
             notes: lines for the README's notes.
-            runs: run.json's ``runs`` (default: every rater of the folder's store with its settings).
+            runs: run.json's ``runs`` (default: every rater of the folder's store with its settings and the
+                calls, tokens and time of its logged runs, :meth:`judgelab.store.Store.run_totals`).
             extra: further run.json fields.
             report: write the HTML report of the folder (its path or why not goes to the display).
 
@@ -282,7 +283,7 @@ class OutputFolder:
         if not store.exists():
             return []
         with Store(store, read_only=True) as s:
-            return [{"rater": r, "settings": settings} for r, settings in sorted(s.runs().items())]
+            return [{"rater": r, "settings": settings, **s.run_totals(r)} for r, settings in sorted(s.runs().items())]
 
     def discard(self) -> None:
         """Leave the folder's earlier outputs as they were."""

@@ -20,6 +20,7 @@ from judgelab.datasets.items import FieldMap, Item
 from judgelab.errors import JudgelabError
 from judgelab.perturb.padding import Padding, pad_text, padding_rng, parse_padding
 from judgelab.probes.padding import DESIGN_COLUMNS, PaddingReport, padding_effects
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 
 __all__ = ["DEFAULT_PADDINGS", "build_padded", "run_padding", "plan_padding", "PaddingResult", "padded_label"]
 
@@ -73,6 +74,8 @@ class PaddingResult:
     ratings: pd.DataFrame = field(repr=False)
     raters: tuple[str, ...]
     messages: tuple[str, ...] = ()
+    #: Each judge's status counts and failed answers (:func:`judgelab.rate.failure_lines`), to show.
+    failures: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "raters": list(self.raters), "folder": str(self.out)}
@@ -118,7 +121,7 @@ def run_padding(items: Path | Sequence[Item], template: str, judges: Sequence[st
                 criteria: list[str] | None = None, paddings: Sequence[str] = DEFAULT_PADDINGS, seed: int = 0,
                 samples: int = 1, score=None, fields: FieldMap = FieldMap(), n_items: int | None = None,
                 options=None, progress: bool = True, display: Any = None,
-                max_failure_rate: float = 0.5) -> PaddingResult:
+                max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> PaddingResult:
     """Pad, judge and test (module docstring).
 
     Args:
@@ -147,7 +150,8 @@ def run_padding(items: Path | Sequence[Item], template: str, judges: Sequence[st
     from judgelab.dhp.build import save_items
     from judgelab.output import OutputFolder
     from judgelab.paths import output_folder
-    from judgelab.rate import check_failure_rate
+    from judgelab.errors import TooManyFailures
+    from judgelab.rate import check_failure_rate, failure_lines
     from judgelab.run import run_spec
     from judgelab.store import Store
 
@@ -165,7 +169,7 @@ def run_padding(items: Path | Sequence[Item], template: str, judges: Sequence[st
             output.table(design, "padding_design", "per text and padding: words, words added, made or not", show=False)
             raters = [run_spec(spec, texts, store, template=tpl, progress=progress).rater for spec in specs]
             stored = store.ratings()
-            runs = store.runs()
+            runs = {r: {"settings": store.runs().get(r), **store.run_totals(r)} for r in raters}
         ratings = stored[stored["rater"].isin(raters)]
         report = padding_effects(ratings, design, criteria)
         output.table(ratings, "ratings", "the judges' ratings of originals and padded copies (tidy table)", show=False)
@@ -175,8 +179,13 @@ def run_padding(items: Path | Sequence[Item], template: str, judges: Sequence[st
                      "original with its 95% t interval and the one-sided Wilcoxon test of a rise")
         notes = [*messages, *report.lines(),
                  *[f"note: {e.rater}, {e.criterion}, {e.padding}: {e.note}" for e in report.effects if e.note]]
-        output.finish(notes, runs=[{"rater": r, "settings": runs.get(r)} for r in raters],
+        output.finish(notes, runs=[{"rater": r, **runs[r]} for r in raters],
                       extra={"template": tpl.name, "paddings": [p.name for p in parsed], "seed": seed,
                              "texts": len(originals)})
-    check_failure_rate(ratings, max_failure_rate)
-    return PaddingResult(Path(out), report, ratings, tuple(raters), tuple(messages))
+    failures = tuple(f"{rater}: {line}" for rater in raters for line in failure_lines(ratings[ratings["rater"] == rater]))
+    try:
+        check_failure_rate(ratings, max_failure_rate)
+    except TooManyFailures as exc:  # the command line shows the counts and examples before the error line
+        exc.details = failures  # type: ignore[attr-defined]
+        raise
+    return PaddingResult(Path(out), report, ratings, tuple(raters), tuple(messages), failures)

@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import jinja2
-import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
 from judgelab.prompts.model_only import ModelOnly, without_tags
-from judgelab.prompts.yaml_places import _parse_yaml, read_yaml, validation_message, yaml_line
+from judgelab.prompts.yaml_places import _parse_yaml, validation_message, yaml_line
 
 __all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "parse_yaml_model",
            "resolve_data_file", "render_text", "template_source"]

@@ -67,7 +67,7 @@ def _deepest_line(text: str, keys: Sequence[Any]) -> tuple[int | None, tuple[Any
     return None, ()
 
 
-def validation_message(errors: list[dict[str, Any]], path: str | Path, text: str, what: str,
+def validation_message(errors: Sequence[Any], path: str | Path, text: str, what: str,
                        model: Any = None) -> str:
     """One line for pydantic's validation ``errors`` of a YAML file: the file, the field and its line.
 

@@ -25,7 +25,7 @@ from judgelab.output import OutputFolder
 from judgelab.recipes.common import RecipeResult, SanityCheck, finish_recipe, judge_run
 from judgelab.recipes.tables import kendall_vs_humans, pairwise_kendall, table1
 from judgelab.store import Store
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
 
@@ -132,7 +132,8 @@ def sanity_check(meaning: pd.DataFrame, tolerance: float = 0.5) -> SanityCheck:
 def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int | None = None,
                    human: Path | None = None, adversarial: Path | None = None, variance: bool = False,
                    samples: int = 3, score: Score | None = None, fields: FieldMap = FieldMap(text="story", context="prompt", system="writer"),
-                   options: JudgeOptions | None = None, progress: bool = True, display=None) -> RecipeResult:
+                   options: JudgeOptions | None = None, progress: bool = True, display=None,
+                   max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> RecipeResult:
     """Run the Chiang & Lee (2023) study with one judge and write its tables into ``out``.
 
     Args:
@@ -149,6 +150,8 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         options: options shared by judge specs (``base_url``, ``api_key`` …).
         progress: progress bars on stderr.
         display: where tables and lines are shown (the command line passes one; ``None`` prints nothing).
+        max_failure_rate: the share of a judge's failed judgments above which :class:`judgelab.errors.TooManyFailures`
+            is raised (after the outputs are written; exit status 3 on the command line).
 
     Returns:
         A :class:`judgelab.recipes.common.RecipeResult`: raters per stage, ``tables["table1"]`` and
@@ -207,7 +210,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
     output.say(check.message)
     if mode == "logprob":
         notes.append("log-probability scoring gives one deterministic score per story: alpha and % agreement need --score parsed")
-    folder = finish_recipe(output, notes)
+    folder = finish_recipe(output, notes, max_failure_rate)
     raters = {"story rating": rater, **{f"variance: {label}": r for r, label in labels.items() if r != rater},
               "adversarial fluency": r_flu, "adversarial meaning": r_mean}
     return RecipeResult(folder, raters, tuple(notes), {"table1": t1}, check)

@@ -13,6 +13,7 @@ from judgelab.prompts import Template, load_template
 from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.output import OutputFolder
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 from judgelab.store import Store
 
 __all__ = ["judge_run", "recipe_spec", "finish_recipe", "check_judges", "RecipeResult", "SanityCheck"]
@@ -102,10 +103,11 @@ def judge_run(items: list[Item], template: str | Template, judge: str | JudgeSpe
     return run_spec(spec, items, store, template=tpl, progress=progress).rater
 
 
-def check_judges(folder: Path, say: Callable[[str], None]) -> None:
-    """Show each judge's failures in a folder's store and end with :class:`judgelab.errors.TooManyFailures`
-    when one failed more than half its judgments (a recipe whose judge never answers in the expected
-    form must not pass silently)."""
+def check_judges(folder: Path, say: Callable[[str], None], max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> None:
+    """Show each judge's status counts and failed answers in a folder's store (as ``rate`` shows them:
+    :func:`judgelab.rate.failure_lines`) and end with :class:`judgelab.errors.TooManyFailures` when one
+    failed more than ``max_failure_rate`` of its judgments (:func:`judgelab.rate.check_failure_rate`): a
+    recipe whose judge never answers in the expected form must not pass silently."""
     from judgelab.rate import check_failure_rate, failure_lines
 
     store = folder / "store.sqlite"
@@ -114,14 +116,17 @@ def check_judges(folder: Path, say: Callable[[str], None]) -> None:
     with Store(store, read_only=True) as s:
         ratings = s.ratings()
     judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
-    for rater in sorted(set(judged["rater"])):
-        for line in failure_lines(judged[judged["rater"] == rater]):
-            say(line)
-    check_failure_rate(judged)
+    raters = sorted(set(judged["rater"]))
+    for rater in raters:
+        for n, line in enumerate(failure_lines(judged[judged["rater"] == rater])):
+            say(f"{rater}: {line}" if n == 0 and len(raters) > 1 else line)
+    check_failure_rate(judged, max_failure_rate)
 
 
-def finish_recipe(output: OutputFolder, notes: list[str] | None = None) -> Path:
-    """A recipe's last step: its folder finished (index, run.json, report.html), then its judges' failures."""
+def finish_recipe(output: OutputFolder, notes: list[str] | None = None,
+                  max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> Path:
+    """A recipe's last step: its folder finished (index, run.json, report.html), then its judges' failures
+    (status counts and examples shown; :class:`judgelab.errors.TooManyFailures` above ``max_failure_rate``)."""
     output.finish(notes)
-    check_judges(output.folder, output.say)
+    check_judges(output.folder, output.say, max_failure_rate)
     return output.folder

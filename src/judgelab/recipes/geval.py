@@ -30,6 +30,7 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 
 if TYPE_CHECKING:
     from judgelab.rate import StudyPlan
@@ -259,7 +260,8 @@ def plan_geval(data: str | Path, judges: list[str], *, dataset: str | None = Non
 
 def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | None = None, n_items: int | None = None,
               score: Score | None = None, samples: int = 1, n_resamples: int = 999, seed: int = 0,
-              options: JudgeOptions | None = None, progress: bool = True, display: Any = None) -> GevalReport:
+              options: JudgeOptions | None = None, progress: bool = True, display: Any = None,
+              max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> GevalReport:
     """Judge SummEval or Topical-Chat with the G-Eval template and write the meta-evaluation tables.
 
     Args:
@@ -275,6 +277,8 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
         options: backend options (base_url, api_key, concurrency).
         progress: show progress bars.
         display: where tables and lines are shown (the CLI passes its terminal display; None shows nothing).
+        max_failure_rate: the share of a judge's failed judgments above which :class:`judgelab.errors.TooManyFailures`
+            is raised (after the outputs are written; exit status 3 on the command line).
 
     Returns:
         The :class:`GevalReport` whose tables were written.
@@ -329,5 +333,5 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
                  "measured beside G-EVAL-4's published correlations", show=False)
     notes = [f"published figures: {PUBLISHED_SOURCE}",
              f"data: {loaded.path} ({len(items)} items, {where}); human scores are means of three raters"]
-    finish_recipe(output, notes)
+    finish_recipe(output, notes, max_failure_rate)
     return report

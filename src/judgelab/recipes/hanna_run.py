@@ -27,7 +27,7 @@ from judgelab.recipes.explanations import explanation_map, explanation_share, ke
 from judgelab.recipes.hanna import CODES, load_stories
 from judgelab.stats import icc
 from judgelab.store import Store
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
 
@@ -126,7 +126,8 @@ def asg_table(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | None = 4, eval_prompts=(1, 2, 3, 4),
               samples: int = 3, score: Score | None = None, human: Path | None = None,
-              options: JudgeOptions | None = None, progress: bool = True, display=None) -> RecipeResult:
+              options: JudgeOptions | None = None, progress: bool = True, display=None,
+              max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> RecipeResult:
     """Run the HANNA study (six criteria × Eval-Prompts) with one judge and write its tables into ``out``.
 
     Args:
@@ -140,6 +141,8 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
         human: tidy human ratings of the same items (for correlations and Williams tests).
         options: options shared by judge specs; progress: progress bars on stderr.
         display: where tables and lines are shown (``None``: nothing is printed).
+        max_failure_rate: the share of a judge's failed judgments above which :class:`judgelab.errors.TooManyFailures`
+            is raised (after the outputs are written; exit status 3 on the command line).
 
     Returns:
         A :class:`judgelab.recipes.common.RecipeResult` whose ``raters`` are keyed ``"Eval-Prompt <p>"``.
@@ -205,7 +208,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
             output.table(williams_matrix(both), "williams", "Williams tests between Eval-Prompts (BH-adjusted)")
     else:
         notes.append("no human ratings given (--human): correlations and Williams tests were not computed")
-    folder = finish_recipe(output, notes)
+    folder = finish_recipe(output, notes, max_failure_rate)
     return RecipeResult(folder, {f"Eval-Prompt {ep}": r for ep, r in raters.items()}, tuple(notes))
 
 

@@ -32,13 +32,13 @@ from judgelab.retrieve import Retriever
 from judgelab.stats import correlate
 from judgelab.stats.scales import scale_table
 from judgelab.store import Store
-from judgelab.status import Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 from judgelab.spec import JudgeOptions
 
 if TYPE_CHECKING:
     from judgelab.rate import StudyPlan
 
-__all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "load_human_scores"]
+__all__ = ["DATASETS", "load_nle_items", "run_nle", "plan_nle", "pairwise_study", "run_pairwise", "load_human_scores"]
 
 METRICS = ("informativeness", "clarity")
 #: Source columns of the shared NLE inputs → template fields.
@@ -136,7 +136,8 @@ def _verdicts(ratings: pd.DataFrame, rater: str, metric: str) -> dict[tuple[str,
 def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Path | None = None,
             n_items: int | None = None, samples: int = 3, per_delta: int = 100, seed: int = 0, dynamic: bool = True,
             price_in: float | None = None, price_out: float | None = None, retrieval: str = "auto",
-            options: JudgeOptions | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None) -> RecipeResult:
+            options: JudgeOptions | None = None, progress: bool = True, human_comparisons: Path | None = None, display=None,
+            max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> RecipeResult:
     """Run the NLE explanation-quality study with one judge and write its tables into ``out``.
 
     Args:
@@ -150,6 +151,8 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         retrieval: ``auto``, ``sentence-transformers`` or ``tfidf``; options: shared judge options;
         progress: progress bars on stderr; human_comparisons: a second set of human comparisons.
         display: where tables and lines are shown (``None``: nothing is printed).
+        max_failure_rate: the share of a judge's failed judgments above which :class:`judgelab.errors.TooManyFailures`
+            is raised (after the outputs are written; exit status 3 on the command line).
 
     Returns:
         A :class:`judgelab.recipes.common.RecipeResult` (``raters["rating"]``: the judge's label).
@@ -188,7 +191,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         output.table(judge_scores.reset_index(), "judge_scores", "judge scores per item (mean of samples)", show=False)
         if humans is None:
             notes.append("no human scores (--human): scales, pairwise comparison and dynamic prompting need them and were skipped")
-            return RecipeResult(finish_recipe(output, notes), {"rating": rater}, tuple(notes))
+            return RecipeResult(finish_recipe(output, notes, max_failure_rate), {"rating": rater}, tuple(notes))
         output.table(_scales(judge_scores, humans, "vanilla"), "scales", "agreement at three granularities (tables 3-5) and correlations")
         for metric in METRICS:
             if metric not in judge_scores:  # the judge never gave this metric (see the failure counts)
@@ -202,7 +205,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
         if dynamic:
             _dynamic(by_id, humans, template, load_template(f"nle-{dataset}-pairwise"), judge, store, rater, samples, per_delta, seed, retrieval,
                      output, notes, options, progress)
-    return RecipeResult(finish_recipe(output, notes), {"rating": rater}, tuple(notes))
+    return RecipeResult(finish_recipe(output, notes, max_failure_rate), {"rating": rater}, tuple(notes))
 
 
 def load_human_comparisons(path: Path) -> dict[str, dict[tuple[str, str], float]]:
@@ -231,7 +234,8 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
                    per_delta: int, seed: int, output: OutputFolder, options=None, progress: bool = True,
                    human_comparisons: Path | None = None) -> None:
     """Pairs by Δ, asked in both orders: F1 per Δ (judge, and humans when a second set of human
-    comparisons is given), position consistency, Bradley–Terry vs humans."""
+    comparisons is given), position consistency, Bradley–Terry vs humans. A NaN in the summary comes
+    with a note saying why (verdicts that could not be read are counted by status)."""
     second = load_human_comparisons(human_comparisons) if human_comparisons else None
     pair_rows, summary_rows = [], []
     pair_template = load_template(f"nle-{dataset}-pairwise")
@@ -240,20 +244,72 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         pitems = _pair_items(by_id, pairs)
         prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
                            max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", options=options, progress=progress)
-        verdicts = _verdicts(store.ratings(rater=prater), prater, metric)
+        judged = store.ratings(rater=prater)
+        verdicts = _verdicts(judged, prater, metric)
         pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
         if second is not None:
             pair_rows.append(f1_by_delta(pairs, second[metric]).assign(metric=metric, rater="human comparisons"))
         fit = bradley_terry([(a, b, v) for (a, b), v in verdicts.items()])
         bt = fit.scores
         bt_r = correlate([humans.loc[k, metric] for k in bt], list(bt.values()), "spearman")
-        summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": position_consistency(pairs, verdicts),
+        consistency = position_consistency(pairs, verdicts)
+        notes = [_unread_verdicts(judged[judged["criterion"] == metric])]
+        if consistency != consistency and verdicts:  # NaN although some verdicts were read
+            notes.append("position consistency: no pair has a verdict in both orders")
+        if bt_r.r != bt_r.r and bt_r.reason and verdicts:
+            notes.append(f"r: {bt_r.reason}")
+        if not fit.converged:
+            notes.append(f"Bradley–Terry did not converge in {fit.iterations} iterations: the scores are not final")
+        summary_rows.append({"metric": metric, "pairs": len(pairs), "position_consistency": consistency,
                              "method": "spearman (Bradley–Terry vs human)", "r": bt_r.r, "p": bt_r.p, "n": bt_r.n,
-                             "note": "" if fit.converged else f"Bradley–Terry did not converge in {fit.iterations} "
-                                                               "iterations: the scores are not final"})
+                             "note": "; ".join(n for n in notes if n)})
     output.table(pd.concat(pair_rows), "pairwise_f1", "pairwise comparison: F1 per score gap Δ (figure 2)")
     output.table(pd.DataFrame(summary_rows), "pairwise_summary",
                  "position consistency, and Spearman's r (p, n items) of the Bradley–Terry scores vs the human scores")
+
+
+def _unread_verdicts(judged: pd.DataFrame) -> str:
+    """Why verdicts are missing, from the statuses of the pairwise judgments: ``no verdict could be read:
+    16 of 16 no_rating`` when none was read (``… 16 of 16 failed (no_rating 12, error 4)`` for several
+    statuses), ``3 of 16 verdicts could not be read (no_rating 3)`` when some were not, ``no pair was
+    asked …`` without judgments, else ``""``."""
+    from judgelab.rate import failure_report
+
+    if not len(judged):
+        return "no pair was asked (fewer than two explanations with human scores)"
+    report = failure_report(judged)
+    failed = ", ".join(f"{status} {n}" for status, n in report.counts.items() if status != Status.OK)
+    if not report.failed:
+        return ""
+    kinds = [status for status in report.counts if status != Status.OK]
+    if report.failed == report.total:
+        return f"no verdict could be read: {report.failed} of {report.total} " + (kinds[0] if len(kinds) == 1 else f"failed ({failed})")
+    return f"{report.failed} of {report.total} verdicts could not be read ({failed})"
+
+
+def run_pairwise(dataset: str, data: Path, human: Path, out: Path, judge: str = "local", n_items: int | None = None,
+                 per_delta: int = 100, seed: int = 0, human_comparisons: Path | None = None,
+                 options: JudgeOptions | None = None, progress: bool = True, display=None,
+                 max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE) -> Path:
+    """``judgelab pairwise``: the NLE study's pairwise comparison (:func:`pairwise_study`) on its own.
+
+    Writes ``pairwise_f1.csv``, ``pairwise_summary.csv``, README.md, run.json and store.sqlite into ``out``,
+    then shows the judge's status counts and failed answers and raises :class:`judgelab.errors.TooManyFailures`
+    when more than ``max_failure_rate`` of its verdicts could not be read (as every recipe does).
+
+    Returns:
+        The output folder.
+
+    Example:
+        >>> run_pairwise("esnli", Path("e-snli.csv"), Path("human.csv"), Path("runs/pw"), "openai:gpt-4o-mini")  # doctest: +SKIP
+    """
+    items = {i.item_id: i for i in load_nle_items(data, dataset, n_items)}
+    humans = load_human_scores(human)
+    output = OutputFolder(out, f"pairwise comparison: {dataset}", command="pairwise", display=display)
+    with Store(out / "store.sqlite") as store:
+        pairwise_study(items, humans, dataset, judge, store, f"{{model}}@nle-{dataset}", per_delta, seed, output,
+                       options, progress, human_comparisons)
+    return finish_recipe(output, max_failure_rate=max_failure_rate)
 
 
 def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None = None, n_items: int | None = None,

@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -189,6 +189,10 @@ def export_batch(items: "list[Item]", spec: "RunSpec", out: Path, path: Path, ma
 
 
 # -- answers ---------------------------------------------------------------------------------
+#: Error codes of a batch-output line whose request was never run (OpenAI's error file).
+NOT_RUN = ("batch_expired", "batch_cancelled")
+
+
 @dataclass(frozen=True)
 class OutputLine:
     """One line of a batch-output (or error) file.
@@ -197,11 +201,14 @@ class OutputLine:
         custom_id: the ledger key.
         body: the answer's JSON body (``None`` when the request failed).
         error: why it failed ("" when answered).
+        missed: the request was not run at all (its batch expired or was cancelled first), so no
+            answer came back failed for it.
     """
 
     custom_id: str
     body: Any
     error: str = ""
+    missed: bool = field(default=False, repr=False)
 
 
 def output_line(entry: dict[str, Any]) -> OutputLine:
@@ -209,7 +216,8 @@ def output_line(entry: dict[str, Any]) -> OutputLine:
 
     A line is answered when it has no ``error``, its ``response.status_code`` is 200 and its
     ``response.body`` is an object; otherwise ``error`` says why (the error's message or code,
-    ``HTTP <status>``, or ``no answer``).
+    ``HTTP <status>`` and the body's error message, or ``no answer``), and ``missed`` whether the
+    request was never run (OpenAI's ``batch_expired``, ``batch_cancelled``).
 
     Example:
         >>> output_line({"custom_id": "k", "response": {"status_code": 429, "body": None}, "error": None})
@@ -228,7 +236,10 @@ def output_line(entry: dict[str, Any]) -> OutputLine:
         why = str(error)
     else:
         why = f"HTTP {status}" if status is not None else "no answer"
-    return OutputLine(entry["custom_id"], None, why)
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):  # the server's own words
+            why += f" {body['error'].get('message', '')}".rstrip()
+    code = error.get("code") if isinstance(error, dict) else None
+    return OutputLine(entry["custom_id"], None, why, missed=code in NOT_RUN)
 
 
 def read_output_lines(text: str, where: str) -> list[OutputLine]:
@@ -239,7 +250,7 @@ def read_output_lines(text: str, where: str) -> list[OutputLine]:
 
     Example:
         >>> read_output_lines('{"custom_id": "k", "response": {"status_code": 200, "body": {"x": 1}}, "error": null}\\n', "f")
-        [OutputLine(custom_id='k', body={'x': 1}, error='')]
+        [OutputLine(custom_id='k', body={'x': 1}, error='', missed=False)]
     """
     out = []
     for number, line in enumerate(text.split("\n"), start=1):

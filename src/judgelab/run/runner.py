@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from judgelab.datasets.items import Item
+from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend
 from judgelab.models.cache import Answerer, CachedJudge
 from judgelab.models.retry import CallGate
@@ -75,6 +76,8 @@ class Runner:
         #: Ratings one sample of one item yields over all criteria (multi-metric criteria yield several).
         self.outputs_per_sample = sum(len(outputs_of(spec, self.template, c)) for c in self.criteria)
         self.stats = RunStats(rater=self.rater)
+        #: The label is claimed in the store (the run started): its run is logged when it ends.
+        self.claimed = False
         self.on_progress: Advance = on_progress or _no_progress
         self.width = spec.concurrency or backend.capabilities.concurrency
         self.writer = GroupWriter(store)
@@ -122,6 +125,7 @@ class Runner:
         """Claim the run's rater label in the store (written: the run starts) and return it."""
         self.rater = self.store.claim_rater(self.identity, self._preferred, forced=self.spec.rater is not None)
         self.stats.rater = self.rater
+        self.claimed = True
         return self.rater
 
     async def run(self, items: list[Item]) -> RunStats:
@@ -180,7 +184,7 @@ async def _batched(runner: Runner, items: list[Item], advance: Advance) -> RunSt
 
     start = time.perf_counter()
     report = await run_batches(runner, items, on_note=lambda note: advance(0, 0, note))
-    runner.ledger.executor = unanswered  # nothing is called live: a call without an answer is an error
+    runner.ledger.executor = unanswered(report)  # nothing is called live: a call without an answer is an error
     stats = await runner.run(items)
     stats.calls_made += report.answered
     stats.cache_hits = max(0, stats.cache_hits - report.answered)
@@ -226,15 +230,36 @@ def run_spec(spec: RunSpec, items: list[Item], store: Store, *, backend: Backend
     judge = backend if backend is not None else spec.judge.build()
 
     async def main() -> RunStats:
+        runner: Runner | None = None
+        started, start = time.time(), time.perf_counter()
         try:
             runner = Runner(judge, store, spec, template=template, executor=executor(judge) if executor else None)
             with progress_display(len(items) * runner.total, label or f"judging ({judge.model_id})",
                                   enabled=progress) as advance:
                 runner.on_progress = advance
                 if spec.execution == "batch" and executor is None:
-                    return await _batched(runner, items, advance)
-                return await runner.run(items)
+                    stats = await _batched(runner, items, advance)
+                else:
+                    stats = await runner.run(items)
+        except BaseException:  # a failed or interrupted run is logged too (what it called was paid for)
+            if runner is not None and runner.claimed:
+                _log_run(store, runner.stats, started, time.perf_counter() - start, failing=True)
+            raise
         finally:
             await judge.aclose()
+        _log_run(store, stats, started, stats.wall_s)
+        return stats
 
     return asyncio.run(main())
+
+
+def _log_run(store: Store, stats: RunStats, started: float, wall_s: float, failing: bool = False) -> None:
+    """One entry of the store's run log (:meth:`judgelab.store.Store.log_run`): run.json's totals add up the
+    runs that made calls, so a rerun answered by the ledger keeps the tokens and time of the judgments.
+    While a run fails, an unwritable log does not hide the run's own error."""
+    try:
+        store.log_run(stats.rater, started, stats.wall_s or wall_s, stats.calls_made, stats.prompt_tokens,
+                      stats.completion_tokens)
+    except JudgelabError:
+        if not failing:
+            raise

@@ -7,10 +7,13 @@ Two tables, written *before* anything leaves the process, so a killed run finds 
   provider's file and batch ids once known, its state and a JSON ``detail`` (counts, files,
   limits). States: ``prepared`` (recorded, nothing sent), ``uploaded`` (input file at the
   provider), ``submitted`` (batch created), ``done`` (answers recorded in the ledger), and the
-  provider's final states ``expired``/``failed``/``cancelled`` once their answers are recorded.
+  provider's final states ``expired``/``failed``/``cancelled`` once their answers are recorded;
+  ``refused`` (the provider did not accept the file or the batch) and ``lost`` (no endpoint knows
+  the batch any more) ran nothing that judgelab could record.
 * ``batch_requests`` — one row per (batch, ledger key): the canonical request description
-  (what the ledger records with the answer) and the request's state (``sent``, ``answered``,
-  ``failed``). A key's rows over all batches count its submissions.
+  (what the ledger records with the answer) and the request's state (``sent``; ``answered``;
+  ``failed``: an answer came back failed; ``missed``: the batch ended without running it — expired,
+  cancelled, refused, lost). A key's rows over all batches count its submissions.
 
 Answers never live here: they go to the call ledger (``calls``) exactly as live answers do.
 """
@@ -30,7 +33,7 @@ __all__ = ["BatchTable", "BatchRecord", "OPEN_STATES", "FINAL_STATES"]
 #: States of a batch whose answers are not recorded yet (a resumed run continues them).
 OPEN_STATES = ("prepared", "uploaded", "submitted")
 #: States of a batch whose answers (if any) are in the ledger.
-FINAL_STATES = ("done", "expired", "failed", "cancelled", "exported")
+FINAL_STATES = ("done", "expired", "failed", "cancelled", "refused", "lost", "exported")
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,8 @@ class BatchRecord:
         id: judgelab's id of the batch (``b-`` and 12 hex digits).
         kind: ``file`` (an exported batch file) or ``openai`` (a provider batch).
         run: the run identity digest it was made for; rater: that run's label.
-        endpoint: the provider's base URL (``None`` for a file).
+        endpoint: the base URL of the endpoint holding the batch (a fleet: its replica; ``None`` for a file;
+            ``""`` for a fleet's batch recorded before replicas were recorded).
         provider_file, provider_batch: the provider's ids once known.
         state: see the module's docstring.
         detail: counts, file names, limits (JSON).
@@ -111,11 +115,13 @@ class BatchTable:
             raise _write_error(getattr(self, "path", ""), exc) from None
 
     def update_batch(self, batch_id: str, state: str | None = None, provider_file: str | None = None,
-                     provider_batch: str | None = None, detail: dict[str, Any] | None = None) -> None:
-        """Change a batch's state, provider ids or detail (committed at once)."""
+                     provider_batch: str | None = None, detail: dict[str, Any] | None = None,
+                     endpoint: str | None = None) -> None:
+        """Change a batch's state, provider ids, endpoint or detail (committed at once)."""
         sets: list[str] = ["updated = ?"]
         params: list[Any] = [time.time()]
-        for column, value in (("state", state), ("provider_file", provider_file), ("provider_batch", provider_batch)):
+        for column, value in (("state", state), ("provider_file", provider_file), ("provider_batch", provider_batch),
+                              ("endpoint", endpoint)):
             if value is not None:
                 sets.append(f"{column} = ?")
                 params.append(value)

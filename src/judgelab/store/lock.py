@@ -1,7 +1,10 @@
 """One writer per store: an exclusive ``flock`` on ``<store>.lock`` that dies with its process."""
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import IO
 
@@ -46,15 +49,55 @@ def remember_opened(path: str) -> None:
     _last_opened = path
 
 
+#: Seconds a refused process waits for the holder to record itself in the lock file (the holder
+#: writes its record right after taking the lock; a refusal in between would otherwise name nobody).
+HOLDER_WAIT_S = 2.0
+_RECORD = re.compile(r"^judgelab process (\d+) \(.*\)\n\Z", re.DOTALL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    return True
+
+
+def _holder(fh: IO[str], wait_s: float) -> str:
+    """Who holds the lock, as its holder recorded it: ``judgelab process PID (command)``.
+
+    The record is read again until it is complete (it ends with a newline) and names a running
+    process (not a record left by an earlier holder), for at most ``wait_s``; then ``another process``.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        fh.seek(0)
+        text = fh.read()
+        found = _RECORD.match(text)
+        if found and _running(int(found.group(1))):
+            return text.strip()
+        if time.monotonic() >= deadline:
+            return "another process"
+        time.sleep(0.02)
+
+
 def take_lock(path: str) -> IO[str] | None:
     """Take the store's lock: the open lock file (closing it releases the lock), ``None`` for
-    ``:memory:`` or where there is no ``fcntl``; a store held by another process is one line naming it."""
+    ``:memory:`` or where there is no ``fcntl``; a store held by another process is one line naming
+    it (``judgelab process PID (command)``, or ``another process`` when the holder has not recorded
+    itself within :data:`HOLDER_WAIT_S`)."""
     if path == ":memory:":
         return None
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no lock
         return None
+    from judgelab.output.manifest import masked_argv
+
+    # the command line without secrets (an --api-key value never reaches a file); ready before the lock
+    record = f"judgelab process {os.getpid()} ({' '.join(masked_argv())[:200]})\n"
     lock_path = Path(path + ".lock")
     try:
         fh = open(lock_path, "a+", encoding="utf-8")
@@ -63,18 +106,12 @@ def take_lock(path: str) -> IO[str] | None:
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        fh.seek(0)
-        holder = fh.read().strip() or "another process"
+        holder = _holder(fh, HOLDER_WAIT_S)
         fh.close()
         raise JudgelabError(f"{path} is in use by {holder}; wait for it to finish or use another --out") from None
-    import os
-
-    from judgelab.output.manifest import masked_argv
-
     fh.seek(0)
     fh.truncate()
     os.chmod(lock_path, 0o600)  # the holder's command line is for its own user only
-    # the command line without secrets (an --api-key value never reaches a file)
-    fh.write(f"judgelab process {os.getpid()} ({' '.join(masked_argv())[:200]})")
+    fh.write(record)  # one write: a reader sees the whole record or none of it (it waits for the newline)
     fh.flush()
     return fh

@@ -97,6 +97,49 @@ class RunLabels:
                 out[str(rater)] = {}
         return out
 
+    def log_run(self, rater: str, started: float, wall_s: float, calls_made: int, prompt_tokens: int,
+                completion_tokens: int) -> None:
+        """Append one run of ``rater`` to the ``run_log`` table: when it started (epoch seconds), how long it
+        took, the calls it made (ledger hits excluded) and their tokens. Written by :func:`judgelab.run.run_spec`
+        when a run ends (also when it fails or is interrupted; a process killed outright leaves no entry)."""
+        self._write("INSERT INTO run_log VALUES (?, ?, ?, ?, ?, ?)",
+                    (rater, started, float(wall_s), int(calls_made), int(prompt_tokens), int(completion_tokens)))
+
+    def run_totals(self, rater: str) -> dict[str, Any]:
+        """What ``rater``'s judgments cost, accumulated over its logged runs that made calls.
+
+        A rerun answered by the ledger (0 calls) adds nothing, so the totals stay those of the runs that
+        produced the judgments. A label claimed before the store had its run log (a run of an older judgelab)
+        had runs that were not logged: its totals are ``None``, with a ``totals_note`` saying so.
+
+        Returns:
+            ``{"calls_made", "prompt_tokens", "completion_tokens", "wall_s", "runs_with_calls"}`` (and
+            ``totals_note`` when they are unknown).
+
+        Example:
+            >>> from judgelab.store import Store
+            >>> store = Store(":memory:")
+            >>> store.log_run("r", 0.0, 2.0, 10, 500, 40); store.log_run("r", 5.0, 0.1, 0, 0, 0)
+            >>> store.run_totals("r")
+            {'calls_made': 10, 'prompt_tokens': 500, 'completion_tokens': 40, 'wall_s': 2.0, 'runs_with_calls': 1}
+        """
+        since = self._db.execute("SELECT value FROM judgelab_meta WHERE name = 'run_log_since'").fetchone() \
+            if self._has_table("judgelab_meta") else None
+        created = self._db.execute("SELECT created FROM runs WHERE rater = ?", (rater,)).fetchone() \
+            if self._has_table("runs") else None
+        if since is None or (created is not None and created[0] < float(since[0])):
+            return {"calls_made": None, "prompt_tokens": None, "completion_tokens": None, "wall_s": None,
+                    "runs_with_calls": None, "totals_note": "this rater ran before its store logged runs (an older "
+                    "judgelab): the calls, tokens and time of those runs are unknown"}
+        made = self._db.execute("SELECT wall_s, calls_made, prompt_tokens, completion_tokens FROM run_log "
+                                "WHERE rater = ? AND calls_made > 0", (rater,)).fetchall()
+        return {"calls_made": sum(r[1] for r in made), "prompt_tokens": sum(r[2] for r in made),
+                "completion_tokens": sum(r[3] for r in made), "wall_s": round(sum(r[0] for r in made), 3),
+                "runs_with_calls": len(made)}
+
+    def _has_table(self, name: str) -> bool:
+        return bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone())
+
 
 def describe_changes(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
     """Human-readable differences between two run identities, e.g. ``sampling.temperature 1.0 → 0.7``.

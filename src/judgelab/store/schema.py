@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 from judgelab.errors import JudgelabError
 from judgelab.store.judgments import prompt_key
@@ -22,6 +23,14 @@ CREATE TABLE IF NOT EXISTS runs (
     digest TEXT NOT NULL,
     identity TEXT NOT NULL,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_log (
+    rater TEXT NOT NULL,
+    started REAL NOT NULL,
+    wall_s REAL NOT NULL,
+    calls_made INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
@@ -115,7 +124,9 @@ def check_format(db: sqlite3.Connection, path: str, require_tables: bool) -> Non
 def migrate(db: sqlite3.Connection) -> None:
     """Bring a store of an earlier version up to this one (version 2 → 3: ``judgments.prompt_key``,
     filled in from the ledger, so a store written before resumes without asking again; 3 → 4: the
-    ``items`` table, made by :data:`SCHEMA`'s ``CREATE TABLE IF NOT EXISTS`` and filled by the next run)."""
+    ``items`` table, made by :data:`SCHEMA`'s ``CREATE TABLE IF NOT EXISTS`` and filled by the next run;
+    the ``run_log`` table is made the same way, without a new version: a store without it is read as one
+    whose runs were not logged, :meth:`judgelab.store.runs.RunLabels.run_totals`)."""
     columns = {r[1] for r in db.execute("PRAGMA table_info(judgments)")}
     if "prompt_key" not in columns:
         db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")
@@ -137,6 +148,8 @@ def migrate(db: sqlite3.Connection) -> None:
         with db:
             db.execute("BEGIN")
             db.executemany("UPDATE judgments SET prompt_key = ? WHERE rowid = ?", updates)
+    # from now on runs are logged (``run_log``): labels claimed earlier had runs that were not
+    db.execute("INSERT OR IGNORE INTO judgelab_meta VALUES ('run_log_since', ?)", (repr(time.time()),))
     db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
                      (str(STORE_VERSION), STORE_VERSION))
 

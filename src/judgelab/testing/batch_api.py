@@ -7,12 +7,17 @@ time), and its answers are the stub's deterministic answers. Modes for tests:
 
 * ``fail_rate``: that share of requests fail (error-file lines), drawn per key and submission,
   so a request submitted again gets a new draw;
+* ``fail_times``: a request fails at most this many times (then it is answered), so a test can
+  know that every request is answered within its attempts;
 * ``expire_first``: the first batch expires half-done (the rest in its error file as
   ``batch_expired``);
+* ``max_lines``: a batch file of more lines is refused as OpenAI refuses an invalid input file:
+  the batch is created, then ``failed`` at validation with the reason in its ``errors`` (nothing
+  runs, nothing is logged as submitted);
 * ``state_dir``: batches and files are kept on disk, so a stub restarted on the same folder
   (a server restart mid-poll) continues them.
 
-Every request key submitted in a batch is appended to ``<state_dir>/submitted.jsonl`` (the tests
+Every request key submitted in a batch that runs is appended to ``<state_dir>/submitted.jsonl`` (the tests
 count submissions there), and every answered one is recorded like a live answer (``--log``).
 """
 from __future__ import annotations
@@ -55,13 +60,14 @@ class BatchAPI:
         answer: ``(batch-input line dict) -> batch-output line dict`` (the stub's answers).
         record: called with each answered key (the stub's answer log).
         state_dir: a folder keeping the state across restarts (a temporary one when ``None``).
-        fail_rate: share of requests failing; expire_first: the first batch expires half-done;
-        seconds: how long a batch takes.
+        fail_rate: share of requests failing; fail_times: the most failures of one request (``None``: no limit);
+        expire_first: the first batch expires half-done; seconds: how long a batch takes;
+        max_lines: the most lines of a batch file (``None``: no limit).
     """
 
     def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]], record: Callable[[str], None],
                  state_dir: str | None = None, fail_rate: float = 0.0, expire_first: bool = False,
-                 seconds: float = 1.0) -> None:
+                 seconds: float = 1.0, fail_times: int | None = None, max_lines: int | None = None) -> None:
         self.answer = answer
         self.record = record
         self.dir = Path(state_dir or tempfile.mkdtemp(prefix="judgelab-stub-batches-"))
@@ -69,16 +75,20 @@ class BatchAPI:
         self.fail_rate = fail_rate
         self.expire_first = expire_first
         self.seconds = seconds
+        self.fail_times = fail_times
+        self.max_lines = max_lines
         state = self.dir / "state.json"
         saved = json.loads(state.read_text()) if state.exists() else {}
         self.files: dict[str, dict[str, Any]] = saved.get("files", {})
         self.batches: dict[str, dict[str, Any]] = saved.get("batches", {})
         self.submitted: dict[str, int] = saved.get("submitted", {})
+        self.failed: dict[str, int] = saved.get("failed", {})
 
     # -- state -----------------------------------------------------------------------------
     def _save(self) -> None:
         tmp = self.dir / "state.json.tmp"
-        tmp.write_text(json.dumps({"files": self.files, "batches": self.batches, "submitted": self.submitted}))
+        tmp.write_text(json.dumps({"files": self.files, "batches": self.batches, "submitted": self.submitted,
+                                  "failed": self.failed}))
         tmp.replace(self.dir / "state.json")
 
     def _new_file(self, name: str, content: bytes, purpose: str) -> dict[str, Any]:
@@ -90,6 +100,8 @@ class BatchAPI:
         return meta
 
     def _failing(self, key: str, submission: int) -> bool:
+        if self.fail_times is not None and self.failed.get(key, 0) >= self.fail_times:
+            return False
         digest = hashlib.sha256(f"{key}|{submission}".encode()).digest()
         return int.from_bytes(digest[:4], "big") / 2 ** 32 < self.fail_rate
 
@@ -100,6 +112,8 @@ class BatchAPI:
             return 400, {"error": {"message": f"no file {file_id}", "type": "invalid_request_error"}}
         lines = [json.loads(line) for line in (self.dir / "files" / file_id).read_text().splitlines() if line.strip()]
         keys = [line["custom_id"] for line in lines]
+        if self.max_lines is not None and len(lines) > self.max_lines:
+            return 200, self._refused(payload, file_id, len(lines))
         with open(self.dir / "submitted.jsonl", "a") as log:
             for key in keys:
                 self.submitted[key] = self.submitted.get(key, 0) + 1
@@ -115,6 +129,21 @@ class BatchAPI:
         }
         self._save()
         return 200, self._public(self.batches[batch_id])
+
+    def _refused(self, payload: dict[str, Any], file_id: str, n: int) -> dict[str, Any]:
+        """A batch created and failed at validation (as OpenAI fails an input file it does not accept)."""
+        batch_id = f"batch_{len(self.batches) + 1:06d}"
+        message = f"The input file has {n} requests, more than the {self.max_lines} requests allowed in a batch."
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": payload.get("endpoint"), "input_file_id": file_id,
+            "completion_window": payload.get("completion_window", "24h"), "status": "failed",
+            "created_at": time.time(), "output_file_id": None, "error_file_id": None, "metadata": payload.get("metadata"),
+            "errors": {"object": "list", "data": [{"code": "too_many_requests", "message": message, "param": None,
+                                                   "line": None}]},
+            "request_counts": {"total": 0, "completed": 0, "failed": 0}, "_draws": {}, "_expire": False,
+        }
+        self._save()
+        return self._public(self.batches[batch_id])
 
     def _expired_once(self) -> bool:
         return any(b.get("_expire") for b in self.batches.values())
@@ -154,6 +183,7 @@ class BatchAPI:
                 errors.append({"id": f"req_{i}", "custom_id": key, "response": None,
                                "error": {"code": code, "message": f"this request was not run: the batch {status}"}})
             elif self._failing(key, batch["_draws"][key]):
+                self.failed[key] = self.failed.get(key, 0) + 1
                 errors.append({"id": f"req_{i}", "custom_id": key, "response": {"status_code": 500, "body": {
                     "error": {"message": "injected failure", "type": "server_error"}}}, "error": None})
             else:

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import random
 import sys
 import time
@@ -71,7 +72,8 @@ class StubState:
     def __init__(self, fail_rate: float = 0.0, seed: int = 0, latency: float = 0.0, log: str | None = None,
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
                  retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
-                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0) -> None:
+                 batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0,
+                 batch_fail_times: int | None = None, batch_max_lines: int | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -92,7 +94,7 @@ class StubState:
 
         #: The files and batches endpoints (OpenAI's Batch API), answering with :func:`answer_batch_line`.
         self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
-                                  batch_expire_first, batch_seconds)
+                                  batch_expire_first, batch_seconds, batch_fail_times, batch_max_lines)
 
     def record(self, key: str) -> None:
         self.answered[key] += 1
@@ -126,11 +128,40 @@ def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
         obj = "chat.completion"
     else:
         prompt = payload.get("prompt", "")
-        choices = [{"index": i, "text": " " + stub_reply(prompt, i), "finish_reason": "stop", "logprobs": None} for i in range(n)]
+        choices = [_completion_choice(prompt, i, payload.get("max_tokens", 16), int(payload.get("logprobs") or 0))
+                   for i in range(n)]
         obj = "text_completion"
     words = len(prompt.split())
     return {"id": "stub", "object": obj, "created": int(time.time()), "model": model, "choices": choices,
             "usage": {"prompt_tokens": words, "completion_tokens": 9 * n, "total_tokens": words + 9 * n}}
+
+
+def _completion_choice(prompt: str, index: int, max_tokens: int, top: int) -> dict[str, Any]:
+    """One ``/v1/completions`` choice. With ``logprobs`` (``top`` > 0) it carries the legacy completion
+    log-probabilities (``tokens``, ``token_logprobs``, ``top_logprobs``, ``text_offset``), as
+    llama-cpp-python's server sends them. A one-token request (log-probability scoring) is answered with
+    the rating's digit as " D" and a next-token distribution over " 1" … " 5": 0.6 on D, 0.1 on each other
+    label, so the expected rating is 0.5 × D + 1.5."""
+    reply = stub_reply(prompt, index)
+    if max_tokens <= 1:
+        digit = reply.split()[-5][0]
+        text = " " + digit
+        alternatives = {f" {k}": math.log(0.6 if str(k) == digit else 0.1) for k in range(1, 6)}
+        tokens = [(text, alternatives[text], alternatives)]
+    else:
+        text = " " + reply
+        tokens = [(" " + w, -0.1, {" " + w: -0.1}) for w in reply.split(" ")]
+    choice: dict[str, Any] = {"index": index, "text": text, "finish_reason": "length" if max_tokens <= 1 else "stop",
+                              "logprobs": None}
+    if top:
+        offsets, at = [], len(prompt)
+        for token, _, _ in tokens:
+            offsets.append(at)
+            at += len(token)
+        choice["logprobs"] = {"tokens": [t for t, _, _ in tokens], "token_logprobs": [lp for _, lp, _ in tokens],
+                              "top_logprobs": [dict(sorted(alt.items(), key=lambda kv: -kv[1])[:top]) for _, _, alt in tokens],
+                              "text_offset": offsets}
+    return choice
 
 
 def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False) -> dict[str, Any]:
@@ -308,6 +339,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
     parser.add_argument("--batch-fail-rate", type=float, default=0.0, help="share of batch requests that fail")
+    parser.add_argument("--batch-fail-times", type=int, default=None, help="the most failures of one batch request")
+    parser.add_argument("--batch-max-lines", type=int, default=None,
+                        help="refuse batch files of more lines (the batch fails at validation, OpenAI-style)")
     parser.add_argument("--batch-expire-first", action="store_true", help="the first batch expires half-done")
     parser.add_argument("--batch-seconds", type=float, default=1.0, help="seconds a batch takes")
     parser.add_argument("--state-dir", default=None, help="keep batches and files here (a restart continues them)")
@@ -317,7 +351,8 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(serve(args.port, StubState(args.fail_rate, args.seed, args.latency, args.log, args.mode,
                                                args.rate_limited, args.server_errors, args.retry_after,
                                                args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
-                                               args.state_dir, args.download_delay)))
+                                               args.state_dir, args.download_delay, args.batch_fail_times,
+                                               args.batch_max_lines)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 from judgelab.errors import BackendError
 
 __all__ = ["DEFAULT_MODEL", "BLOCK", "cache_dir", "default_model_path", "file_sha256", "CpuPath", "choose_cpu_path",
-           "run_probe", "open_llama", "llama_cpp_version"]
+           "run_probe", "safe_cpu_path", "open_llama", "llama_cpp_version"]
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
 BLOCK = 64
@@ -101,6 +101,7 @@ def file_sha256(path: Path) -> str:
 # llama-cpp-python version and CPU flags. ``JUDGELAB_LLAMA_REPACK=on|off`` overrides it.
 
 PROBE_TIMEOUT_S = 180.0
+_PROBE_EXITED = "probe exited with status"  #: how run_probe describes a clean failure (not a crash)
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ def run_probe(model_path: Path, code: str = _PROBE_CODE, timeout: float = PROBE_
             name = f"signal {-child.returncode}"
         return False, f"probe died with {name}"
     last = (child.stderr.strip().splitlines() or [""])[-1][:200]
-    return False, f"probe exited with status {child.returncode}" + (f" ({last})" if last else "")
+    return False, f"{_PROBE_EXITED} {child.returncode}" + (f" ({last})" if last else "")
 
 
 def choose_cpu_path(model_path: Path, probe: Callable[[Path], tuple[bool, str]] = run_probe) -> CpuPath:
@@ -244,6 +245,10 @@ def choose_cpu_path(model_path: Path, probe: Callable[[Path], tuple[bool, str]] 
     if isinstance(cached, dict) and isinstance(cached.get("repack"), bool):
         return CpuPath(cached["repack"], f"cached verdict ({cached.get('reason', '')})", key)
     survived, description = probe(model_path)
+    if not survived and description.startswith(_PROBE_EXITED):
+        # a clean exit (e.g. a file llama.cpp cannot load) says nothing about the CPU: plain buffers
+        # this time, and no verdict kept (it would hold for every model on this machine)
+        return CpuPath(False, f"{description}; not cached", key)
     _write_verdict(key, {"repack": survived, "reason": description, "when": time.strftime("%Y-%m-%d %H:%M:%S")})
     return CpuPath(survived, description, key)
 
@@ -274,6 +279,26 @@ def _extra_buffers(enabled: bool) -> Iterator[None]:
 
 
 _LOAD_LOCK = threading.Lock()
+
+
+@contextmanager
+def safe_cpu_path(model_path: Path, repack: bool | None = None) -> Iterator[CpuPath]:
+    """Load llama.cpp models on the CPU path that is safe on this machine: every ``llama_cpp.Llama``
+    built inside the block (directly, or by llama-cpp-python's server) gets it.
+
+    The one place that applies it: the embedded judge (:func:`open_llama`) and ``python -m
+    judgelab.llama_server`` both load through it.
+
+    Args:
+        model_path: the GGUF file (the probe loads it when no verdict is cached).
+        repack: the CPU path, or ``None`` to decide it with :func:`choose_cpu_path`.
+
+    Yields:
+        The :class:`CpuPath` in force.
+    """
+    cpu = CpuPath(repack, "chosen by the caller", "") if repack is not None else choose_cpu_path(model_path)
+    with _extra_buffers(cpu.repack):
+        yield cpu
 
 
 def probe_extra_buffers(model_path: str) -> None:
@@ -323,10 +348,9 @@ def open_llama(model_path: str | os.PathLike[str] | None, repack: bool | None = 
     path = Path(model_path) if model_path else default_model_path()
     if not path.is_file():
         raise BackendError(f"GGUF model not found: {path}")
-    cpu = CpuPath(repack, "chosen by the caller", "") if repack is not None else choose_cpu_path(path)
     kwargs.setdefault("n_threads", os.cpu_count() or 1)
     try:
-        with _extra_buffers(cpu.repack):
+        with safe_cpu_path(path, repack) as cpu:
             llm = llama_cpp.Llama(model_path=str(path), verbose=False, **kwargs)
     except (ValueError, RuntimeError) as exc:
         raise BackendError(f"could not load GGUF model {path}: {exc}") from None
