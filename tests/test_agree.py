@@ -91,8 +91,8 @@ def test_bad_input_is_clear(tmp_path):
 
 def test_agree_command(tmp_path):
     h, j = synthetic(tmp_path)
-    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col", "story",
-            "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--method", "kendall,spearman",
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-fields", "clarity", "--id-field", "story",
+            "--rater-field", "annotator", "--system-field", "model", "--group-field", "prompt", "--method", "kendall,spearman",
             "--n-resamples", "100"]
     result = judgelab_cmd(*args, "--format", "json", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
@@ -101,7 +101,7 @@ def test_agree_command(tmp_path):
     assert set(data["tables"]) == {"correlations", "human_baseline", "self_consistency", "williams"}
     assert (tmp_path / "out" / "williams.csv").exists()
     assert judgelab_cmd(*args, "--format", "table").returncode == 0
-    bad = judgelab_cmd("agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity")
+    bad = judgelab_cmd("agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-fields", "clarity")
     assert bad.returncode == 2 and "missing column" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
@@ -179,8 +179,8 @@ def test_agree_takes_summeval_means_as_they_are(tmp_path):
 
 def test_agree_command_notes_and_map_errors(tmp_path):
     h, j = synthetic(tmp_path)
-    base = ["agree", str(j), "--human", str(h), "--criteria-cols", "clarity", "--item-col", "story", "--rater-col", "annotator",
-            "--system-col", "model", "--group-col", "prompt", "--n-resamples", "0", "--format", "csv"]
+    base = ["agree", str(j), "--human", str(h), "--criteria-fields", "clarity", "--id-field", "story", "--rater-field", "annotator",
+            "--system-field", "model", "--group-field", "prompt", "--n-resamples", "0", "--format", "csv"]
     res = judgelab_cmd(*base)
     assert res.returncode == 0, res.stderr
     notes = [line for line in res.stderr.splitlines() if line.startswith("judgelab: note:")]
@@ -194,8 +194,8 @@ def test_agree_command_notes_and_map_errors(tmp_path):
 
 def test_csv_on_stdout_is_one_table(tmp_path):
     h, j = synthetic(tmp_path)
-    res = judgelab_cmd("agree", str(j), "--human", str(h), "--criteria-cols", "clarity", "--item-col", "story",
-                       "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "0",
+    res = judgelab_cmd("agree", str(j), "--human", str(h), "--criteria-fields", "clarity", "--id-field", "story",
+                       "--rater-field", "annotator", "--system-field", "model", "--group-field", "prompt", "--n-resamples", "0",
                        "--format", "csv")
     assert res.returncode == 0, res.stderr
     table = pd.read_csv(io.StringIO(res.stdout))  # one table that reads back, no '# name' separators
@@ -214,8 +214,8 @@ def test_ci_method_reaches_every_interval(tmp_path):
     base = human_baseline(df, ["pearson"], ["group"], n_resamples=300, ci_method="BCa").iloc[0]
     assert base.vs_mean_ci_low <= base.vs_mean <= base.vs_mean_ci_high
     h, j = synthetic(tmp_path)
-    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col",
-            "story", "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "100"]
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-fields", "clarity", "--id-field",
+            "story", "--rater-field", "annotator", "--system-field", "model", "--group-field", "prompt", "--n-resamples", "100"]
     ok = run_cli(*args, "--ci-method", "expanded", "--out", str(tmp_path / "out"))
     assert ok.returncode == 0, ok.stderr
     assert json.loads((tmp_path / "out" / "run.json").read_text())["settings"]["ci_method"] == "expanded"
@@ -296,8 +296,8 @@ def test_fail_under_gates_on_the_ci_lower_bound(tmp_path):
     """--fail-under METHOD:LEVEL[:CRITERION]:VALUE: exit 3 when a judge's 95% CI lower bound is below VALUE,
     0 when every bound is above; a bad gate is one line (exit 2) and writes nothing."""
     h, j = synthetic(tmp_path)
-    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-cols", "clarity", "--item-col",
-            "story", "--rater-col", "annotator", "--system-col", "model", "--group-col", "prompt", "--n-resamples", "200",
+    args = ["agree", str(j), "--human", str(h), "--human-layout", "wide", "--criteria-fields", "clarity", "--id-field",
+            "story", "--rater-field", "annotator", "--system-field", "model", "--group-field", "prompt", "--n-resamples", "200",
             "--format", "json"]
     table = pd.DataFrame(json.loads(run_cli(*args).stdout)["tables"]["correlations"])
     lows = table[(table.level == "overall")].set_index("rater")["ci_low"]

@@ -25,7 +25,7 @@ def test_dhp_with_a_judge_that_never_rates(tmp_path, mute_judge):
 
 
 def check_nle_with_a_mute_judge(data, out, judge):
-    result = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--n-items", "2", "--samples", "1",
+    result = run_cli("recipe", "nle", "--dataset", "esnli", "--items", str(data), "--n-items", "2", "--samples", "1",
                      "--judge", judge, "--out", str(out))
     assert result.returncode == 3, (result.stdout[-800:], result.stderr)
     assert "failed (100% > --max-failure-rate 50%)" in result.stderr
@@ -97,15 +97,15 @@ def _padding_items(tmp_path):
 
 #: command → (its arguments before --judge given tmp_path, the answer a judge that works gives)
 JUDGING = {
-    "pairwise": (lambda t: ["pairwise", "--dataset", "esnli", "--data", str(_esnli(t)[0]), "--human", str(_esnli(t)[1]),
+    "pairwise": (lambda t: ["pairwise", "--dataset", "esnli", "--items", str(_esnli(t)[0]), "--human", str(_esnli(t)[1]),
                             "--per-delta", "2"], {"default": "Yes"}),
-    "recipe nle": (lambda t: ["recipe", "nle", "--dataset", "esnli", "--data", str(_esnli(t)[0]), "--samples", "1"],
+    "recipe nle": (lambda t: ["recipe", "nle", "--dataset", "esnli", "--items", str(_esnli(t)[0]), "--samples", "1"],
                    {"default": "[Informativeness] 5 [Clarity] 6"}),
-    "recipe chiang-lee": (lambda t: ["recipe", "chiang-lee", "--stories", str(_stories(t)), "--n-items", "1", "--samples", "1"],
+    "recipe chiang-lee": (lambda t: ["recipe", "chiang-lee", "--items", str(_stories(t)), "--n-items", "1", "--samples", "1"],
                           {"default": "I would rate it a 5."}),
-    "recipe hanna": (lambda t: ["recipe", "hanna", "--stories", str(_hanna(t)), "--n-items", "1", "--eval-prompts", "1",
+    "recipe hanna": (lambda t: ["recipe", "hanna", "--items", str(_hanna(t)), "--n-items", "1", "--eval-prompts", "1",
                                 "--samples", "1"], {"default": "I would rate it a 4."}),
-    "recipe geval": (lambda t: ["recipe", "geval", "--data", str(_summeval(t)), "--dataset", "summeval", "--score", "parsed",
+    "recipe geval": (lambda t: ["recipe", "geval", "--items", str(_summeval(t)), "--dataset", "summeval", "--score", "parsed",
                                 "--n-resamples", "0"], {"default": "I would rate it a 2."}),
     "probe padding": (lambda t: ["probe", "padding", "--items", str(_padding_items(t)), "--template", "geval-summeval",
                                  "--criteria", "fluency", "--padding", "filler:50", "--samples", "1", "--score", "parsed"],
@@ -146,7 +146,7 @@ def test_pairwise_says_why_its_results_are_nan(tmp_path, mute_judge):
     import pandas as pd
 
     data, human = _esnli(tmp_path)
-    result = run_cli("pairwise", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--judge", mute_judge,
+    result = run_cli("pairwise", "--dataset", "esnli", "--items", str(data), "--human", str(human), "--judge", mute_judge,
                      "--quiet", "--out", str(tmp_path / "pw"))
     assert result.returncode == 3
     summary = pd.read_csv(tmp_path / "pw" / "pairwise_summary.csv")

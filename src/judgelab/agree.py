@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 import numpy as np
@@ -299,7 +300,7 @@ class AgreeReport:
         {"schema": 1, "command": "agree", "settings": {...},
          "tables": {"correlations": [row, ...], "human_baseline": [...], "self_consistency": [...],
                     "williams": [...]},
-         "skipped": {"<table>": "<why it has no row>"}, "notes": ["<reason of a NaN>", ...]}
+         "skipped": {"<table>": "<why it has no row>"}, "notes": ["<table>: <a row's note> (<n> rows)", ...]}
 
     A row is an object with the table's columns (``*_COLUMNS``); NaN is ``null`` and its reason is
     in the row's ``note``.
@@ -323,15 +324,17 @@ class AgreeReport:
     def to_frame(self, table: str = "correlations") -> pd.DataFrame:
         return getattr(self, table)
 
-    def nan_notes(self) -> list[tuple[str, str, int]]:
-        """(table, reason, rows) for every distinct reason of a NaN, in table order."""
+    def notes(self, nan_only: bool = False) -> list[tuple[str, str, int]]:
+        """(table, note, rows) per distinct note of a row, in table order: a NaN's reason or a caveat (few
+        clusters …); ``nan_only`` (:meth:`nan_notes`): of rows where a number is NaN only."""
         out: list[tuple[str, str, int]] = []
         for name, t in self.tables().items():
-            if "note" not in t or t.empty:
-                continue
-            counts = t.loc[t["note"].astype(str) != "", "note"].value_counts(sort=False)
-            out.extend((name, str(note), int(n)) for note, n in counts.items())
+            if "note" in t and not t.empty:
+                noted = (t["note"].fillna("").astype(str) != "") & (t.select_dtypes("number").isna().any(axis=1) | (not nan_only))
+                out.extend((name, str(note), int(n)) for note, n in t.loc[noted, "note"].value_counts(sort=False).items())
         return out
+
+    nan_notes = partialmethod(notes, nan_only=True)  # a caveat on a row with every number is no NaN's reason
 
     def to_dict(self) -> dict[str, Any]:
         def clean(v):
@@ -345,7 +348,7 @@ class AgreeReport:
                 "tables": {k: [{c: clean(v) for c, v in r.items()} for r in t.to_dict(orient="records")]
                            for k, t in self.tables().items()},
                 "skipped": dict(self.skipped),
-                "notes": [f"{table}: {note} ({n} row{'s' if n != 1 else ''})" for table, note, n in self.nan_notes()]}
+                "notes": [f"{table}: {note} ({n} row{'s' if n != 1 else ''})" for table, note, n in self.notes()]}
 
 
 def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,

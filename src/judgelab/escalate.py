@@ -211,7 +211,7 @@ def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, de
     from judgelab.ratings import is_human
 
     if not (0 < alpha < 1 and 0 < delta < 1):
-        raise JudgelabError("--alpha and --delta are between 0 and 1")
+        raise JudgelabError("--risk (alpha) and --delta are between 0 and 1")
     if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
         raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
     if not ratings["rater"].map(is_human).any():

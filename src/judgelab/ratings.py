@@ -189,7 +189,7 @@ def find_item_column(columns, given: str | None, where: str) -> str:
     for name in ID_COLUMNS:
         if name in columns:
             return name
-    raise JudgelabError(f"{where}: missing column 'item_id' (or 'id', 'doc_id'); name the id column with --item-col "
+    raise JudgelabError(f"{where}: missing column 'item_id' (or 'id', 'doc_id'); name the id column with --id-field "
                         f"(columns: {', '.join(map(str, columns))})")
 
 

@@ -191,7 +191,7 @@ def test_human_estimate_from_a_store_and_from_files_agree(tmp_path):
     humans = table[table["rater"].str.startswith("human:")].copy()
     humans["rater"] = humans["rater"].str.removeprefix("human:")  # a plain human file: names without the prefix
     humans.to_csv(tmp_path / "human.csv", index=False)
-    b = judgelab("human-estimate", "--ratings", str(tmp_path / "judge.csv"), "--human", str(tmp_path / "human.csv"),
+    b = judgelab("human-estimate", str(tmp_path / "judge.csv"), "--human", str(tmp_path / "human.csv"),
                  "--out", str(tmp_path / "est-b"), "--target-half-width", "0.5")
     assert b.returncode == 0, b.stderr
     ja = json.loads((tmp_path / "est-a" / "estimates.json").read_text())
@@ -207,8 +207,8 @@ def test_human_estimate_from_a_store_and_from_files_agree(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     ([], "--store"),
     (["--store", "nope.sqlite"], "store not found"),
-    (["--store", "x.sqlite", "--ratings", "r.csv"], "not both"),
-    (["--ratings", "r.csv"], "--human"),
+    (["r.csv", "--store", "x.sqlite"], "not both"),
+    (["r.csv"], "--human"),
 ])
 def test_human_estimate_bad_inputs(tmp_path, capsys, args, needle):
     assert needle in in_process(capsys, "human-estimate", *args, "--out", str(tmp_path / "e"))
@@ -218,7 +218,7 @@ def test_human_estimate_unknown_criterion_and_target(tmp_path, capsys):
     run = _store_with_people(tmp_path)
     store = str(run / "store.sqlite")
     e = str(tmp_path / "e")
-    assert "'wit'" in in_process(capsys, "human-estimate", "--store", store, "--criterion", "wit", "--out", e)
+    assert "'wit'" in in_process(capsys, "human-estimate", "--store", store, "--criteria", "wit", "--out", e)
     assert "unknown system 'zeta'" in in_process(capsys, "human-estimate", "--store", store, "--systems", "alpha-sys,zeta",
                                                  "--out", e)
     assert "positive" in in_process(capsys, "human-estimate", "--store", store, "--target-half-width", "-1", "--out", e)

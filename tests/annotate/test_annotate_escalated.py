@@ -30,7 +30,7 @@ def test_annotate_selects_exactly_the_escalated_items(tmp_path):
     pd.DataFrame(human).to_csv(tmp_path / "human.csv", index=False)
     out = tmp_path / "esc"
     r = run_cli("escalate", str(tmp_path / "judge.csv"), "--human", str(tmp_path / "human.csv"), "--confidence",
-                "samples", "--alpha", "0.5", "--delta", "0.5", "--out", str(out))
+                "samples", "--risk", "0.5", "--delta", "0.5", "--out", str(out))
     assert r.returncode == 0, r.stderr
     escalated = {(rw["system"], rw["id"]) for rw in rows} - confident
     session = prepare(items, "plain-quality", tmp_path / "ann", criteria=["fluency"],

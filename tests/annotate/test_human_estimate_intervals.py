@@ -37,11 +37,11 @@ def _run(capsys, *args):
 
 def test_t_by_default_normal_on_request(tmp_path, capsys):
     judge, human = _files(tmp_path)
-    code, out, err = _run(capsys, "--ratings", judge, "--human", human, "--out", str(tmp_path / "t"),
+    code, out, err = _run(capsys, judge, "--human", human, "--out", str(tmp_path / "t"),
                           "--target-half-width", "0.6")
     assert code in (0, None), err
     assert "95% t intervals" in out and "valid_from" in out
-    code, out, err = _run(capsys, "--ratings", judge, "--human", human, "--out", str(tmp_path / "n"), "--quantile", "normal")
+    code, out, err = _run(capsys, judge, "--human", human, "--out", str(tmp_path / "n"), "--quantile", "normal")
     assert code in (0, None), err
     assert "95% normal (ppi-python) intervals" in out and "fewer than the 50" in out
     t = json.loads((tmp_path / "t" / "estimates.json").read_text())
@@ -56,7 +56,7 @@ def test_t_by_default_normal_on_request(tmp_path, capsys):
 
 def test_bad_quantile_is_one_line(tmp_path, capsys):
     judge, human = _files(tmp_path)
-    code, out, err = _run(capsys, "--ratings", judge, "--human", human, "--out", str(tmp_path / "x"), "--quantile", "z")
+    code, out, err = _run(capsys, judge, "--human", human, "--out", str(tmp_path / "x"), "--quantile", "z")
     lines = err.strip().splitlines()
     assert code == 2 and lines == ["judgelab: error: --quantile must be t or normal, got 'z'"]
     assert not (tmp_path / "x").exists()

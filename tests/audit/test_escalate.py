@@ -153,7 +153,7 @@ def _write_study(tmp_path, seed=3, n=300):
 def test_cli_writes_decisions_ids_and_guarantee(tmp_path):
     df, judge, human = _write_study(tmp_path)
     out = tmp_path / "esc"
-    r = run_cli("escalate", str(judge), "--human", str(human), "--confidence", "samples", "--alpha", "0.2",
+    r = run_cli("escalate", str(judge), "--human", str(human), "--confidence", "samples", "--risk", "0.2",
                 "--out", str(out))
     assert r.returncode == 0, r.stderr
     table = pd.read_csv(out / "escalation.csv", dtype={"item_id": str})
@@ -206,7 +206,7 @@ def test_hanna_holdout_of_docs(tmp_path):
     from judgelab.audit import hanna_ratings, select_judges
 
     out = tmp_path / "hold"
-    r = run_cli("escalate", "--hanna-scores", str(SHARED_DATA / HANNA), "--judges", "*@eval-prompt-1", "--alpha",
+    r = run_cli("escalate", "--hanna-scores", str(SHARED_DATA / HANNA), "--judges", "*@eval-prompt-1", "--risk",
                 "0.3", "--holdout", "--seed", "0", "--out", str(out))
     assert r.returncode == 0, r.stderr
     t = pd.read_csv(out / "escalation_holdout.csv").set_index("criterion")

@@ -123,7 +123,7 @@ def test_agree_out_pointing_at_a_file(tmp_path):
 
 
 def test_negative_pairs_per_gap(tmp_path):
-    result = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(tmp_path / "x.csv"), "--per-delta", "-5")
+    result = run_cli("recipe", "nle", "--dataset", "esnli", "--items", str(tmp_path / "x.csv"), "--per-delta", "-5")
     check(result, "--per-delta")
 
 

@@ -57,17 +57,17 @@ def command(name: str, tmp_path: Path, judge: str, out: Path) -> list[str]:
         return ["dhp", "--task", "question-answering", "--n-items", "2", "--samples", "1", "--judge", judge,
                 "--out", str(out), "--quiet"]
     if name == "chiang-lee":
-        return ["recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--n-items", "1", "--samples", "1",
+        return ["recipe", "chiang-lee", "--items", str(_stories(tmp_path)), "--n-items", "1", "--samples", "1",
                 "--judge", judge, "--out", str(out), "--quiet"]
     if name == "hanna":
-        return ["recipe", "hanna", "--stories", str(_hanna(tmp_path)), "--n-items", "1", "--eval-prompts", "1",
+        return ["recipe", "hanna", "--items", str(_hanna(tmp_path)), "--n-items", "1", "--eval-prompts", "1",
                 "--samples", "1", "--judge", judge, "--out", str(out), "--quiet"]
     data, human = _nle(tmp_path)
     if name == "nle":
-        return ["recipe", "nle", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--samples", "1",
+        return ["recipe", "nle", "--dataset", "esnli", "--items", str(data), "--human", str(human), "--samples", "1",
                 "--per-delta", "2", "--no-dynamic", "--judge", judge, "--out", str(out), "--quiet"]
     assert name == "pairwise"
-    return ["pairwise", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--per-delta", "2",
+    return ["pairwise", "--dataset", "esnli", "--items", str(data), "--human", str(human), "--per-delta", "2",
             "--judge", judge, "--out", str(out), "--quiet"]
 
 
@@ -241,7 +241,7 @@ def test_user_study_writes_a_folder(tmp_path):
     rows = [["1", "Expl one", 1, 0], ["1", "Expl one", 1, 1], ["2", "Expl two", 0, 0], ["2", "Expl two", 0, 0]]
     path = tmp_path / "us.csv"
     pd.DataFrame(rows, columns=header).to_csv(path, index=False)
-    r = run_cli("recipe", "user-study", "--annotations", str(path), "--out", str(tmp_path / "o"), "--format", "csv")
+    r = run_cli("recipe", "user-study", str(path), "--out", str(tmp_path / "o"), "--format", "csv")
     assert r.returncode == 0, r.stderr
     for name in ("README.md", "run.json", "error_rates.csv"):
         assert (tmp_path / "o" / name).exists(), name

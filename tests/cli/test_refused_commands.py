@@ -204,7 +204,7 @@ def _hanna_scores(tmp_path: Path) -> Path:
 def test_hanna_refuses_an_unknown_format_before_writing_its_out_folder(tmp_path, capsys):
     scores = _hanna_scores(tmp_path)
     out = tmp_path / "icc"
-    assert "unknown --format 'xml'" in refused(capsys, "hanna", "icc", "--scores", str(scores), "--format", "xml",
+    assert "unknown --format 'xml'" in refused(capsys, "hanna", "icc", str(scores), "--format", "xml",
                                                "--out", str(out))
     assert not out.exists()
 

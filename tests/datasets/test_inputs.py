@@ -260,29 +260,29 @@ def hanna_scores(path, cell=None):
 def test_hanna_correlations_bad_files(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    check(run_cli("hanna", "correlations", "--scores", str(empty)), "empty.csv", "empty file")
+    check(run_cli("hanna", "correlations", str(empty)), "empty.csv", "empty file")
     header_only = tmp_path / "header.csv"
     header_only.write_text("Model," + ",".join(CRITERIA) + "\n")
-    check(run_cli("hanna", "correlations", "--scores", str(header_only)), "header.csv", "no rows")
+    check(run_cli("hanna", "correlations", str(header_only)), "header.csv", "no rows")
     for cell, needle in (("[1.0, Infinity]", "not a finite number"), ("[1.0, nan]", "not a finite number"),
                          ("1e999", "not a finite number"), ("[1.0, inf]", "not a list of numbers"),
                          ("[[1.0], 2.0]", "is not a number"), ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
                          ("words", "not a list of numbers")):
         path = hanna_scores(tmp_path / "scores.csv", cell)
-        check(run_cli("hanna", "correlations", "--scores", str(path)), "scores.csv", "line 4", "'Coherence'", needle)
+        check(run_cli("hanna", "correlations", str(path)), "scores.csv", "line 4", "'Coherence'", needle)
     ok = hanna_scores(tmp_path / "ok.csv")
-    assert run_cli("hanna", "correlations", "--scores", str(ok), "--format", "csv").returncode == 0
+    assert run_cli("hanna", "correlations", str(ok), "--format", "csv").returncode == 0
 
 
 def test_recipe_hanna_and_user_study_refuse_empty_files(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    check(run_cli("recipe", "hanna", "--stories", str(empty), *scripted(tmp_path)[:2], "--quiet",
+    check(run_cli("recipe", "hanna", "--items", str(empty), *scripted(tmp_path)[:2], "--quiet",
                        "--out", str(tmp_path / "h")), "empty.csv", "empty file")
-    check(run_cli("recipe", "user-study", "--annotations", str(empty)), "empty.csv", "empty file")
+    check(run_cli("recipe", "user-study", str(empty)), "empty.csv", "empty file")
     header = tmp_path / "header.csv"
     header.write_text(",Prompt,Human,Story,Model\n")
-    check(run_cli("recipe", "hanna", "--stories", str(header), "--quiet", "--out", str(tmp_path / "h")), "no stories")
+    check(run_cli("recipe", "hanna", "--items", str(header), "--quiet", "--out", str(tmp_path / "h")), "no stories")
 
 
 USER_STUDY_HEADER = ["Input.story_id", "Input.explanation", "Answer.a-1-guidelines.1", "Answer.a-2-syntax.1"]
@@ -291,13 +291,13 @@ USER_STUDY_HEADER = ["Input.story_id", "Input.explanation", "Answer.a-1-guidelin
 def test_user_study_values_outside_zero_one(tmp_path):
     rows = [["007", "Expl.\nTwo lines", "1", "0"], ["007", "Expl.\nTwo lines", "7", "0"]]
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    check(run_cli("recipe", "user-study", "--annotations", str(path)), "us.csv", "line 4", "'7'", "Answer.a-1-guidelines.1")
+    check(run_cli("recipe", "user-study", str(path)), "us.csv", "line 4", "'7'", "Answer.a-1-guidelines.1")
     rows[1][2] = "yes"
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    check(run_cli("recipe", "user-study", "--annotations", str(path)), "line 4", "'yes'")
+    check(run_cli("recipe", "user-study", str(path)), "line 4", "'yes'")
     rows[1][2] = "1"
     path = write_csv(tmp_path / "us.csv", USER_STUDY_HEADER, rows)
-    result = run_cli("recipe", "user-study", "--annotations", str(path), "--format", "json")
+    result = run_cli("recipe", "user-study", str(path), "--format", "json")
     assert result.returncode == 0, result.stderr
     by_cat = {r["category"]: r for r in json.loads(result.stdout)["rows"]}
     assert by_cat["guidelines"]["explanations"] == 1 and by_cat["guidelines"]["rate"] == 1.0

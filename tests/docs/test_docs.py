@@ -99,7 +99,7 @@ def test_the_check_catches_a_wrong_option() -> None:
     root = typer.main.get_command(app)
     assert check("judgelab rate --items x.jsonl --model gpt", root) == ["judgelab rate has no option --model"]
     assert check("judgelab rate --judge local", root) == ["judgelab rate needs --items"]
-    assert check("judgelab hanna icc --scores s.csv --generated-only", root) == []
+    assert check("judgelab hanna icc s.csv --generated-only", root) == []
 
 
 def test_every_option_of_every_command_is_documented() -> None:

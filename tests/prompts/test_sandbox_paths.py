@@ -146,7 +146,7 @@ def test_criterion_named_like_a_path_stays_in_the_output_folder(tmp_path):
     human.write_text('id,"../../evil/x"\n' + "\n".join(f"{i},{1 + (i * 3) % 5}" for i in range(8)) + "\n")
     figures = work / "out" / "figs"
     before = set(tmp_path.rglob("*"))
-    result = run_cli("scales", "--ratings", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
+    result = run_cli("scales", str(judge), "--human", str(human), "--figures", str(figures), "--format", "csv")
     assert result.returncode == 0, result.stderr
     new = set(tmp_path.rglob("*")) - before
     written = [p for p in new if p.is_file()]
@@ -161,12 +161,12 @@ def test_figure_paths_are_checked(tmp_path):
                    for k, s in enumerate(["Human", "A", "B", "C", "D"]))
     scores = tmp_path / "scores.csv"
     scores.write_text(header + body)
-    check(run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "x.xyz")),
+    check(run_cli("hanna", "correlations", str(scores), "--figure", str(tmp_path / "x.xyz")),
           "x.xyz", "unknown image format '.xyz'", ".png")
-    check(run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "nope" / "x.png")),
+    check(run_cli("hanna", "correlations", str(scores), "--figure", str(tmp_path / "nope" / "x.png")),
           "does not exist")
     assert not (tmp_path / "nope").exists()
-    ok = run_cli("hanna", "correlations", "--scores", str(scores), "--figure", str(tmp_path / "h.svg"), "--format", "csv")
+    ok = run_cli("hanna", "correlations", str(scores), "--figure", str(tmp_path / "h.svg"), "--format", "csv")
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "h.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     assert os.path.getsize(tmp_path / "h.svg") > 0

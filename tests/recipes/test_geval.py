@@ -305,7 +305,7 @@ def test_recipe_in_process_with_the_scripted_test_double(tmp_path):
 def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=3, systems=4)
-    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--items", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--n-resamples", "50", "--out", str(tmp_path / "out"), "--quiet")
     assert r.returncode == 0, r.stderr
     assert len(stub.answered()) == 3 * 4 * 4
@@ -323,7 +323,7 @@ def test_recipe_through_the_openai_compatible_stub(tmp_path, stub_factory):
 def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory):
     stub = stub_factory()
     data = write_summeval(tmp_path / "summeval.jsonl", docs=2, systems=3)
-    r = run_cli("recipe", "geval", "--data", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
+    r = run_cli("recipe", "geval", "--items", str(data), "--judge", f"openai:stub@{stub.base_url}", "--score", "parsed",
                      "--dry-run", "--price-in", "1", "--price-out", "2", "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     assert stub.answered() == [] and not (tmp_path / "out").exists()
@@ -334,12 +334,12 @@ def test_dry_run_calls_nothing_and_shows_each_scale_group(tmp_path, stub_factory
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--data", "nosuch.jsonl", "--dataset", "summeval"], "nosuch.jsonl"),
-    (["--data", "nosuch.txt"], "no such file"),
-    (["--data", "summeval", "--dataset", "topical-chat"], "contradicts"),
-    (["--data", "x.jsonl", "--dataset", "cnn"], "unknown --dataset"),
-    (["--data", "x.jsonl", "--dataset", "summeval", "--score", "vibes"], "--score"),
-    (["--data", "x.jsonl", "--dataset", "summeval", "--judge", "gpt"], "unknown judge"),
+    (["--items", "nosuch.jsonl", "--dataset", "summeval"], "nosuch.jsonl"),
+    (["--items", "nosuch.txt"], "no such file"),
+    (["--data", "summeval"], "--data is now --dataset NAME"),
+    (["--items", "x.jsonl", "--dataset", "cnn"], "unknown --dataset"),
+    (["--items", "x.jsonl", "--dataset", "summeval", "--score", "vibes"], "--score"),
+    (["--items", "x.jsonl", "--dataset", "summeval", "--judge", "gpt"], "unknown judge"),
 ])
 def test_bad_inputs_exit_2_with_one_line(tmp_path, args, needle):
     write_summeval(tmp_path / "x.jsonl", docs=1, systems=3)
@@ -355,7 +355,7 @@ def test_recipe_on_the_embedded_judge(tmp_path):
     env = dict(os.environ, JUDGELAB_SHARED_DATA=str(SHARED_DATA), COLUMNS="200")
     import subprocess
 
-    r = subprocess.run([sys.executable, "-m", "judgelab.cli", "recipe", "geval", "--data", "topical-chat", "--judge", "local",
+    r = subprocess.run([sys.executable, "-m", "judgelab.cli", "recipe", "geval", "--dataset", "topical-chat", "--judge", "local",
                         "--n-items", "1", "--n-resamples", "20", "--out", str(tmp_path / "out"), "--quiet"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

@@ -68,7 +68,7 @@ def test_human_icc(scores):
 def test_correlations_command_all_levels(path, level, method):
     if path == "hanna_metric_scores_llm.csv" and method != "kendall":
         pytest.skip("one method is enough on the larger file for the command test")
-    result = judgelab_cmd("hanna", "correlations", "--scores", str(HANNA / path), "--level", level, "--method", method, "--format", "csv")
+    result = judgelab_cmd("hanna", "correlations", str(HANNA / path), "--level", level, "--method", method, "--format", "csv")
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(io.StringIO(result.stdout))
     assert list(table.columns) == ["measure", *H.CRITERIA]
@@ -77,9 +77,9 @@ def test_correlations_command_all_levels(path, level, method):
 
 def test_williams_command_and_figures(tmp_path):
     fig = tmp_path / "w.png"
-    result = judgelab_cmd("hanna", "williams", "--scores", str(LLM_FILE), "--measure", "Beluga-13B … 1", "--format", "csv", "--figure", str(fig))
+    result = judgelab_cmd("hanna", "williams", str(LLM_FILE), "--measure", "Beluga-13B … 1", "--format", "csv", "--figure", str(fig))
     assert result.returncode == 0, result.stderr and fig.stat().st_size > 1000
-    bad = judgelab_cmd("hanna", "williams", "--scores", str(LLM_FILE), "--measure", "Nope … 1")
+    bad = judgelab_cmd("hanna", "williams", str(LLM_FILE), "--measure", "Nope … 1")
     assert bad.returncode == 2 and "no column" in bad.stderr
 
 
@@ -94,7 +94,7 @@ def test_to_ratings_feeds_agree(scores):
 
 
 def test_subcommands_write_an_output_folder(tmp_path):
-    result = judgelab_cmd("hanna", "icc", "--scores", str(LLM_FILE), "--format", "json", "--out", str(tmp_path / "icc"))
+    result = judgelab_cmd("hanna", "icc", str(LLM_FILE), "--format", "json", "--out", str(tmp_path / "icc"))
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["schema"] == 1 and doc["command"] == "hanna icc"
@@ -266,18 +266,18 @@ def test_ties_option_on_the_command_line(tmp_path, capsys):
         return code, capsys.readouterr()
 
     path = str(HANNA / "hanna_metric_scores.csv")
-    code, out = run("hanna", "correlations", "--scores", path, "--ties", "paper", "--format", "csv", "--out", str(tmp_path / "p"))
+    code, out = run("hanna", "correlations", path, "--ties", "paper", "--format", "csv", "--out", str(tmp_path / "p"))
     assert code == 0, out.err
     table = pd.read_csv(io.StringIO(out.out)).set_index("measure")
     assert abs(table.loc["BLEU Ξ§", "Complexity"]) == 0.5393598899705937  # the published cell, every bit
     assert "ties: paper" in (tmp_path / "p" / "README.md").read_text()
-    code, out = run("hanna", "correlations", "--scores", path, "--format", "csv")
+    code, out = run("hanna", "correlations", path, "--format", "csv")
     assert abs(pd.read_csv(io.StringIO(out.out)).set_index("measure").loc["BLEU Ξ§", "Complexity"]) != 0.5393598899705937
-    code, out = run("hanna", "baseline", "--scores", str(LLM_FILE), "--level", "system", "--ties", "paper", "--format", "csv")
+    code, out = run("hanna", "baseline", str(LLM_FILE), "--level", "system", "--ties", "paper", "--format", "csv")
     assert code == 0 and len(pd.read_csv(io.StringIO(out.out))) == 6, out.err
-    code, out = run("hanna", "williams", "--scores", str(LLM_FILE), "--level", "system", "--versus", "ChatGPT … 1",
+    code, out = run("hanna", "williams", str(LLM_FILE), "--level", "system", "--versus", "ChatGPT … 1",
                     "--ties", "paper", "--format", "csv")
     assert code == 0 and list(pd.read_csv(io.StringIO(out.out))["measure"]) == ["ChatGPT … 1"], out.err
     for sub in ("correlations", "williams", "baseline"):
-        code, out = run("hanna", sub, "--scores", str(LLM_FILE), "--ties", "float")
+        code, out = run("hanna", sub, str(LLM_FILE), "--ties", "float")
         assert code == 2 and out.err.strip().count("\n") == 0 and "--ties" in out.err, (sub, out.err)

@@ -157,7 +157,7 @@ def test_nle_recipe_with_human_scores_runs_every_part(tmp_path):
     comparisons = tmp_path / "comparisons.csv"
     pd.DataFrame([{"first": a, "second": b, "metric": m, "verdict": "Yes" if rows[a][m] > rows[b][m] else ("No" if rows[a][m] < rows[b][m] else "Neutral")}
                   for a in rows for b in rows if a != b for m in ("informativeness", "clarity")]).to_csv(comparisons, index=False)
-    r = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(data), "--human", str(human), "--judge",
+    r = run_cli("recipe", "nle", "--dataset", "esnli", "--items", str(data), "--human", str(human), "--judge",
                      f"scripted-test-double:{script}", "--samples", "1", "--per-delta", "3", "--quiet", "--out", str(out),
                      "--human-comparisons", str(comparisons))
     assert r.returncode == 0, r.stderr
@@ -180,7 +180,7 @@ NLE = SHARED_DATA / "nle" / "e-snli.csv"
 def test_nle_recipe_on_shared_inputs_without_human_scores(tmp_path):
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"default": "[Informativeness] 5 [Clarity] 6. Clear enough."}))
-    r = run_cli("recipe", "nle", "--dataset", "esnli", "--data", str(NLE), "--n-items", "5", "--judge",
+    r = run_cli("recipe", "nle", "--dataset", "esnli", "--items", str(NLE), "--n-items", "5", "--judge",
                      f"scripted-test-double:{script}", "--quiet", "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     readme = (tmp_path / "o" / "README.md").read_text()
@@ -194,7 +194,7 @@ def test_scales_command(tmp_path):
     judge = pd.DataFrame([{"item_id": i, "criterion": m, "rater": "j", "score": max(1, r[m] - 1)} for i, r in rows.items()
                           for m in ("informativeness", "clarity")])
     judge.to_csv(tmp_path / "judge.csv", index=False)
-    res = run_cli("scales", "--ratings", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
+    res = run_cli("scales", str(tmp_path / "judge.csv"), "--human", str(human), "--format", "json",
                        "--figures", str(tmp_path / "figs"), "--out", str(tmp_path / "scales"))
     assert res.returncode == 0, res.stderr
     written = pd.read_csv(tmp_path / "scales" / "scales.csv")  # --out: the same table, an index and run.json

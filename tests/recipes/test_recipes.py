@@ -95,7 +95,7 @@ def test_chiang_lee_recipe_flags_a_judge_that_fails_the_sanity_check(tmp_path):
     script.write_text(json.dumps({"rules": [{"contains": "preserved in news title 2", "reply": "I would rate it a 3."}],
                                   "default": "I would rate it a 4."}))
     out = tmp_path / "cl"
-    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--items", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "SANITY CHECK FAILED" in r.stdout and "SANITY CHECK FAILED" in (out / "README.md").read_text()
@@ -107,7 +107,7 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 5."}))
     out = tmp_path / "cl"
-    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "chiang-lee", "--items", str(_stories(tmp_path)), "--judge", f"scripted-test-double:{script}",
                      "--n-items", "2", "--quiet", "--out", str(out), "--variance")
     assert r.returncode == 0, r.stderr
     assert "sanity check passed" in r.stdout
@@ -121,13 +121,13 @@ def test_chiang_lee_recipe_passes_a_judge_that_gets_identical_pairs_right(tmp_pa
 def test_recipes_against_an_openai_compatible_endpoint(tmp_path, stub_factory):
     stub = stub_factory(fail_rate=0.1)
     judge = f"openai:stub@{stub.base_url}"
-    r = run_cli("recipe", "chiang-lee", "--stories", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
+    r = run_cli("recipe", "chiang-lee", "--items", str(_stories(tmp_path)), "--judge", judge, "--n-items", "2",
                      "--quiet", "--out", str(tmp_path / "cl"))
     assert r.returncode == 0, r.stderr
     stories = tmp_path / "hanna.csv"
     pd.DataFrame({"Prompt": ["P one", "P one", "P two"], "Human": ["H one.", "H one.", "H two."],
                   "Story": ["A story.", "Another story.", "Third story."], "Model": ["m1", "m2", "m1"]}).to_csv(stories)
-    r = run_cli("recipe", "hanna", "--stories", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
+    r = run_cli("recipe", "hanna", "--items", str(stories), "--judge", judge, "--n-items", "2", "--eval-prompts", "1,2",
                      "--quiet", "--out", str(tmp_path / "hn"))
     assert r.returncode == 0, r.stderr
     icc = pd.read_csv(tmp_path / "hn" / "icc2k.csv")
@@ -151,7 +151,7 @@ def test_user_study_rates_and_ac1():
     assert table.loc["syntax", "rate"] == pytest.approx(raw["Answer.a-2-syntax.1"].mean())
     assert (table["explanations"] == 100).all() and (table["annotations"] == 300).all()
     assert table["gwet_ac1"].between(-1, 1).all()
-    r = run_cli("recipe", "user-study", "--annotations", str(USER_STUDY), "--format", "json")
+    r = run_cli("recipe", "user-study", str(USER_STUDY), "--format", "json")
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["schema"] == 1 and doc["rows"][0]["category"] == "guidelines"
 
@@ -194,12 +194,12 @@ def _contamination_texts(tmp_path):
 def test_contamination_command(tmp_path):
     pytest.importorskip("llama_cpp")
     path = _contamination_texts(tmp_path)
-    r = run_cli("contamination", "--texts", str(path), "--label-field", "member", "--format", "csv")
+    r = run_cli("contamination", "--items", str(path), "--label-field", "member", "--format", "csv")
     assert r.returncode == 0, r.stderr
     assert "ROC AUC (members vs non-members): " in r.stdout
 
 
 def test_contamination_command_refuses_labels_that_are_not_0_1(tmp_path):
     """Checked before the model is loaded: no llama.cpp needed."""
-    bad = run_cli("contamination", "--texts", str(_contamination_texts(tmp_path)), "--label-field", "nope")
+    bad = run_cli("contamination", "--items", str(_contamination_texts(tmp_path)), "--label-field", "nope")
     assert bad.returncode == 2 and "0/1" in bad.stderr

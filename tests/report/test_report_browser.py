@@ -324,7 +324,7 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
 
     env = {"JUDGELAB_SHARED_DATA": str(SHARED_DATA)}
     script = _summeval_script(tmp_path / "script.json")
-    r = run_cli("recipe", "geval", "--data", "summeval", "--n-items", "10", "--judge", f"scripted-test-double:{script}",
+    r = run_cli("recipe", "geval", "--dataset", "summeval", "--n-items", "10", "--judge", f"scripted-test-double:{script}",
                 "--score", "parsed", "--quiet", "--out", "runs/geval", cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     r = run_cli("agree", "runs/geval/ratings.csv", "--human", str(SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"),

@@ -335,9 +335,9 @@ def test_human_ratings_of_a_recorded_agree_command(rate_run, tmp_path):
     wide.to_csv(tmp_path / "teachers.csv", index=False)
     manifest = json.loads((folder / "run.json").read_text())
     manifest.update(command="agree", argv=["judgelab", "agree", "ratings.csv", "--human", str(tmp_path / "teachers.csv"),
-                                           "--human-layout", "wide", "--criteria-cols",
-                                           "grammaticality,cohesiveness,likability,relevance", "--item-col", "story",
-                                           "--rater-col", "teacher", "--out", str(folder)])
+                                           "--human-layout", "wide", "--criteria-fields",
+                                           "grammaticality,cohesiveness,likability,relevance", "--id-field", "story",
+                                           "--rater-field", "teacher", "--out", str(folder)])
     (folder / "run.json").write_text(json.dumps(manifest))
     data = build_report(folder)
     assert data.items.has_human and "teachers.csv" in data.items.human_sources[0] and not data.problems

@@ -76,7 +76,7 @@ def test_export_stand_in_import_gives_the_ratings_of_a_live_run(tmp_path, setup)
     nothing = run_cli(*args, "--out", str(out), "--export-batch", str(tmp_path / "again.jsonl"))
     assert nothing.returncode == 0 and "nothing to export" in nothing.stdout and not (tmp_path / "again.jsonl").exists()
 
-    listed = run_cli("batch", "list", "--out", str(out))
+    listed = run_cli("batch", "list", str(out))
     assert listed.returncode == 0 and " file done: 12 requests" in listed.stdout
 
 

@@ -130,7 +130,7 @@ def test_a_bad_file_is_one_line_and_writes_nothing(exported, case):
     bad.write_bytes(make(answers, requests))
     one_line_error(run_cli("batch", "import", str(answers), str(bad), "--out", str(out)), str(bad), *needles)
     assert _counts(out) == (0, 0)  # not even the good file given first
-    listed = run_cli("batch", "list", "--out", str(out))
+    listed = run_cli("batch", "list", str(out))
     assert " file exported: 8 requests" in listed.stdout
 
 

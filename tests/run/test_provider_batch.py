@@ -143,16 +143,16 @@ def test_cancel_then_rerun_records_what_the_batch_finished_and_asks_the_rest_aga
     proc = start_rate(rate_args(items, stub.base_url, out, *BATCH))
     kill_when(proc, lambda: provider_batch_ids(out / "store.sqlite"), "a batch submitted", then=0.0)
     time.sleep(1.0)  # about a quarter done
-    cancelled = run_cli("batch", "cancel", "--out", str(out))
+    cancelled = run_cli("batch", "cancel", str(out))
     assert cancelled.returncode == 0 and "cancelling" in cancelled.stdout, cancelled.stderr
-    assert " openai submitted: 100 requests" in run_cli("batch", "list", "--out", str(out)).stdout
+    assert " openai submitted: 100 requests" in run_cli("batch", "list", str(out)).stdout
     # a cancelled batch spends no attempt: even with one attempt each, the requests it did not run are asked again
     rerun = run_cli(*rate_args(items, stub.base_url, out, *BATCH, "--batch-max-attempts", "1"))
     assert rerun.returncode == 0, rerun.stderr
     assert "new statuses: ok 100" in rerun.stdout
     again = {k for k, n in stub.submitted().items() if n == 2}
     assert 0 < len(again) < 100 and again == set(stub.unanswered()) and stub.paid_once()
-    listed = run_cli("batch", "list", "--out", str(out)).stdout
+    listed = run_cli("batch", "list", str(out)).stdout
     assert "openai cancelled: 100 requests" in listed and f"openai done: {len(again)} requests" in listed
 
 

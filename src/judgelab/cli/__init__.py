@@ -42,6 +42,7 @@ from judgelab.cli import escalate  # noqa: F401
 from judgelab.cli import probe  # noqa: F401
 from judgelab.cli import batch  # noqa: F401
 from judgelab.cli.common import app
+from judgelab.cli.renamed import retired_hint
 from judgelab.errors import EXIT_INTERRUPTED, EXIT_TOO_MANY_FAILURES, EXIT_USAGE, JudgelabError, TooManyFailures
 
 __all__ = ["app", "main", "EXIT_USAGE", "EXIT_INTERRUPTED", "EXIT_TOO_MANY_FAILURES"]
@@ -104,6 +105,10 @@ def _run_cli(entry: Callable[..., object], args: list[str] | None = None) -> Non
             _say(f"error: {message}")
             sys.exit(EXIT_USAGE)
         usage = _usage_message(exc)
+        retired = retired_hint(exc) if usage is not None else None
+        if retired is not None:  # an old spelling: one line naming the new one
+            _say(f"error: {retired}")
+            sys.exit(EXIT_USAGE)
         if usage is not None:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `judgelab` or a group alone: its help (typer printed it)
                 if usage.strip():
@@ -226,6 +231,23 @@ class _PipeSafeStdout:
         return getattr(self._stream, name)
 
 
+def literal_help(command: Any) -> Any:
+    """``command`` (a click command tree built by typer) with every help text shown as written: typer
+    renders help through rich markup, where ``[system]`` or ``openai:MODEL[@URL]`` would read as a
+    style tag and vanish. Each ``[`` is escaped; the texts themselves are unchanged in the code."""
+    def escape(text: Any) -> Any:
+        return text.replace("[", "\\[") if isinstance(text, str) else text
+
+    command.help = escape(command.help)
+    command.short_help = escape(getattr(command, "short_help", None))
+    for param in getattr(command, "params", []):
+        if hasattr(param, "help"):
+            param.help = escape(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        literal_help(sub)
+    return command
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of the ``judgelab`` command.
 
@@ -240,7 +262,7 @@ def main(args: list[str] | None = None) -> None:
     stdout = _PipeSafeStdout(real_stdout)
     sys.stdout = stdout  # a file-like wrapper, see _PipeSafeStdout
     try:
-        _run_cli(typer.main.get_command(app), args)
+        _run_cli(literal_help(typer.main.get_command(app)), args)
     finally:
         stdout.flush()
         if sys.stdout is stdout:

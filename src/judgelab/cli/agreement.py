@@ -7,28 +7,37 @@ from typing import Optional
 import typer
 
 from judgelab.cli.common import (
+    START,
+    STUDIES,
     app,
     FormatOpt,
     MapOpt,
+    VerboseOpt,
     split_list,
 )
 from judgelab.errors import JudgelabError
 
 
-@app.command()
+@app.command(rich_help_panel=START)
 def agree(
     ratings: list[Path] = typer.Argument(None, help="ratings files (judge runs and/or tidy human ratings)"),
     human: Optional[Path] = typer.Option(None, "--human", help="human ratings to import (CSV/JSONL/Parquet)"),
     human_layout: str = typer.Option("auto", "--human-layout",
                                      help="auto (long when the file has rater, criterion and score columns) | "
                                           "long (one row per rating) | wide (one column per criterion)"),
-    item_col: Optional[str] = typer.Option(None, "--item-col", help="id column of --human (default: item_id, id or doc_id)"),
-    rater_col: Optional[str] = typer.Option(None, "--rater-col",
-                                            help="rater column (default: rater; a wide file without one holds means: human:mean)"),
-    criterion_col: str = typer.Option("criterion", "--criterion-col"), score_col: str = typer.Option("score", "--score-col"),
-    system_col: str = typer.Option("system", "--system-col"), group_col: str = typer.Option("group", "--group-col"),
-    criteria_cols: Optional[str] = typer.Option(None, "--criteria-cols",
-                                                help="wide layout: the criterion columns (default: every column of numbers)"),
+    id_field: Optional[str] = typer.Option(None, "--id-field", help="the item id column of --human (default: "
+                                           "item_id, id or doc_id)"),
+    rater_field: Optional[str] = typer.Option(None, "--rater-field", help="the rater column of --human (default: "
+                                              "rater; a wide file without one holds means: human:mean)"),
+    criterion_field: str = typer.Option("criterion", "--criterion-field", help="long layout: the column naming "
+                                        "the criterion of each rating"),
+    score_field: str = typer.Option("score", "--score-field", help="long layout: the column of the rating"),
+    system_field: str = typer.Option("system", "--system-field", help="the column naming the system that wrote "
+                                     "the text; optional"),
+    group_field: str = typer.Option("group", "--group-field", help="the column grouping texts (the per-group "
+                                    "level); optional"),
+    criteria_fields: Optional[str] = typer.Option(None, "--criteria-fields", help="wide layout: the criterion "
+                                                  "columns, comma-separated (default: every column of numbers)"),
     maps: Optional[list[str]] = MapOpt,
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
@@ -43,6 +52,7 @@ def agree(
                                     help="none | z: standardise each rater's scores per criterion (minus its mean, "
                                          "over its SD) and show every statistic raw beside standardised"),
     fmt: str = FormatOpt,
+    verbose: bool = VerboseOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
     fail_under: Optional[list[str]] = typer.Option(
         None, "--fail-under", metavar="METHOD:LEVEL[:CRITERION]:VALUE",
@@ -52,21 +62,43 @@ def agree(
     """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
     import sys
 
-    from judgelab.agree import agreement
-    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
-    from judgelab.cli.output import emit
-
+    from judgelab.agree import agreement, parse_threshold, threshold_failures
     from judgelab.agree_standardize import check_standardize
+    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
 
     _check_output(fmt, out)
     check_standardize(standardize)
     mapping = parse_map(maps)
+    criteria = split_list(criteria_fields)
+    options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
+               "score": score_field, "system": system_field, "group": group_field, "criteria": criteria}
     frames = [read_ratings(p) for p in (ratings or [])]
     if human is not None:
-        frames.append(import_human(human, human_layout, item_col, rater_col, criterion_col, score_col, system_col,
-                                   group_col, split_list(criteria_cols)))
-    df = combine(frames)
-    df = rename_criteria(df, mapping, "inputs")
+        frames.append(import_human(human, human_layout, id_field, rater_field, criterion_field, score_field,
+                                   system_field, group_field, criteria))
+    df = rename_criteria(combine(frames), mapping, "inputs")
+    method_list, level_list = _checked_lists(methods, levels, kendall_variant, n_resamples, ci_method)
+    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
+    if gates and n_resamples == 0:
+        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
+    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
+                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
+    failed_gates = threshold_failures(report.correlations, gates)
+    if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
+        failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
+    for table, reason in report.skipped.items():
+        print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
+    if out is not None:
+        _write_agree_folder(out, report, ratings or [], human, mapping, options)
+    _show_agree(report, fmt, out, verbose)
+    _gate(failed_gates, gates)
+
+
+def _checked_lists(methods: str, levels: str, kendall_variant: str, n_resamples: int,
+                   ci_method: str) -> tuple[list[str], list[str]]:
+    """``--method`` and ``--level`` as lists, and the bootstrap options, checked before any work."""
+    from judgelab.stats.bootstrap import METHODS as CI_METHODS
+
     method_list, level_list = split_list(methods) or ["kendall"], split_list(levels) or ["overall"]
     for m in method_list:
         if m not in {"kendall", "pearson", "spearman"}:
@@ -78,45 +110,51 @@ def agree(
         raise JudgelabError("--kendall-variant is b or c")
     if n_resamples < 0:
         raise JudgelabError("--n-resamples is 0 (no CI) or more")
-    from judgelab.stats.bootstrap import METHODS as CI_METHODS
-
     if ci_method not in CI_METHODS:
         raise JudgelabError(f"unknown --ci-method {ci_method!r}: {', '.join(CI_METHODS)}")
-    from judgelab.agree import parse_threshold, threshold_failures
+    return method_list, level_list
 
-    gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
-    if gates and n_resamples == 0:
-        raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
-    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
-                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
-    failed_gates = threshold_failures(report.correlations, gates)
-    if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
-        failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
-    for table, reason in report.skipped.items():
-        print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
+
+#: The columns of agree's terminal summary (every column is in the files and with --verbose).
+_SUMMARY_COLUMNS = {
+    "correlations": ("rater", "criterion", "level", "method", "r", "ci_low", "ci_high", "p", "n"),
+    "human_baseline": ("criterion", "level", "method", "vs_mean", "vs_mean_ci_low", "vs_mean_ci_high", "pairwise",
+                       "pairwise_ci_low", "pairwise_ci_high", "raters"),
+    "self_consistency": ("rater", "criterion", "raters_are", "k", "items", "alpha", "icc2k", "icc2k_low",
+                         "icc2k_high"),
+    "williams": ("criterion", "judge_a", "judge_b", "r_a", "r_b", "p_bh"),
+}
+
+
+def _show_agree(report, fmt: str, out: Optional[Path], verbose: bool) -> None:
+    """The tables: a summary of about 40 lines (table format), every table whole (``--verbose``), the
+    correlations as CSV, or everything as JSON; the notes of NaN rows on stderr with the last three."""
+    import sys
+
+    from judgelab.cli.output import emit
+
+    if fmt == "table" and not verbose:
+        from judgelab.cli.summary import Part, show_summary
+
+        show_summary([Part(name.replace("_", " "), table, _SUMMARY_COLUMNS.get(name, ()),
+                           out / f"{name}.csv" if out is not None else None)
+                      for name, table in report.tables().items()])
+        return
     for table, note, n in report.nan_notes():
         print(f"judgelab: note: {table}: NaN in {n} row{'s' if n != 1 else ''} — {note}", file=sys.stderr)
-    if out is not None:
-        options = {"layout": human_layout, "item": item_col, "rater": rater_col, "criterion": criterion_col,
-                   "score": score_col, "system": system_col, "group": group_col, "criteria": split_list(criteria_cols)}
-        _write_agree_folder(out, report, ratings or [], human, mapping, options)
     if fmt == "json":
         import json as _json
 
         typer.echo(_json.dumps(report.to_dict(), ensure_ascii=False))
-        _gate(failed_gates, gates)
-        return
-    if fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
+    elif fmt == "csv":  # one table per CSV stream: the correlations; the others are files of --out
         emit(report.tables()["correlations"], fmt, "agree")
         others = [name for name, table in report.tables().items() if name != "correlations" and not table.empty]
         if others and out is None:
             print(f"judgelab: note: CSV on stdout is the correlations table; {', '.join(others)} are written with "
                   "--out FOLDER (or use --format json for all tables)", file=sys.stderr)
-        _gate(failed_gates, gates)
-        return
-    for name, table in report.tables().items():
-        emit(table, fmt, "agree", title=name.replace("_", " "))
-    _gate(failed_gates, gates)
+    else:
+        for name, table in report.tables().items():
+            emit(table, fmt, "agree", title=name.replace("_", " "))
 
 
 def _gate(failed: list[str], gates: list) -> None:
@@ -190,8 +228,9 @@ def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[
 
 
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)
-app.add_typer(hanna_app, name="hanna")
-ScoresOpt = typer.Option(..., "--scores", help="hanna_metric_scores.csv or hanna_metric_scores_llm.csv")
+app.add_typer(hanna_app, name="hanna", rich_help_panel=STUDIES)
+ScoresArg = typer.Argument(..., metavar="SCORES", help="HANNA's hanna_metric_scores.csv or "
+                           "hanna_metric_scores_llm.csv (metric scores and the three humans' ratings)")
 HannaOutOpt = typer.Option(None, "--out", help="also write the table as CSV with README.md and run.json into this folder")
 TiesOpt = typer.Option("exact", "--ties",
                        help="exact (default: system means equal on paper are ties) | paper (the authors' float "
@@ -218,7 +257,7 @@ def _hanna_out(out: Optional[Path], command: str, table, name: str, description:
 
 @hanna_app.command("correlations")
 def hanna_correlations(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     level: str = typer.Option("system", "--level", help="system | story | overall"),
     method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     fmt: str = FormatOpt,
@@ -246,10 +285,10 @@ def hanna_correlations(
 
 @hanna_app.command("williams")
 def hanna_williams(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     measure: str = typer.Option("Beluga-13B … 1", "--measure", help="a column, or an LLM family '<LLM> … <prompt>'"),
     level: str = typer.Option("overall", "--level", help="overall | system"),
-    method: str = typer.Option("kendall", "--method"),
+    method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     versus: Optional[str] = typer.Option(None, "--versus", help="comma-separated measures to compare with (default: all)"),
     family: str = typer.Option("row", "--bh-family", help="row | column | table: the tests one BH adjustment covers"),
     fmt: str = FormatOpt,
@@ -276,9 +315,9 @@ def hanna_williams(
 
 @hanna_app.command("baseline")
 def hanna_baseline(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     level: str = typer.Option("overall", "--level", help="system | story | overall"),
-    method: str = typer.Option("kendall", "--method"),
+    method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman"),
     leave_one_out: bool = typer.Option(False, "--leave-one-out", help="compare each rater with the mean of the other two"),
     fmt: str = FormatOpt,
     out: Optional[Path] = HannaOutOpt,
@@ -299,7 +338,7 @@ def hanna_baseline(
 
 @hanna_app.command("icc")
 def hanna_icc(
-    scores: Path = ScoresOpt,
+    scores: Path = ScoresArg,
     generated_only: bool = typer.Option(False, "--generated-only", help="leave out the human-written stories"),
     fmt: str = FormatOpt,
     out: Optional[Path] = HannaOutOpt,

@@ -6,11 +6,20 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import app, split_list
+from judgelab.cli.common import (
+    PEOPLE,
+    ContextFieldOpt,
+    GroupFieldOpt,
+    IdFieldOpt,
+    SystemFieldOpt,
+    TextFieldOpt,
+    app,
+    split_list,
+)
 from judgelab.errors import JudgelabError
 
 
-@app.command()
+@app.command(rich_help_panel=PEOPLE)
 def annotate(
     items: Path = typer.Option(..., "--items", help="JSONL/CSV with id, text and optional context, system, group (as for rate)"),
     template: str = typer.Option("chiang-lee-story", "--template", help="the judge's template: shipped name or path to a .yaml"),
@@ -25,9 +34,8 @@ def annotate(
     stratify_by_system: bool = typer.Option(False, "--stratify-by-system", help="random:N drawn per system, in proportion"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on; anything but loopback needs --tokens"),
     port: int = typer.Option(8765, "--port", help="port (0 picks a free one; a fixed port keeps links valid across restarts)"),
-    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    context_field: str = typer.Option("context", "--context-field"),
-    system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
+    id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
+    system_field: str = SystemFieldOpt, group_field: str = GroupFieldOpt,
 ) -> None:
     """Collect human ratings in the browser with the judge's own instructions, sample and questions.
 
@@ -93,16 +101,18 @@ def annotate(
     typer.echo(line)
 
 
-@app.command("human-estimate")
+@app.command("human-estimate", rich_help_panel=PEOPLE)
 def human_estimate(
-    store: Optional[Path] = typer.Option(None, "--store", help="a store with judge and human ratings (e.g. FOLDER/store.sqlite)"),
-    ratings: Optional[Path] = typer.Option(None, "--ratings", help="the judge's ratings file (instead of --store)"),
-    human: Optional[Path] = typer.Option(None, "--human", help="human ratings, tidy long layout (with --ratings)"),
-    criterion: Optional[str] = typer.Option(None, "--criterion", help="criteria, comma-separated (default: all with judge and human ratings)"),
+    ratings: Optional[Path] = typer.Argument(None, metavar="[RATINGS]", help="the judge's ratings file, with "
+                                             "--human (or give --store instead)"),
+    store: Optional[Path] = typer.Option(None, "--store", help="a store with judge and human ratings (e.g. FOLDER/store.sqlite), "
+                                         "instead of RATINGS and --human"),
+    human: Optional[Path] = typer.Option(None, "--human", help="human ratings, tidy long layout (with RATINGS)"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all with judge and human ratings)"),
     systems: Optional[str] = typer.Option(None, "--systems", help="systems, comma-separated; differences are first minus second"),
     judge_rater: Optional[str] = typer.Option(None, "--judge-rater", help="the judge's rater label when the ratings hold several"),
     target_half_width: Optional[float] = typer.Option(None, "--target-half-width", help="plan the human ratings this half-width needs"),
-    alpha: float = typer.Option(0.05, "--alpha", help="error level of the intervals (0.05: 95%)"),
+    alpha: float = typer.Option(0.05, "--alpha", help="error level of the intervals, 1 - their confidence (0.05: 95% intervals)"),
     quantile: str = typer.Option("t", "--quantile", help="t: small-sample t intervals (about 95% at 10 human ratings per "
                                  "system); normal: ppi-python's normal intervals (cover 87-90% at 10; trusted from 50)"),
     epsilon: float = typer.Option(0.2, "--epsilon", help="Alt-Test margin: 0.2 experts, 0.15 skilled, 0.1 crowd"),
@@ -134,7 +144,7 @@ def human_estimate(
         raise JudgelabError("--escalated-human goes with --escalation (the escalation.csv of `judgelab escalate`)")
     else:
         frame, uniform = _load_ratings(store, ratings, human)
-    result = human_estimates(frame, judge=judge_rater, criteria=split_list(criterion), systems=split_list(systems),
+    result = human_estimates(frame, judge=judge_rater, criteria=split_list(criteria), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform, quantile=quantile)
     from judgelab.cli.common import NotesDisplay
@@ -192,7 +202,7 @@ def _hybrid(store, ratings, human, escalation: Path, escalated_human: Optional[P
     from judgelab.ratings import combine, read_ratings
 
     if store is not None or ratings is not None:
-        raise JudgelabError("--escalation replaces --ratings/--store: the predictions are escalation.csv's ratings")
+        raise JudgelabError("--escalation replaces RATINGS and --store: the predictions are escalation.csv's ratings")
     if human is None:
         raise JudgelabError("--escalation needs --human: a uniform random sample of human ratings (PPI's labelled set; "
                             "never the escalated items)")
@@ -215,7 +225,7 @@ def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optiona
     from judgelab.ratings import combine, is_human, read_ratings
 
     if store is not None and (ratings is not None or human is not None):
-        raise JudgelabError("give --store, or --ratings with --human, not both")
+        raise JudgelabError("give --store, or RATINGS with --human, not both")
     if store is not None:
         from judgelab.store import Store
 
@@ -230,7 +240,7 @@ def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optiona
                 uniform = None
         return frame, uniform
     if ratings is None or human is None:
-        raise JudgelabError("give --store FOLDER/store.sqlite, or --ratings judge.csv with --human human.csv")
+        raise JudgelabError("give --store FOLDER/store.sqlite, or RATINGS (judge.csv) with --human human.csv")
     judge = read_ratings(ratings)
     people = read_ratings(human)
     people["rater"] = [r if is_human(r) else f"human:{r}" for r in people["rater"]]

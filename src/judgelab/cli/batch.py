@@ -6,11 +6,11 @@ from pathlib import Path
 
 import typer
 
-from judgelab.cli.common import app
+from judgelab.cli.common import app, RATING
 
 batch_app = typer.Typer(help="Batches: import the answers of a batch file, list a store's batches.",
                         no_args_is_help=True)
-app.add_typer(batch_app, name="batch")
+app.add_typer(batch_app, name="batch", rich_help_panel=RATING)
 
 
 def export_run(spec, path: Path, max_requests: int, max_bytes: int) -> None:
@@ -80,7 +80,7 @@ def import_command(
 
 @batch_app.command("list")
 def list_command(
-    out: Path = typer.Option(..., "--out", help="a run's output folder (its store.sqlite)"),
+    out: Path = typer.Argument(..., metavar="FOLDER", help="a run's output folder (its store.sqlite is read)"),
 ) -> None:
     """List the batches of a store: id, kind, state, requests, provider ids."""
     from judgelab.errors import JudgelabError
@@ -103,7 +103,7 @@ def list_command(
 
 @batch_app.command("cancel")
 def cancel_command(
-    out: Path = typer.Option(..., "--out", help="a run's output folder (its store.sqlite)"),
+    out: Path = typer.Argument(..., metavar="FOLDER", help="a run's output folder (its store.sqlite names the batches)"),
     batch: str = typer.Option(None, "--batch", help="judgelab's or the provider's batch id (default: every open batch)"),
     api_key: str = typer.Option(None, "--api-key", help="the provider's key (default: $OPENAI_API_KEY)"),
 ) -> None:

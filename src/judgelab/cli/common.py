@@ -13,8 +13,22 @@ from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 if TYPE_CHECKING:
     from judgelab.spec import JudgeOptions
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="judgelab: LLM judges, measured like human raters.")
+APP_HELP = """judgelab: LLM judges, measured like human raters.
+
+Start here, in this order:
+  1. rate    a judge rates your texts: ratings.csv, summary, report.html
+  2. agree   how well the judge agrees with people, with 95% intervals
+  3. audit   how the judge is biased: leniency, spread, scale use, length
+
+judgelab rate --items ITEMS.jsonl --judge local --out runs/r, then
+judgelab agree runs/r/ratings.csv --human HUMANS.csv (audit alike).
+Each command's options: judgelab COMMAND --help; the map: docs/cli.md."""
+
+#: The panels of `judgelab --help`, in the order they first appear (the order the command modules register).
+START, RATING, STUDIES, PEOPLE, SETUP = ("Start here", "More ways to rate", "Benchmarks and the papers' studies",
+                                         "People, reports and selective judging", "Installation")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help=APP_HELP)
 
 
 def _print_version(value: bool) -> None:
@@ -30,7 +44,7 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                  help="print judgelab's version and exit (`judgelab doctor` says more)"),
 ) -> None:
-    """judgelab: LLM judges, measured like human raters."""
+    return None  # the app's help is APP_HELP
 
 
 # -- shared judge options ------------------------------------------------------
@@ -122,6 +136,16 @@ HumansOpt = typer.Option(None, "--human", help="human ratings to import (repeata
 HumanLayoutOpt = typer.Option("auto", "--human-layout", help="auto | long | wide")
 MapOpt = typer.Option(None, "--map", help="OLD=NEW: rename a criterion in every input (repeatable)")
 ScoreOpt = typer.Option(None, "--score", help="parsed | logprob (default: logprob for the local judge, else parsed)")
+QuietOpt = typer.Option(False, "--quiet", help="no progress bar")
+VerboseOpt = typer.Option(False, "--verbose", help="print every table in full, with each row's note (by default a "
+                          "summary of about 40 lines; the files of --out hold everything)")
+#: The columns of an input file (items, references, human ratings): one spelling, ``--<what>-field``.
+IdFieldOpt = typer.Option("id", "--id-field", help="the column of each row's id (the item id)")
+TextFieldOpt = typer.Option("text", "--text-field", help="the column of the text to rate")
+ContextFieldOpt = typer.Option("context", "--context-field", help="the column of the text's context (e.g. the "
+                               "source of a summary, a story's prompt); optional")
+SystemFieldOpt = typer.Option("system", "--system-field", help="the column naming the system that wrote the text; optional")
+GroupFieldOpt = typer.Option("group", "--group-field", help="the column grouping texts (e.g. one source document); optional")
 
 
 def show_plans(plans: Sequence, price_in: Optional[float] = None, price_out: Optional[float] = None,

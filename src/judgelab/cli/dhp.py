@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from judgelab.cli.common import (
+    STUDIES,
     MaxFailureRateOpt,
     app,
     BaseUrlOpt,
@@ -23,6 +24,10 @@ from judgelab.cli.common import (
     ScoreOpt,
     judge_options,
     judge_specs,
+    IdFieldOpt,
+    TextFieldOpt,
+    ContextFieldOpt,
+    QuietOpt,
 )
 from judgelab.choices import Score, Style
 from judgelab.errors import JudgelabError
@@ -52,32 +57,31 @@ def show_dhp(result) -> None:
 
 
 dhp_app = typer.Typer(help="DHP discernment benchmark: perturb references, judge, test, score. "
-                      "Run: judgelab dhp --task TASK [--data FILE] --judge SPEC [--judge SPEC …]; "
+                      "Run: judgelab dhp --task TASK [--items FILE] --judge SPEC [--judge SPEC …]; "
                       "recompute from ratings: judgelab dhp analyze RATINGS --task TASK.",
                       invoke_without_command=True)
-app.add_typer(dhp_app, name="dhp")
+app.add_typer(dhp_app, name="dhp", rich_help_panel=STUDIES)
 
 
 @dhp_app.callback()
 def dhp(
     ctx: typer.Context,
     task: Optional[str] = typer.Option(None, "--task", help="summarization | story-completion | question-answering | translation | a task .yaml"),
-    data: Optional[Path] = typer.Option(None, "--data", help="JSONL/CSV of references (default: the task's shipped demo set)"),
+    data: Optional[Path] = typer.Option(None, "--items", help="JSONL/CSV of the references to perturb and rate (default: the task's shipped demo set)"),
     judges: list[str] = typer.Option(["local"], "--judge", help=f"the judge: {JUDGE_SYNTAX}; repeatable (one rater per judge)"),
     generator: Optional[str] = typer.Option(None, "--generator", help="judge spec that writes the LLM-based perturbations (none: they are skipped)"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="references: the first N of --data, each with all its perturbed copies"),
-    seed: int = typer.Option(0, "--seed"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="references: the first N of --items, each with all its perturbed copies"),
+    seed: int = typer.Option(0, "--seed", help="seed of the rule-based perturbations (the same seed gives the same copies)"),
     samples: Optional[int] = typer.Option(None, "--samples", help="ratings per text at temperature 0, 1 to 128 (default 5; 1 for log-probability scoring)"),
     score: Optional[Score] = ScoreOpt,
     expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation (JSON or CSV)"),
     perturbed: Optional[Path] = typer.Option(None, "--perturbed", help="reuse a stored perturbed set (perturbed.jsonl)"),
     exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of Wilson's statistic"),
-    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    context_field: str = typer.Option("context", "--context-field"),
+    id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, style: Style = StyleOpt,
     concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt, timeout: float = TimeoutOpt,
     out: Path = typer.Option(Path("judgelab-runs/dhp"), "--out", help="output folder: tables, figures, ratings, README.md, run.json"),
-    quiet: bool = typer.Option(False, "--quiet"),
+    quiet: bool = QuietOpt,
     max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
@@ -116,9 +120,12 @@ def dhp(
 @dhp_app.command("analyze")
 def dhp_analyze(
     ratings: Path = typer.Argument(..., help="tidy ratings: item_id, system, criterion, rater, sample, score"),
-    task: str = typer.Option(..., "--task"),
-    expert_weights: Optional[Path] = typer.Option(None, "--expert-weights"),
-    exact: bool = typer.Option(False, "--exact-hmp"),
+    task: str = typer.Option(..., "--task", help="the task the ratings are of: summarization | story-completion | "
+                             "question-answering | translation | a task .yaml"),
+    expert_weights: Optional[Path] = typer.Option(None, "--expert-weights", help="votes per metric per perturbation "
+                                                  "(JSON or CSV)"),
+    exact: bool = typer.Option(False, "--exact-hmp", help="combine with the asymptotically exact HMP instead of "
+                               "Wilson's statistic"),
     rater: Optional[str] = typer.Option(None, "--rater", help="analyse one rater of the file"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="also write the tables, discernment.json, README.md and run.json into this folder"),

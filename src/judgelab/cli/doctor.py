@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from judgelab.cli.common import app
+from judgelab.cli.common import app, SETUP
 
 #: Distributions whose versions decide judgelab's behaviour (pyproject.toml's dependencies).
 CORE_DISTRIBUTIONS = (
@@ -24,7 +24,7 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-@app.command()
+@app.command(rich_help_panel=SETUP)
 def doctor(
     probe: bool = typer.Option(True, "--probe/--no-probe",
                                help="load the embedded model to report its CPU path (runs the one-time probe if needed)"),

@@ -8,11 +8,11 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import HumanLayoutOpt, HumansOpt, RatingsArg, app, split_list
+from judgelab.cli.common import HumanLayoutOpt, HumansOpt, RatingsArg, app, split_list, PEOPLE
 from judgelab.errors import JudgelabError
 
 
-@app.command()
+@app.command(rich_help_panel=PEOPLE)
 def escalate(
     ratings: list[Path] = RatingsArg,
     human: Optional[list[Path]] = HumansOpt,
@@ -22,10 +22,11 @@ def escalate(
                                          "not human)"),
     confidence: str = typer.Option("jury", "--confidence", help="samples (agreement of a judge's samples), logprob "
                                    "(|parsed - expected rating| at the rating token) or jury (judges' disagreement)"),
-    alpha: float = typer.Option(0.1, "--alpha", help="disagreement allowed among kept items"),
+    risk: float = typer.Option(0.1, "--risk", help="the share of kept items allowed to disagree with the humans "
+                               "(beyond --tolerance)"),
     delta: float = typer.Option(0.1, "--delta", help="probability that the guarantee fails"),
     tolerance: float = typer.Option(1.0, "--tolerance", help="agreement is |rating - mean human rating| <= this"),
-    criteria: Optional[str] = typer.Option(None, "--criterion", help="comma-separated criteria (default: all)"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all)"),
     holdout: bool = typer.Option(False, "--holdout", help="check instead of decide: hide the human ratings of a "
                                  "random half of the items, escalate, and measure the kept items' agreement there"),
     seed: int = typer.Option(0, "--seed", help="--holdout: seed of the split"),
@@ -47,7 +48,7 @@ def escalate(
     if wanted:
         unknown = sorted(set(wanted) - set(df["criterion"].unique()))
         if unknown:
-            raise JudgelabError(f"--criterion: no ratings of {', '.join(unknown)}")
+            raise JudgelabError(f"--criteria: no ratings of {', '.join(unknown)}")
         df = df[df["criterion"].isin(wanted)].reset_index(drop=True)
     logprobs = None
     if confidence == "logprob":
@@ -57,15 +58,15 @@ def escalate(
             raise JudgelabError("--confidence logprob reads score_parsed and score_logprob from judgelab ratings files")
         logprobs = pd.concat([logprob_columns(p) for p in ratings], ignore_index=True)
     if holdout:
-        table = escalation_holdout(df, confidence, alpha, delta, tolerance, seed, logprobs)
+        table = escalation_holdout(df, confidence, risk, delta, tolerance, seed, logprobs)
         if out is not None:
             _write(out, "escalate --holdout", [(table, "escalation_holdout", "escalation calibrated on half of the "
                                                 "items, checked on the other half's hidden human ratings")],
                    [], {"seed": seed, "confidence": confidence}, None)
-        print_table(table, title=f"held-out check: target agreement {1 - alpha:.0%} within {tolerance:g}, "
+        print_table(table, title=f"held-out check: target agreement {1 - risk:.0%} within {tolerance:g}, "
                                  f"δ = {delta:g}")
         return
-    result = run_escalate(df, confidence, alpha, delta, tolerance, logprobs)
+    result = run_escalate(df, confidence, risk, delta, tolerance, logprobs)
     if out is not None:
         from judgelab.audit_results import escalation_document
 

@@ -9,6 +9,7 @@ import typer
 from judgelab.choices import Score
 from judgelab.errors import JudgelabError
 from judgelab.cli.common import (
+    STUDIES,
     JUDGE_SYNTAX,
     ApiKeyOpt,
     BaseUrlOpt,
@@ -25,11 +26,16 @@ from judgelab.cli.common import (
     judge_specs,
     show_plans,
     split_list,
+    IdFieldOpt,
+    TextFieldOpt,
+    ContextFieldOpt,
+    SystemFieldOpt,
+    GroupFieldOpt,
 )
 
 probe_app = typer.Typer(help="Probes of a judge's biases that make their own test texts: "
                         "judgelab probe padding --items FILE --template T --judge SPEC", no_args_is_help=True)
-app.add_typer(probe_app, name="probe")
+app.add_typer(probe_app, name="probe", rich_help_panel=STUDIES)
 
 
 @probe_app.command("padding")
@@ -46,9 +52,8 @@ def padding(
     samples: int = typer.Option(1, "--samples", min=1, max=128, help="ratings per text at temperature 0 (averaged)"),
     score: Optional[Score] = ScoreOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="the first N rows of --items"),
-    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    context_field: str = typer.Option("context", "--context-field"),
-    system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
+    id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
+    system_field: str = SystemFieldOpt, group_field: str = GroupFieldOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     model_path: Optional[Path] = ModelPathOpt,
     out: Path = typer.Option(Path("judgelab-runs/padding"), "--out", help="output folder: padded texts, ratings, "

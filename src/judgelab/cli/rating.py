@@ -9,6 +9,8 @@ import typer
 from judgelab.choices import Execution, QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
 
 from judgelab.cli.common import (
+    RATING,
+    START,
     app,
     judge_specs,
     JudgeOpt,
@@ -26,10 +28,16 @@ from judgelab.cli.common import (
     PriceInOpt,
     PriceOutOpt,
     split_list,
+    IdFieldOpt,
+    TextFieldOpt,
+    ContextFieldOpt,
+    SystemFieldOpt,
+    GroupFieldOpt,
+    QuietOpt,
 )
 
 
-@app.command()
+@app.command(rich_help_panel=START)
 def rate(
     items: Path = typer.Option(..., "--items", help="JSONL/CSV with id, text and optional context, system, group"),
     template: str = typer.Option("chiang-lee-story", "--template", help="shipped template name or path to a .yaml"),
@@ -41,13 +49,18 @@ def rate(
     timeout: float = TimeoutOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
     samples: int = typer.Option(3, "--samples", help="samples per item and criterion (the paper's three annotators)"),
-    temperature: float = typer.Option(1.0, "--temperature"),
-    top_p: float = typer.Option(0.9, "--top-p"),
-    max_tokens: int = typer.Option(128, "--max-tokens"),
-    seed: Optional[int] = typer.Option(None, "--seed"),
+    temperature: float = typer.Option(1.0, "--temperature", help="sampling temperature of generated answers "
+                                      "(log-probability scoring reads the next token and ignores it)"),
+    top_p: float = typer.Option(0.9, "--top-p", help="nucleus sampling: the smallest set of tokens whose "
+                                "probability reaches this share"),
+    max_tokens: int = typer.Option(128, "--max-tokens", help="most tokens of one answer (a longer one is cut off "
+                                   "and recorded as truncated)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed sent to judges that take one (the local "
+                                       "judge, OpenAI); default: none"),
     score: Score = typer.Option("auto", "--score", help="parsed | logprob | auto (the judge's default: logprob for the local judge)"),
     query_mode: QueryMode = typer.Option("independent", "--query-mode", help="independent | conversation"),
-    max_refusal_retries: int = typer.Option(3, "--max-refusal-retries"),
+    max_refusal_retries: int = typer.Option(3, "--max-refusal-retries", help="a refusal is asked again up to this "
+                                            "many times, then recorded as a refusal"),
     top_logprobs: int = typer.Option(0, "--top-logprobs", help="ask for top log-probabilities (parsed mode)"),
     constrain: bool = typer.Option(False, "--constrain", help="constrain answers to the template's format (a scale "
                                    "point; llama.cpp grammar or JSON-schema response_format; with --score parsed); "
@@ -57,10 +70,9 @@ def rate(
     ratings_format: RatingsFormat = typer.Option("csv", "--ratings-format", help="ratings file format: csv | jsonl | parquet"),
     compare: Optional[str] = typer.Option(None, "--compare", help="two systems for Welch's t-test, e.g. human,gpt2"),
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="items: rate only the first N rows of --items"),
-    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    context_field: str = typer.Option("context", "--context-field"),
-    system_field: str = typer.Option("system", "--system-field"), group_field: str = typer.Option("group", "--group-field"),
-    quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+    id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
+    system_field: str = SystemFieldOpt, group_field: str = GroupFieldOpt,
+    quiet: bool = QuietOpt,
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
     transport: Transport = TransportOpt,
@@ -162,14 +174,14 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
     finish_rate(result, spec.max_failure_rate, show=lambda line: typer.echo(line, err=True))
 
 
-@app.command()
+@app.command(rich_help_panel=RATING)
 def demo(
     n_items: int = typer.Option(8, "--n-items", min=1, max=8, help="references: demo summaries to perturb and rate (1-8)"),
     out: Path = typer.Option(Path("judgelab-runs/demo"), "--out", help="output folder: tables, figures, README.md, run.json"),
     judge: str = typer.Option("local", "--judge", help="the judge (default: the embedded one); local | local:PATH.gguf | openai:MODEL[@URL] | scripted-test-double:SCRIPT.json"),
     model_path: Optional[Path] = ModelPathOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt,
-    quiet: bool = typer.Option(False, "--quiet"),
+    quiet: bool = QuietOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """A small DHP benchmark of the embedded judge on shipped texts (offline, a few minutes)."""
@@ -186,9 +198,10 @@ def demo(
         return
     from judgelab.report.terminal import console
 
+    who = ("the embedded judge (Gemma 3 270M via llama.cpp, offline) scores from next-token log-probabilities"
+           if judge == "local" else f"judge: {judge}")
     console.print("judgelab demo: can the judge tell reference summaries from damaged copies? DHP benchmark (Wang et al.), "
-                  "summarization, rule-based perturbations; the embedded judge (Gemma 3 270M via llama.cpp, offline) "
-                  "scores from next-token log-probabilities.")
+                  f"summarization, rule-based perturbations; {who}.")
     result = run_demo(n_items=n_items, out=out, judge=judge_specs([judge])[0], options=defaults, progress=not quiet)
     from judgelab.cli.dhp import show_dhp
 
@@ -200,7 +213,7 @@ def demo(
     result.finish(show=lambda line: typer.echo(line, err=True))
 
 
-@app.command()
+@app.command(rich_help_panel=RATING)
 def export(
     store: Path = typer.Argument(..., help="a run's store.sqlite"),
     to: Path = typer.Option(..., "--to", help="output file: .csv, .jsonl or .parquet"),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from judgelab.cli.common import (
+    STUDIES,
     app,
     BaseUrlOpt,
     ApiKeyOpt,
@@ -23,6 +24,9 @@ from judgelab.cli.common import (
     show_plans,
     split_list,
     TerminalDisplay,
+    IdFieldOpt,
+    TextFieldOpt,
+    QuietOpt,
 )
 from judgelab.choices import Score
 from judgelab.errors import JudgelabError
@@ -31,14 +35,15 @@ if TYPE_CHECKING:
     from judgelab.rate import StudyPlan
 
 
-@app.command()
+@app.command(rich_help_panel=STUDIES)
 def contamination(
-    texts: Path = typer.Option(..., "--texts", help="JSONL/CSV with id and text (and optionally a 0/1 member label)"),
+    texts: Path = typer.Option(..., "--items", help="JSONL/CSV of the texts to score: id and text (and optionally a "
+                               "0/1 member label)"),
     k: float = typer.Option(0.2, "--k", help="share of least likely tokens averaged (Min-K%)"),
     label_field: Optional[str] = typer.Option(None, "--label-field", help="column with 1 = member, 0 = non-member"),
     model_path: Optional[Path] = ModelPathOpt,
-    id_field: str = typer.Option("id", "--id-field"), text_field: str = typer.Option("text", "--text-field"),
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="texts: score only the first N rows of --texts"),
+    id_field: str = IdFieldOpt, text_field: str = TextFieldOpt,
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="texts: score only the first N rows of --items"),
     out: Optional[Path] = typer.Option(None, "--out", help="output folder: min_k_prob.csv, README.md, run.json"),
     fmt: str = FormatOpt,
     dry_run: bool = typer.Option(False, "--dry-run", help="score nothing: print how many texts and tokens would be scored"),
@@ -91,25 +96,28 @@ def _with_prices(planned: StudyPlan, price_in: Optional[float], price_out: Optio
 
 
 recipe_app = typer.Typer(help="The papers' studies as one command each.", no_args_is_help=True)
-app.add_typer(recipe_app, name="recipe")
+app.add_typer(recipe_app, name="recipe", rich_help_panel=STUDIES)
 
 
 @recipe_app.command("chiang-lee")
 def recipe_chiang_lee(
-    stories: Path = typer.Option(..., "--stories", help="wp_a.json, or JSONL/CSV with id, story, prompt, writer"),
+    stories: Path = typer.Option(..., "--items", help="the stories to rate: wp_a.json, or JSONL/CSV with id, story, "
+                                 "prompt, writer"),
     judge: str = JudgeSpecOpt,
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="stories: the first N per writer, and the first N adversarial titles"),
     human: Optional[Path] = typer.Option(None, "--human", help="human ratings (long layout) when the stories file has none"),
     adversarial: Optional[Path] = typer.Option(None, "--adversarial", help="JSONL/CSV with id, benign, adversarial, attack (default: shipped demo titles)"),
     variance: bool = typer.Option(False, "--variance", help="also run the Table 3 study (instructions × temperatures)"),
-    samples: int = typer.Option(3, "--samples"),
-    id_field: str = typer.Option("id", "--id-field", help="story id column (row number when absent)"),
-    story_field: str = typer.Option("story", "--story-field"), prompt_field: str = typer.Option("prompt", "--prompt-field"),
-    writer_field: str = typer.Option("writer", "--writer-field", help="e.g. Model for hanna_llm_stories.csv"),
+    samples: int = typer.Option(3, "--samples", help="ratings per story and question (the paper's three annotators)"),
+    id_field: str = typer.Option("id", "--id-field", help="the column of each story's id (row number when absent)"),
+    story_field: str = typer.Option("story", "--text-field", help="the column of the story"),
+    prompt_field: str = typer.Option("prompt", "--context-field", help="the column of the story's prompt"),
+    writer_field: str = typer.Option("writer", "--system-field", help="the column of the story's writer (the "
+                                     "system), e.g. Model for hanna_llm_stories.csv"),
     score: Optional[Score] = ScoreOpt,
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
-    quiet: bool = typer.Option(False, "--quiet"), max_failure_rate: float = MaxFailureRateOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Story rating (Tables 1, 2, 6), Welch's t, the variance study (Table 3) and adversarial samples (Table 4)."""
@@ -128,16 +136,18 @@ def recipe_chiang_lee(
 
 @recipe_app.command("hanna")
 def recipe_hanna(
-    stories: Path = typer.Option(..., "--stories", help="hanna_llm_stories.csv (Prompt, Human, Story, Model)"),
+    stories: Path = typer.Option(..., "--items", help="the stories to rate: hanna_llm_stories.csv (Prompt, Human, "
+                                 "Story, Model)"),
     judge: str = JudgeSpecOpt,
     n_items: int = typer.Option(4, "--n-items", min=1, help="story-prompts: the first N, each with all its stories (the human one included)"),
-    eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts"),
+    eval_prompts: str = typer.Option("1,2,3,4", "--eval-prompts", help="comma-separated: which of the paper's four "
+                                     "Eval-Prompts (1-4) to ask"),
     samples: int = typer.Option(3, "--samples", help="tries per story"),
     score: Optional[Score] = ScoreOpt,
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
-    quiet: bool = typer.Option(False, "--quiet"), max_failure_rate: float = MaxFailureRateOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Six criteria × four Eval-Prompts: ICC(2,k), average ratings, ASG ranking, explanations."""
@@ -157,22 +167,23 @@ def recipe_hanna(
 
 @recipe_app.command("nle")
 def recipe_nle(
-    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
-    data: Path = typer.Option(..., "--data", help="the dataset's CSV (e.g. ../shared/data/nle/e-snli.csv)"),
+    dataset: str = typer.Option("esnli", "--dataset", help="the data set of --items: esnli | liar | latent-hatred (a name, not a file)"),
+    data: Path = typer.Option(..., "--items", help="the explanations to rate: the --dataset's CSV (e.g. "
+                              "../shared/data/nle/e-snli.csv)"),
     human: Optional[Path] = typer.Option(None, "--human", help="human scores: id, informativeness, clarity (rows per rater are averaged)"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
-    samples: int = typer.Option(3, "--samples"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --items"),
+    samples: int = typer.Option(3, "--samples", help="ratings per explanation and question"),
     per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="seed of the pairs drawn per score gap"),
     dynamic: bool = typer.Option(True, "--dynamic/--no-dynamic", help="also compare dynamic prompting (needs human scores)"),
     retrieval: str = typer.Option("auto", "--retrieval", help="auto | sentence-transformers | tfidf"),
     price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/nle"), "--out", help=OUT_HELP),
-    quiet: bool = typer.Option(False, "--quiet"), max_failure_rate: float = MaxFailureRateOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt,
 ) -> None:
     """Rating, scales, pairwise comparison, dynamic prompting and cost accounting of the NLE study."""
@@ -188,9 +199,10 @@ def recipe_nle(
             human_comparisons=human_comparisons, display=TerminalDisplay(), max_failure_rate=max_failure_rate)
 
 
-@app.command()
+@app.command(rich_help_panel=STUDIES)
 def scales(
-    judge_scores: Path = typer.Option(..., "--ratings", help="the judge's ratings file (ratings.csv, tidy); samples are averaged"),
+    judge_scores: Path = typer.Argument(..., metavar="RATINGS", help="the judge's ratings file (ratings.csv, tidy); "
+                                        "samples are averaged"),
     human: Path = typer.Option(..., "--human", help="tidy human ratings, or a CSV with id and one column per metric"),
     binary: str = typer.Option("4", "--binary-edges", help="edge of the binary bins (a value on an edge goes up)"),
     ternary: str = typer.Option("3,5", "--ternary-edges", help="edges of the ternary bins"),
@@ -214,18 +226,19 @@ def scales(
     emit(result.table, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
-@app.command()
+@app.command(rich_help_panel=STUDIES)
 def pairwise(
-    dataset: str = typer.Option("esnli", "--dataset", help="esnli | liar | latent-hatred"),
-    data: Path = typer.Option(..., "--data"),
+    dataset: str = typer.Option("esnli", "--dataset", help="the data set of --items: esnli | liar | latent-hatred (a name, not a file)"),
+    data: Path = typer.Option(..., "--items", help="the explanations to compare: the --dataset's CSV"),
     human: Path = typer.Option(..., "--human", help="human scores: id, informativeness, clarity"),
     human_comparisons: Optional[Path] = typer.Option(None, "--human-comparisons", help="a second set of human comparisons: first, second, metric, verdict"),
     judge: str = JudgeSpecOpt,
-    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --data"),
-    per_delta: int = typer.Option(100, "--per-delta", min=1), seed: int = typer.Option(0, "--seed"),
+    n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --items"),
+    per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
+    seed: int = typer.Option(0, "--seed", help="seed of the pairs drawn per score gap"),
     base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out", help=OUT_HELP),
-    quiet: bool = typer.Option(False, "--quiet"), max_failure_rate: float = MaxFailureRateOpt,
+    quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
 ) -> None:
     """Pairwise comparison by score gap Δ in both orders: F1 per Δ, position consistency, Bradley–Terry."""
@@ -243,7 +256,8 @@ def pairwise(
 
 @recipe_app.command("user-study")
 def recipe_user_study(
-    annotations: Path = typer.Option(..., "--annotations", help="error annotations in the layout of HANNA's user_study.csv"),
+    annotations: Path = typer.Argument(..., metavar="ANNOTATIONS", help="human error annotations of explanations, "
+                                       "in the layout of HANNA's user_study.csv"),
     fmt: str = FormatOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="output folder: error_rates.csv, README.md, run.json"),
 ) -> None:

@@ -6,18 +6,20 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import app
+from judgelab.cli.common import app, PEOPLE
 
 
-@app.command()
+@app.command(rich_help_panel=PEOPLE)
 def report(
     folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (rate, agree --out, dhp, a recipe)"),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="the HTML file to write (default: FOLDER/report.html)"),
     human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to compare with (tidy long layout: "
                                                "item_id, criterion, rater, score[, system]); repeatable"),
 ) -> None:
-    """Write one self-contained HTML file (no network needed) with what ran, results, agreement, discernment,
-    failures, a browser of the largest judge-human disagreements, and cost and time."""
+    """Write an output folder's report: one self-contained HTML file (no network needed).
+
+    It shows what ran, results, agreement, discernment, failures, a browser of the largest judge-human
+    disagreements, and cost and time."""
     from judgelab.report.humans import check_human_files
     from judgelab.report.html import write_report
 

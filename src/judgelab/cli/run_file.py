@@ -6,10 +6,10 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import DryRunOpt, PriceInOpt, PriceOutOpt, app
+from judgelab.cli.common import DryRunOpt, PriceInOpt, PriceOutOpt, app, RATING
 
 
-@app.command("run")
+@app.command("run", rich_help_panel=RATING)
 def run(
     spec_file: Path = typer.Argument(..., help="a YAML run file: the keys of `judgelab rate`'s flags (see docs/runs-and-stores.md)"),
     out: Optional[Path] = typer.Option(None, "--out", help="output folder (overrides the file's out)"),

@@ -6,12 +6,12 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import app
+from judgelab.cli.common import app, RATING
 
 templates_app = typer.Typer(help="Prompt templates: list the shipped ones (no subcommand), show one's YAML "
                             "(show NAME|FILE), make one from your raters' instructions (new).",
                             invoke_without_command=True)
-app.add_typer(templates_app, name="templates")
+app.add_typer(templates_app, name="templates", rich_help_panel=RATING)
 
 
 @templates_app.callback()

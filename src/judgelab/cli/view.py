@@ -6,10 +6,10 @@ from typing import Optional
 
 import typer
 
-from judgelab.cli.common import app
+from judgelab.cli.common import app, PEOPLE
 
 
-@app.command()
+@app.command(rich_help_panel=PEOPLE)
 def view(
     folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (a run, agree --out, ...)"),
     port: int = typer.Option(8765, "--port", help="the port on 127.0.0.1 (0: any free port)"),
@@ -17,8 +17,10 @@ def view(
                                                help="human ratings to compare with, as for `judgelab report`; repeatable"),
     every: float = typer.Option(2.0, "--every", metavar="SECONDS", help="how often the page checks for new data"),
 ) -> None:
-    """Serve FOLDER's report on 127.0.0.1 (this machine only); the page reloads when the folder's store,
-    ratings or tables change. Nothing is written into the folder. Ctrl-C stops it."""
+    """Serve an output folder's report on 127.0.0.1, reloaded as a run or annotation goes on.
+
+    Only this machine can open it; the page reloads when the folder's store, ratings or tables change.
+    Nothing is written into the folder. Ctrl-C stops it."""
     import sys
 
     from judgelab.serve import bind, serve

@@ -30,7 +30,7 @@ def demo_set(task: str) -> Path:
     folder = Path(str(resources.files("judgelab.datasets") / "demo"))
     shipped = {p.name[len("dhp-"):-len(".jsonl")] for p in folder.glob("dhp-*.jsonl")}
     if task not in shipped:  # a task name (from a user's task file) is looked up, never used as a path
-        raise JudgelabError(f"no demo set for task {task!r}; give --data FILE")
+        raise JudgelabError(f"no demo set for task {task!r}; give --items FILE")
     return folder / f"dhp-{task}.jsonl"
 
 
@@ -87,12 +87,12 @@ def load_from_hub(source: str, limit: int | None = None) -> list[Item]:
     try:
         import datasets
     except ImportError:
-        raise JudgelabError("loading from the HuggingFace hub needs the 'datasets' package (pip install datasets); offline, pass --data FILE") from None
+        raise JudgelabError("loading from the HuggingFace hub needs the 'datasets' package (pip install datasets); offline, pass --items FILE") from None
     name, config, split, mapping = HUB_SOURCES[source]
     try:
         ds = datasets.load_dataset(name, config, split=split)
     except Exception as exc:  # network errors come in many types
-        raise JudgelabError(f"cannot load {name} from the HuggingFace hub ({type(exc).__name__}); offline, pass --data FILE") from None
+        raise JudgelabError(f"cannot load {name} from the HuggingFace hub ({type(exc).__name__}); offline, pass --items FILE") from None
     items = []
     for row in ds:
         text = row[mapping["text"]]

@@ -63,7 +63,8 @@ def shared_data_path() -> Path:
 
 
 def resolve_data(data: str | Path, dataset: str | None = None) -> tuple[str, Path]:
-    """``--data summeval|topical-chat|PATH`` and ``--dataset`` → (dataset, file).
+    """``data`` (``summeval``, ``topical-chat`` or a path: ``--dataset NAME`` or ``--items FILE``) and ``dataset``
+    (the layout of a path) → (dataset, file).
 
     A dataset name is looked up in the shared data folder; a path's dataset is ``dataset`` or,
     when not given, guessed from the file type (``.jsonl`` SummEval, ``.json`` Topical-Chat).
@@ -73,14 +74,14 @@ def resolve_data(data: str | Path, dataset: str | None = None) -> tuple[str, Pat
     text = str(data)
     if text in DATASETS:
         if dataset is not None and dataset != text:
-            raise JudgelabError(f"--data {text} contradicts --dataset {dataset}")
+            raise JudgelabError(f"data set {text} contradicts --dataset {dataset}")
         path = shared_data_path() / DATASETS[text]
         if not path.exists():
-            raise JudgelabError(f"{text}: {path} not found (set JUDGELAB_SHARED_DATA or give --data PATH)")
+            raise JudgelabError(f"{text}: {path} not found (set JUDGELAB_SHARED_DATA or give --items FILE)")
         return text, path
     path = Path(data)
     if not path.exists():
-        raise JudgelabError(f"{path}: no such file (--data takes summeval, topical-chat or a file of either layout)")
+        raise JudgelabError(f"{path}: no such file (--items takes a file of the summeval or topical-chat layout)")
     if dataset is None:
         guess = {".jsonl": "summeval", ".json": "topical-chat"}.get(path.suffix.lower())
         if guess is None:
@@ -222,6 +223,6 @@ def load_topical_chat(path: str | Path, n_items: int | None = None) -> GevalData
 
 
 def load_geval_data(data: str | Path, dataset: str | None = None, n_items: int | None = None) -> GevalData:
-    """``--data`` and ``--dataset`` as the recipe takes them → :class:`GevalData` (see :func:`resolve_data`)."""
+    """``--dataset`` or ``--items`` and ``--dataset`` as the recipe takes them → :class:`GevalData` (see :func:`resolve_data`)."""
     name, path = resolve_data(data, dataset)
     return (load_summeval if name == "summeval" else load_topical_chat)(path, n_items)

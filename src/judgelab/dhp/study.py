@@ -132,11 +132,14 @@ def _texts(task, data, fields, n_items, seed, perturbed, generator, options, sto
     originals = load_reference_items(source, fields, n_items)
     gen = JudgeSpec.of(generator, options).build() if generator else None
     items, report = build_perturbed(originals, task, seed, gen, store)
-    failed = report[~report["ok"]]
-    messages.append(f"perturbed {len(originals)} texts from {source}: {int(report['ok'].sum())} copies made, "
-                    f"{len(failed)} left out (see perturbation_report.csv)")
-    for reason, count in failed.groupby(["perturbation", "reason"]).size().items():
-        messages.append(f"  left out: {reason[0]}: {count} × {reason[1]}")
+    made, failed = report[report["ok"]], report[~report["ok"]]
+    messages.append(f"perturbed {len(originals)} texts from {source}: {len(made)} copies made by "
+                    f"{made['perturbation'].nunique()} perturbations" + ("" if failed.empty else
+                    f"; {len(failed)} not made, one line per reason (per text: perturbation_report.csv)"))
+    for reason, rows in failed.groupby("reason", sort=False):  # each reason once, with the perturbations it holds for
+        counts = rows.groupby("perturbation", sort=False).size()
+        names = [name if n == len(originals) else f"{name} ({n} of {len(originals)} texts)" for name, n in counts.items()]
+        messages.append(f"  {len(rows)} not made, {reason}: {', '.join(names)}")
     return items, report, messages, originals
 
 

@@ -102,9 +102,12 @@ def _argv_options(argv: Any) -> dict[str, Any]:
                 return arg.split("=", 1)[1]
         return None
 
-    out: dict[str, Any] = {k: value(f"--{k}-col") for k in ("item", "rater", "criterion", "score", "system", "group")}
+    # --<what>-field, or --<what>-col as agree spelled them before (a folder written by an older judgelab)
+    fields = {"item": "id", "rater": "rater", "criterion": "criterion", "score": "score", "system": "system", "group": "group"}
+    out: dict[str, Any] = {k: value(f"--{name}-field") or value(f"--{k}-col") for k, name in fields.items()}
     out["layout"] = value("--human-layout")
-    out["criteria"] = [c.strip() for c in (value("--criteria-cols") or "").split(",") if c.strip()]
+    criteria = value("--criteria-fields") or value("--criteria-cols")
+    out["criteria"] = [c.strip() for c in (criteria or "").split(",") if c.strip()]
     return out
 
 

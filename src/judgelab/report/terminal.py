@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 import pandas as pd
+from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress, ProgressColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -48,10 +49,12 @@ def fmt(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
-    """Print a table on the terminal (the CLI's only table printer); all-NaN float columns are left out."""
+def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3, compact: bool = False) -> None:
+    """Print a table on the terminal (the CLI's only table printer); all-NaN float columns are left out.
+    ``compact``: no frame, one rule under the header (a summary's table: two lines besides its rows)."""
     df = df.loc[:, [c for c in df.columns if not (pd.api.types.is_float_dtype(df[c]) and df[c].isna().all())]]
-    table = Table(title=title, show_lines=False, header_style="bold")
+    frame = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False} if compact else {}
+    table = Table(title=title, show_lines=False, header_style="bold", **frame)  # type: ignore[arg-type]
     for col in df.columns:
         table.add_column(str(col), justify="right" if pd.api.types.is_numeric_dtype(df[col]) else "left")
     for row in df.itertuples(index=False):
@@ -59,31 +62,46 @@ def print_table(df: pd.DataFrame, title: str | None = None, digits: int = 3) -> 
     console.print(table)
 
 
-class _Rate(ProgressColumn):
+class _Line(ProgressColumn):
+    """The whole progress line (:meth:`judgelab.progress.ProgressState.line`) at the console's width,
+    read at each refresh (a resized terminal gets a line that fits)."""
+
+    def __init__(self, state, console: Console) -> None:
+        super().__init__()
+        self.state, self.console = state, console
+
     def render(self, task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:.1f}/s" if speed else "–/s")
+        return Text(self.state.line(self.console.width), no_wrap=True, overflow="ignore")
 
 
 @contextmanager
-def progress_bar(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar (done/total, rate, ETA, failures, retries); yields ``advance(done, failed, note)``."""
+def progress_bar(total: int, label: str, enabled: bool = True,
+                 console: Console | None = None) -> Iterator[Callable[..., None]]:
+    """The run's progress (done/planned, rate, ETA, failures, retries); yields ``advance(done, failed, note)``.
+
+    On a terminal: a bar redrawn in place that fits the terminal's width. Otherwise (a log file, a
+    pipe): a plain line every ``$JUDGELAB_PROGRESS_SECONDS`` (10) seconds and one at the end
+    (:func:`judgelab.progress.plain_progress`).
+    """
+    from judgelab.progress import ProgressState, plain_progress
+
     if not enabled:
         def silent(done: int, failed: int, note: str = "") -> None:
             return None
 
         yield silent
         return
-    columns = [TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), _Rate(),
-               TimeElapsedColumn(), TextColumn("ETA", markup=False), TimeRemainingColumn(),
-               TextColumn("failed {task.fields[failed]}", markup=False), TextColumn("{task.fields[note]}", markup=False)]
-    with Progress(*columns, console=_err, transient=False) as progress:
-        task = progress.add_task(label, total=total, failed=0, note="")
-        failed_total = 0
+    console = console or _err
+    if not console.is_terminal:
+        with plain_progress(total, label, lambda line: console.print(line, soft_wrap=True)) as advance:
+            yield advance
+        return
+    state = ProgressState(total, label)
+    with Progress(_Line(state, console), console=console, transient=False) as progress:
+        task = progress.add_task(label, total=total)
 
         def advance(done: int, failed: int, note: str = "") -> None:
-            nonlocal failed_total
-            failed_total += failed
-            progress.update(task, advance=done, failed=failed_total, note=note)
+            state.advance(done, failed, note)
+            progress.update(task, advance=done)
 
         yield advance

@@ -182,7 +182,7 @@ def cancel_batches(out: "Path | str", batch: str | None = None, api_key: str | N
     if batch is not None:
         records = [b for b in records if batch in (b.id, b.provider_batch)]
         if not records:
-            raise JudgelabError(f"no open provider batch {batch!r} in {path} (judgelab batch list --out {out})")
+            raise JudgelabError(f"no open provider batch {batch!r} in {path} (judgelab batch list {out})")
     if not records:
         raise JudgelabError(f"no open provider batch in {path}")
     done = []

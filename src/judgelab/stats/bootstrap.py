@@ -128,8 +128,8 @@ def caveats(clusters: int, cluster: str, confidence_level: float, undefined: int
         notes.append(f"only {clusters} {cluster} values: bootstrap intervals from fewer than {FEW_CLUSTERS} clusters "
                      f"often cover less than {confidence_level:.0%} (docs/intervals.md)")
     if undefined:
-        notes.append(f"the statistic is undefined in {undefined} of {n_resamples} resamples; the interval is from "
-                     "the others")
+        notes.append(f"the statistic is undefined in {undefined} of {n_resamples} resamples (the interval is from "
+                     "the others)")  # one clause: notes are "; "-separated clauses
     return "; ".join(notes)
 
 
