@@ -179,6 +179,9 @@ class Fleet(Backend):
                     self.resent += 1
                     last = exc
                     continue
+                now = time.monotonic()
+                if any(r is not replica and r.in_service(now) for r in self.replicas):
+                    exc.fingerprint = None  # one replica's answer, not the fleet's: never a permanent error
                 raise
             except Exception:  # a refused request or a bad answer (a cancelled call is no failed attempt)
                 replica.failed_attempts += 1
