@@ -41,9 +41,10 @@ class StubServer:
 
     def __init__(self, tmp_path: Path, fail_rate: float = 0.0, latency: float = 0.0, seed: int = 0, mode: str = "normal",
                  rate_limited: float | None = None, server_errors: float | None = None, retry_after: str = "0",
-                 port: int | None = None):
+                 port: int | None = None, slots: int = 0):
         shares = ([] if rate_limited is None else ["--rate-limited", str(rate_limited)]) + (
-            [] if server_errors is None else ["--server-errors", str(server_errors)])
+            [] if server_errors is None else ["--server-errors", str(server_errors)]) + (
+            ["--slots", str(slots)] if slots else [])
         self.log = tmp_path / f"stub-{time.monotonic_ns()}.jsonl"
         self.server = ServerProcess(
             [sys.executable, "-m", "judgelab.testing.openai_stub", "--port", str(port or 0), "--fail-rate", str(fail_rate),

@@ -40,17 +40,24 @@ class TransientError(BackendError):
     """
 
     reason = "transient"
+    #: Whether the failure says the endpoint has more calls than it can serve (a 429, a 503, a timeout):
+    #: the calls in flight are lowered (:class:`judgelab.models.retry.AdaptiveLimit`).
+    overloaded = False
 
-    def __init__(self, message: str, retry_after: float | None = None, fingerprint: Hashable | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, fingerprint: Hashable | None = None,
+                 overloaded: bool | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.fingerprint = fingerprint
+        if overloaded is not None:
+            self.overloaded = overloaded
 
 
 class RateLimited(TransientError):
     """The endpoint asked for fewer requests (HTTP 429): slow down, not a failure."""
 
     reason = "rate_limited"
+    overloaded = True
 
 
 class ServerError(TransientError):
@@ -60,9 +67,11 @@ class ServerError(TransientError):
 
 
 class CallTimeout(TransientError):
-    """No answer within the per-call timeout (``--timeout``)."""
+    """No answer within the per-call timeout (``--timeout``): the calls waited behind others (a server that
+    answers one at a time) or the server is slow; either way fewer calls at once."""
 
     reason = "timeout"
+    overloaded = True
 
 
 class ConnectionFailed(TransientError):

@@ -260,6 +260,9 @@ class JudgePlan:
     (``token_method == "tokenizer"``; the chat template's few tokens are not counted), else
     characters / 4 (``"chars/4"``, an estimate). ``max_completion_tokens`` is an upper bound:
     ``max_tokens`` for every answer asked (0 for log-probability scoring, which generates nothing).
+    ``calls_at_most`` is the calls made if the endpoint ignores ``n`` (each sample a call of its own),
+    when it is not yet known whether it does (:func:`judgelab.models.capabilities.calls_at_most`); None
+    when ``calls`` is exact.
     """
 
     judge: str
@@ -269,6 +272,7 @@ class JudgePlan:
     prompt_tokens: int
     token_method: str
     max_completion_tokens: int
+    calls_at_most: int | None = None
 
     def cost_usd(self, price_in: float | None, price_out: float | None) -> tuple[float | None, float | None]:
         """(prompt dollars, at most completion dollars) at prices per million tokens."""
@@ -280,6 +284,7 @@ class JudgePlan:
         return {"judge": self.judge, "stage": self.stage, "rater": p.rater, "calls": p.n_calls,
                 "cached_calls": len(p.calls) - p.n_calls, "judgments": p.judgments, "already_done": p.already_done,
                 "prompt_changed": p.changed, "after_error": p.retried_errors, "reparsed": p.reparsed,
+                "calls_at_most": self.calls_at_most,
                 "prompt_tokens": self.prompt_tokens, "token_method": self.token_method,
                 "max_completion_tokens": self.max_completion_tokens}
 
@@ -322,6 +327,8 @@ def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, t
     """
     import asyncio
 
+    from judgelab.models.capabilities import calls_at_most
+
     existing = None if out is None else Path(out) / "store.sqlite"
     plans = []
     for spec in runs:
@@ -339,7 +346,8 @@ def plan_rate(items: list[Item], runs: list[RunSpec], out: Path | None = None, t
                 prompt_tokens = round(sum(c.prompt_chars() for c in uncached) / 4)
                 method = "chars/4"
             completion = 0 if runner.spec.score_mode == "logprob" else sum(c.n for c in uncached) * spec.sampling.max_tokens
-            plans.append(JudgePlan(spec.judge.spec, backend.model_id, stage, plan, prompt_tokens, method, completion))
+            plans.append(JudgePlan(spec.judge.spec, backend.model_id, stage, plan, prompt_tokens, method, completion,
+                                   calls_at_most(plan.calls, backend.learned)))
         finally:
             asyncio.run(backend.aclose())
     return plans

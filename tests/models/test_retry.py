@@ -77,8 +77,8 @@ def test_an_endpoint_that_refuses_every_connection_ends_the_run():
 
 def test_aimd_halves_on_rate_limits_once_per_interval_and_recovers():
     limit = AdaptiveLimit(16, decrease_interval=60.0)
-    limit.rate_limited()
-    limit.rate_limited()  # the same burst: one decrease
+    limit.overloaded()
+    limit.overloaded()  # the same burst: one decrease
     assert limit.current == 8
     for _ in range(200):
         limit.succeeded()

@@ -154,14 +154,20 @@ def show_plans(plans: Sequence, price_in: Optional[float] = None, price_out: Opt
     then the first rendered prompt of each criterion exactly as it would be sent."""
     typer.echo("dry run: no model is called and nothing is written")
     calls = judgments = tokens = 0
+    up_to = False
     dollars_in = dollars_out = 0.0
     for p in plans:
         d = p.to_dict()
-        calls += d["calls"]
+        at_most = d["calls_at_most"]
+        up_to = up_to or at_most is not None
+        calls += d["calls"] if at_most is None else at_most
         judgments += d["judgments"]
         tokens += d["prompt_tokens"]
         how = "the embedded judge's tokenizer" if d["token_method"] == "tokenizer" else "characters / 4, an estimate"
-        line = (f"{d['stage']}: {d['judge']} as {d['rater']}: {d['calls']} calls ({d['cached_calls']} answered by the store), "
+        counted = (f"{d['calls']} calls (" if at_most is None else
+                   f"up to {at_most} calls ({d['calls']} if the endpoint returns n samples per request, one per sample "
+                   "if it ignores n; ")
+        line = (f"{d['stage']}: {d['judge']} as {d['rater']}: {counted}{d['cached_calls']} answered by the store), "
                 f"{d['judgments']} judgments ({d['already_done']} already in the store"
                 + (f"; {d['prompt_changed']} to ask again because their prompt changed" if d["prompt_changed"] else "")
                 + (f"; {d['after_error']} to ask again after an error" if d["after_error"] else "") + "), "
@@ -174,7 +180,7 @@ def show_plans(plans: Sequence, price_in: Optional[float] = None, price_out: Opt
             dollars_out += cost_out
             line += f", at most ${cost_out:.4f} out ({d['max_completion_tokens']} completion tokens = max_tokens × answers)"
         typer.echo(line)
-    total = f"total: {calls} calls, {judgments} judgments, ~{tokens} prompt tokens"
+    total = f"total: {'up to ' if up_to else ''}{calls} calls, {judgments} judgments, ~{tokens} prompt tokens"
     if price_in is not None or price_out is not None:
         total += f", about ${dollars_in + dollars_out:.4f} (prompt ${dollars_in:.4f}"
         total += f" + completions at most ${dollars_out:.4f})" if price_out is not None else ")"

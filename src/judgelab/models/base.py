@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from judgelab.errors import CapabilityError
 from judgelab.models.answer_format import AnswerFormat
+from judgelab.models.capabilities import EndpointCapabilities
 from judgelab.models.retry import RetryPolicy
 
 __all__ = [
@@ -249,6 +250,9 @@ class Backend(abc.ABC):
     capabilities: Capabilities = Capabilities()
     #: How :class:`~judgelab.models.retry.CallGate` retries this backend's transient failures.
     retry_policy: RetryPolicy = RetryPolicy()
+    #: What the judge's endpoint showed it can do while answering (:mod:`judgelab.models.capabilities`), or
+    #: None: an in-process judge does what it declares.
+    learned: EndpointCapabilities | None = None
 
     def identity(self) -> dict[str, Any]:
         """What identifies this judge in the call ledger (part of every request key).

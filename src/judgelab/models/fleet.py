@@ -103,6 +103,10 @@ class Fleet(Backend):
                                          score_mode=caps.score_mode, concurrency=caps.concurrency * len(urls),
                                          constrain=caps.constrain)
         self.resent = 0
+        #: One record of what the endpoints showed for the whole fleet (replicas of one model and server).
+        self.learned = first.learned
+        for replica in self.replicas:
+            replica.backend.learned = self.learned
 
     def identity(self) -> dict[str, Any]:
         """Kind, model and request style, with ``"endpoint": "fleet"`` (not the replica list)."""

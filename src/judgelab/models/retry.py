@@ -10,10 +10,13 @@ failure). :class:`CallGate` is the only place that retries:
 * **Rate limits are not failures.** A 429 means "slower", so it does not use up
   ``max_retries`` (which counts server errors, timeouts and broken connections); a call keeps
   retrying rate limits until ``rate_limit_patience`` seconds have passed since its first attempt.
-* **Adaptive concurrency (AIMD).** At most ``limit`` calls are in flight. A rate limit halves
-  the limit (at most once per ``decrease_interval`` seconds, so one burst of 429s is one
-  decrease); each success adds ``1 / limit``, so the limit grows back by about one per round
-  of calls, up to the ceiling the run was given.
+* **Adaptive concurrency (AIMD).** At most ``limit`` calls are in flight. A failure that says the
+  endpoint has more calls than it can serve — a rate limit (429), an unavailable or overloaded
+  server (503, 529), a call that timed out (it waited behind others: a server that answers one
+  request at a time queues the rest) — halves the limit (at most once per ``decrease_interval``
+  seconds, so one burst is one decrease); each success adds ``1 / limit``, so the limit grows
+  back by about one per round of calls, up to the ceiling the run was given. The lowest limit
+  reached is kept (run.json's ``capabilities.concurrency``).
 * **Giving up.** A call that runs out of its budget raises :class:`CallFailed`: the run records
   that judgment with status ``error`` (asked again by the next run) and carries on; the share of
   failures counts toward ``--max-failure-rate``. An endpoint that refuses connections on every
@@ -99,17 +102,19 @@ class AdaptiveLimit:
 
     Example:
         >>> limit = AdaptiveLimit(16)
-        >>> limit.rate_limited(); limit.current
+        >>> limit.overloaded(); limit.current
         8
         >>> for _ in range(9): limit.succeeded()
-        >>> limit.current
-        9
+        >>> limit.current, limit.lowest
+        (9, 8)
     """
 
     def __init__(self, ceiling: int, decrease_interval: float = 1.0) -> None:
         self.ceiling = max(1, int(ceiling))
         self.decrease_interval = decrease_interval
         self._limit = float(self.ceiling)
+        #: The lowest limit reached so far.
+        self.lowest = self.ceiling
         self._in_flight = 0
         self._last_decrease = -float("inf")
         self._changed = asyncio.Condition() if _has_loop() else None
@@ -143,12 +148,13 @@ class AdaptiveLimit:
             self._in_flight -= 1
             changed.notify_all()
 
-    def rate_limited(self) -> None:
-        """Halve the limit (once per ``decrease_interval``)."""
+    def overloaded(self) -> None:
+        """Halve the limit (once per ``decrease_interval``): a rate limit, an overloaded server, a timeout."""
         now = time.monotonic()
         if now - self._last_decrease >= self.decrease_interval:
             self._limit = max(1.0, self._limit / 2)
             self._last_decrease = now
+            self.lowest = min(self.lowest, self.current)
 
     def succeeded(self) -> None:
         """Grow the limit by ``1 / limit`` (about one per round of calls), up to the ceiling."""
@@ -266,8 +272,9 @@ class CallGate:
             except TransientError as exc:
                 self.failed_attempts += 1
                 await self.limit.release()
+                if exc.overloaded:
+                    self.limit.overloaded()
                 if isinstance(exc, RateLimited):
-                    self.limit.rate_limited()
                     if time.monotonic() - first >= self.policy.rate_limit_patience:
                         self.counts["gave_up"] += 1
                         raise CallFailed(f"rate limited ({exc}) for {self.policy.rate_limit_patience:g} s", tries) from None

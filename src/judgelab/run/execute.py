@@ -51,6 +51,7 @@ class Executor:
         self.stats = stats
         self.max_refusal_retries = max_refusal_retries
         self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
+        self._n_said = False
 
     async def run(self, jobs: tuple[Job, ...], width: int) -> None:
         """Run every job on ``width`` workers, with the group writer's flusher beside them."""
@@ -123,14 +124,17 @@ class Executor:
         planned = {c.samples[0]: c for c in job.calls if c.n == 1}
         failed: CallFailed | None = None
         first = job.calls[0]
+        learned = self.ledger.backend.learned
+        if learned is not None and learned.n_ignored:
+            self.n_ignored = True  # learned by an earlier call of this judge: each sample its own call
         if first.n > 1 and not self.n_ignored:
             try:
                 response, call_key = await self._call(messages, first.n, f"n{first.n}", criterion, planned=first)  # all k samples
             except CallFailed as exc:
                 failed = exc  # the budget is spent for this prompt: every sample of the call is an error
             else:
-                if len(response.choices) < first.n and not self.n_ignored:
-                    self.n_ignored = True
+                if len(response.choices) < first.n and not self._n_said:
+                    self.n_ignored = self._n_said = True
                     self.warn(f"the judge answered {len(response.choices)} of n={first.n} samples in one request: "
                               "asking for the other samples one by one from now on (--no-n skips the n request)")
                 for s in job.samples:

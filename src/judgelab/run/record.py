@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from judgelab.datasets.items import Item
 from judgelab.models.base import Choice, JudgeResponse
+from judgelab.models.capabilities import LOW_LABEL_MASS
 from judgelab.models.retry import CallFailed
 from judgelab.logprob_score import expected_score, rating_token_index
 from judgelab.parse import (
@@ -58,6 +59,9 @@ class RunStats:
         warnings: what the run said on the way (also logged on ``judgelab.run``).
         batches: with ``--execution batch``: batches submitted and resumed, requests submitted,
             resubmitted and given up (:class:`judgelab.run.provider_batch.BatchReport`); empty when live.
+        logprob_scored: log-probability judgments recorded from answers.
+        low_label_mass: of those, the ones whose scored token put less than half its probability on
+            the scale's labels (none at all included): scores that rest on little mass.
 
     Example:
         >>> RunStats(rater="r").recorded
@@ -83,6 +87,8 @@ class RunStats:
     retries: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     batches: dict[str, int] = field(default_factory=dict)
+    logprob_scored: int = 0
+    low_label_mass: int = 0
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,8 @@ class Recorder:
             if choice.tokens:
                 lp_score, outside, _ = expected_score(choice.tokens[0][2], self.int_scale)
             parsed_score, status, score = None, (Status.OK if lp_score is not None else Status.NO_LABEL_MASS), lp_score
+            self.stats.logprob_scored += 1
+            self.stats.low_label_mass += lp_score is None or outside is None or outside > LOW_LABEL_MASS
         else:
             assert parsed is not None
             parsed_score, status, score = parsed.score, parsed.status, parsed.score

@@ -118,8 +118,9 @@ class Runner:
             >>> plan.n_calls, plan.judgments, len(judge.calls)
             (4, 12, 0)
         """
+        learned, max_n = self.backend.learned, self.backend.capabilities.max_n
         return make_plan(self.spec, self.template, self.criteria, items, self.rater, self.store.bindings(self.rater),
-                         self.requests, self.ledger.is_cached, self.backend.capabilities.max_n)
+                         self.requests, self.ledger.is_cached, learned.max_n(max_n) if learned is not None else max_n)
 
     def claim(self) -> str:
         """Claim the run's rater label in the store (written: the run starts) and return it."""
@@ -163,9 +164,16 @@ class Runner:
                           "parser: read again from their recorded answers")
         self.store.regroup(self.rater, plan.regroup)
         self.on_progress(plan.already_done, 0, "")
+        learned = self.backend.learned
         try:
             await executor.run(plan.jobs, self.width)
+            advice = learned.label_mass_advice(s.low_label_mass, s.logprob_scored) if learned is not None else None
+            if advice:
+                executor.warn(advice)
         finally:
+            if learned is not None:
+                limit = self.ledger.gate.limit
+                learned.saw_concurrency(limit.ceiling, limit.lowest, limit.current)
             self.writer.flush()  # nothing finished is left unwritten, on success or failure
             s.calls_made, s.cache_hits = self.ledger.calls_made, self.ledger.cache_hits
             s.prompt_tokens, s.completion_tokens = self.ledger.prompt_tokens, self.ledger.completion_tokens

@@ -3,7 +3,8 @@
 It answers ``/v1/chat/completions`` and ``/v1/completions`` on loopback with a
 deterministic rating derived from a hash of the prompt, so runs are reproducible;
 it can inject 429 (with ``Retry-After``) and 500 answers at seeded rates, add latency, hang
-(accept requests and never answer, for timeouts),
+(accept requests and never answer, for timeouts), answer one request at a time (``--slots 1``:
+the others wait their turn, and one whose client gave up is dropped, as llama-cpp-python's server does),
 and counts the successful answers per ``X-Judgelab-Request-Key`` (``GET /stats``, or a
 JSON-lines log with ``--log``). Used by the tests and ``benchmarks/``.
 
@@ -50,9 +51,13 @@ def stub_json_reply(prompt: str, schema: dict[str, Any], index: int = 0) -> str:
 #: Behaviours of the stub (``--mode``): an ordinary server; a reasoning model that refuses
 #: ``max_tokens`` and sends ``reasoning_content``; a server answering HTML with status 200; a server
 #: answering chat requests with completion-shaped bodies; one that never answers; llama-cpp-python's
-#: server, which accepts only ``text`` and ``json_object`` as ``response_format`` and answers any other
-#: with HTTP 500 and its request validation error (:data:`LLAMA_CPP_PYTHON_REJECTS`).
-MODES = ("normal", "reasoning-model", "html", "wrong-shape", "hang", "llama-cpp-python")
+#: server (0.3.36, measured), which answers one sample whatever ``n`` asks, accepts only ``text`` and
+#: ``json_object`` as ``response_format`` (a ``schema`` inside ``json_object`` is enforced) and answers
+#: any other with HTTP 500 and its request validation error (:data:`LLAMA_CPP_PYTHON_REJECTS`); a server
+#: whose chat answers carry no log-probabilities; one that refuses every ``response_format`` but ``text``
+#: (HTTP 400).
+MODES = ("normal", "reasoning-model", "html", "wrong-shape", "hang", "llama-cpp-python", "no-chat-logprobs",
+         "no-response-format")
 
 #: llama-cpp-python's answer (HTTP 500) to a chat request whose ``response_format`` is a JSON schema:
 #: FastAPI's validation error, passed through the server's error handler as an internal error
@@ -73,7 +78,8 @@ class StubState:
                  mode: str = "normal", rate_limited: float | None = None, server_errors: float | None = None,
                  retry_after: str = "0", batch_fail_rate: float = 0.0, batch_expire_first: bool = False,
                  batch_seconds: float = 1.0, state_dir: str | None = None, download_delay: float = 0.0,
-                 batch_fail_times: int | None = None, batch_max_lines: int | None = None) -> None:
+                 batch_fail_times: int | None = None, batch_max_lines: int | None = None,
+                 slots: int = 0) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown stub mode {mode!r}")
         self.mode = mode
@@ -83,6 +89,11 @@ class StubState:
         self.retry_after = retry_after
         self.rng = random.Random(seed)
         self.latency = latency
+        #: Requests served at once (0: any number); the others wait, and one whose client left is dropped.
+        self.slots = slots
+        self._slots: asyncio.Semaphore | None = None
+        #: Requests dropped because their client had gone when their turn came.
+        self.abandoned = 0
         self.answered: Counter[str] = Counter()
         self.errors = 0
         self.requests = 0
@@ -96,22 +107,29 @@ class StubState:
         self.batch_api = BatchAPI(lambda line: answer_batch_line(line), self.record, state_dir, batch_fail_rate,
                                   batch_expire_first, batch_seconds, batch_fail_times, batch_max_lines)
 
+    def slot(self) -> asyncio.Semaphore:
+        """The semaphore of the serving slots (made in the server's event loop)."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(max(1, self.slots))
+        return self._slots
+
     def record(self, key: str) -> None:
         self.answered[key] += 1
         if self._log:
             self._log.write(json.dumps({"key": key}) + "\n")
 
 
-def _body(path: str, payload: dict[str, Any]) -> dict[str, Any]:
-    n = int(payload.get("n") or 1)
+def _body(path: str, payload: dict[str, Any], mode: str = "normal") -> dict[str, Any]:
+    n = 1 if mode == "llama-cpp-python" else int(payload.get("n") or 1)  # llama-cpp-python ignores n
     model = payload.get("model", "stub")
     if path.endswith("/chat/completions"):
         prompt = "\n".join(m.get("content", "") for m in payload.get("messages", []))
-        want_lp = bool(payload.get("logprobs"))
+        want_lp = bool(payload.get("logprobs")) and mode != "no-chat-logprobs"
         top = int(payload.get("top_logprobs") or 0)
         choices = []
         fmt = payload.get("response_format") or {}
-        schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None
+        schema = ((fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema"
+                  else fmt.get("schema") if fmt.get("type") == "json_object" else None)
         for i in range(n):
             if schema is not None:  # honour the schema: the answer is JSON with its fields
                 text = stub_json_reply(prompt, schema, i)
@@ -245,12 +263,19 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     await asyncio.sleep(state.download_delay)
                 status, payload, raw = state.batch_api.handle(method, path, headers, body)
             elif method == "GET" and path.startswith("/stats"):
-                status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests}
+                status, payload = 200, {"answered": dict(state.answered), "errors": state.errors, "requests": state.requests,
+                                         "abandoned": state.abandoned}
             elif method == "POST" and path.startswith("/v1/") and path.endswith("completions"):
                 state.requests += 1
                 if state.mode == "hang":
                     await asyncio.sleep(3600)  # accepted, never answered: the client's timeout must end it
-                if state.latency:
+                if state.slots:
+                    async with state.slot():  # one request at a time per slot; the others wait in line
+                        if reader.at_eof():  # the client gave up while waiting: dropped, as llama-cpp-python does
+                            state.abandoned += 1
+                            break
+                        await asyncio.sleep(state.latency)
+                elif state.latency:
                     await asyncio.sleep(state.latency)
                 roll = state.rng.random()
                 if roll < state.rate_limited:
@@ -266,6 +291,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     response_format = (request.get("response_format") or {}).get("type", "text")
                     if state.mode == "llama-cpp-python" and response_format not in {"text", "json_object"}:
                         status, payload = 500, LLAMA_CPP_PYTHON_REJECTS
+                    elif state.mode == "no-response-format" and response_format != "text":
+                        status, payload = 400, {"error": {"message": f"response_format {response_format!r} is not "
+                                                          "supported", "type": "invalid_request_error"}}
                     elif state.mode == "reasoning-model" and "max_tokens" in request:
                         status, payload = 400, {"error": {
                             "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -280,7 +308,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, st
                     elif state.mode == "wrong-shape" and path.endswith("/chat/completions"):
                         payload = _body("/v1/completions", {**request, "prompt": "x"})
                     else:
-                        payload = _body(path, request)
+                        payload = _body(path, request, state.mode)
                     if status == 200:
                         state.record(headers.get("x-judgelab-request-key", ""))
             else:
@@ -336,6 +364,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", default="0", help="the Retry-After header of a 429 (seconds)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--slots", type=int, default=0, help="requests answered at once (0: any number; 1: one at a "
+                        "time, the others wait, as llama-cpp-python's server)")
     parser.add_argument("--log", default=None, help="append one JSON line per successful answer")
     parser.add_argument("--mode", default="normal", choices=MODES, help="how the stub behaves (see MODES)")
     parser.add_argument("--batch-fail-rate", type=float, default=0.0, help="share of batch requests that fail")
@@ -352,7 +382,7 @@ def main(argv: list[str] | None = None) -> None:
                                                args.rate_limited, args.server_errors, args.retry_after,
                                                args.batch_fail_rate, args.batch_expire_first, args.batch_seconds,
                                                args.state_dir, args.download_delay, args.batch_fail_times,
-                                               args.batch_max_lines)))
+                                               args.batch_max_lines, args.slots)))
     except KeyboardInterrupt:
         sys.exit(0)
 

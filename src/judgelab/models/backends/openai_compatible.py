@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from judgelab.errors import (
     BackendError,
     CallTimeout,
+    CapabilityError,
     ConnectionFailed,
     JudgelabError,
     RateLimited,
@@ -24,6 +25,7 @@ from judgelab.errors import (
 )
 from judgelab.models.backends.openai_answers import read_chat, read_completion, read_openai_body
 from judgelab.models.backends.openai_http import (
+    OVERLOADED,
     RETRY_LATER,
     SERVER_ERRORS,
     available_transports,
@@ -35,6 +37,7 @@ from judgelab.models.backends.openai_http import (
     retry_after_seconds,
     server_reason,
 )
+from judgelab.models.capabilities import EndpointCapabilities
 from judgelab.models.registry import register_backend
 from judgelab.models.retry import RetryPolicy
 
@@ -108,6 +111,8 @@ class OpenAIBackend(Backend):
         self.max_tokens_param = "max_tokens" if max_tokens_param == "auto" else max_tokens_param
         self._auto_token_param = max_tokens_param == "auto"
         self._notes: list[str] = []
+        #: What the endpoint showed it can do (n, chat log-probabilities, response_format, concurrency).
+        self.learned = EndpointCapabilities()
         #: Whether scores are read after a bare space (see :func:`_space_then_digit`); None until known.
         self.space_before_label: bool | None = None
         self.model_id = model
@@ -161,11 +166,13 @@ class OpenAIBackend(Backend):
     @property
     def notes(self) -> tuple[str, ...]:
         """What the endpoint taught this run (a switched length parameter, a tokenizer habit)."""
-        return tuple(self._notes)
+        return tuple(self._notes + self.learned.notes())
 
     def run_facts(self) -> dict[str, Any]:
-        """The transport and the length parameter's name (they do not change the answers)."""
-        return {"transport": self.transport, "max_tokens_param": self.max_tokens_param}
+        """The transport, the length parameter's name (they do not change the answers) and what the endpoint
+        showed it can do (``capabilities``: :meth:`judgelab.models.capabilities.EndpointCapabilities.to_dict`)."""
+        return {"transport": self.transport, "max_tokens_param": self.max_tokens_param,
+                "capabilities": self.learned.to_dict()}
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
@@ -175,6 +182,8 @@ class OpenAIBackend(Backend):
         """One attempt; a failure worth retrying is raised as a :class:`~judgelab.errors.TransientError`."""
         import openai
         start = time.perf_counter()
+        constrained = self.style == "chat" and request.answer_format is not None and request.score_cue is None
+        sent_format = self.learned.response_format_in_use() if constrained else None
         try:
             response = await self._send(request)
         except openai.APIStatusError as exc:
@@ -182,10 +191,15 @@ class OpenAIBackend(Backend):
             wait = retry_after_seconds(getattr(exc.response, "headers", None))
             if code == 429:
                 raise RateLimited(f"HTTP 429 from {self.base_url}", wait) from None
-            reason = _with_advice(f"HTTP {code} {server_reason(exc)}".rstrip(), request)
+            reason = f"HTTP {code} {server_reason(exc)}".rstrip()
+            if sent_format is not None and _refuses_response_format(code, reason):
+                # the endpoint refuses this response_format: the next mechanism, at once (or one line, none left)
+                self.learned.refused_response_format(sent_format, reason)
+                return await self._complete(request)
             if code in SERVER_ERRORS:
                 fingerprint = None if code in RETRY_LATER else error_fingerprint(exc)  # the same twice: permanent
-                raise ServerError(f"server error from {self.base_url}: {reason}", wait, fingerprint) from None
+                raise ServerError(f"server error from {self.base_url}: {reason}", wait, fingerprint,
+                                  overloaded=code in OVERLOADED) from None
             raise BackendError(f"judge endpoint {self.base_url} refused the request: {reason}") from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             # checked first: the SDK's aiohttp transport reports a refused connection as a timeout
@@ -200,6 +214,7 @@ class OpenAIBackend(Backend):
                                f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}); "
                                f"check --base-url and --style") from None
         response.latency_s = time.perf_counter() - start
+        self.learned.saw_samples(request.n, len(response.choices))  # the run asks the others (run/execute.py)
         return response
 
     def _switch_token_param(self, exc: "openai.APIStatusError") -> bool:
@@ -250,7 +265,7 @@ class OpenAIBackend(Backend):
             if top:
                 body.update(logprobs=True, top_logprobs=top)
             if request.answer_format is not None and not scoring:
-                body["response_format"] = request.answer_format.response_format()
+                body["response_format"] = self.learned.response_format_body(request.answer_format)
             return "/v1/chat/completions", body
         prompt = flatten_messages(request.messages)
         if scoring and request.score_cue:
@@ -304,7 +319,10 @@ class OpenAIBackend(Backend):
         if self.style == "chat":
             _, kwargs = self.request_body(request)
             raw = await self._create(self._client.chat.completions.create, kwargs, headers)
-            return self._read_chat(raw)
+            response = self._read_chat(raw)
+            if scoring:  # no log-probabilities over chat: one line naming --style completion, not a run of no_label_mass
+                self.learned.saw_chat_scoring([c.tokens for c in response.choices], self.base_url)
+            return response
         if scoring and not cue_suffix and self.space_before_label:
             return await self._send(request, cue_suffix=" ")  # known tokenizer habit: one request
         _, kwargs = self.request_body(request, cue_suffix)
@@ -327,14 +345,10 @@ class OpenAIBackend(Backend):
         return response
 
 
-def _with_advice(reason: str, request: JudgeRequest) -> str:
-    """A failed call's reason, with what to change when it names an option judgelab sent: a server
-    that rejects the JSON-schema ``response_format`` of ``--constrain`` (llama-cpp-python's accepts
-    only ``text`` and ``json_object``)."""
-    if request.answer_format is not None and "response_format" in reason:
-        return (reason + " — this endpoint does not accept the JSON-schema response_format that --constrain sends: "
-                "run without --constrain, or use a server that supports json_schema")
-    return reason
+def _refuses_response_format(code: int, reason: str) -> bool:
+    """Whether a failed constrained call's answer refuses its ``response_format`` (llama-cpp-python: HTTP 500
+    "Input should be 'text' or 'json_object'"; others: HTTP 400 or 422 naming ``response_format`` or ``json_schema``)."""
+    return code in {400, 422, 500} and ("response_format" in reason or "json_schema" in reason)
 
 
 def _space_then_digit(choices: list[Choice]) -> bool:

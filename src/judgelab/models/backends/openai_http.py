@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["retry_after_seconds", "available_transports", "http_client", "pick_transport", "refused", "cause",
-           "server_reason", "error_fingerprint", "SERVER_ERRORS", "RETRY_LATER", "REASON_CHARS"]
+           "server_reason", "error_fingerprint", "SERVER_ERRORS", "RETRY_LATER", "OVERLOADED", "REASON_CHARS"]
 
 #: Answers worth another attempt besides 429 (rate limited): the server failed, not the request.
 SERVER_ERRORS = {408, 409, 425, 500, 502, 503, 504, 520, 522, 524, 529}
@@ -26,6 +26,9 @@ SERVER_ERRORS = {408, 409, 425, 500, 502, 503, 504, 520, 522, 524, 529}
 #: server): always retried with backoff. The others (500, 409) answered the same way twice in a row
 #: are permanent (:class:`judgelab.models.retry.CallGate`).
 RETRY_LATER = {408, 425, 502, 503, 504, 520, 522, 524, 529}
+#: Of those, the answers that mean "too many requests at once" (unavailable, overloaded): like a 429,
+#: they lower the calls in flight (:class:`judgelab.models.retry.AdaptiveLimit`).
+OVERLOADED = {503, 529}
 #: The most characters of a server's error message kept in a failure's reason.
 REASON_CHARS = 500
 
