@@ -30,7 +30,9 @@ def export_run(spec, path: Path, max_requests: int, max_bytes: int) -> None:
                f"recorded in {result.store}")
     for file in result.files:
         answers = file.with_name(file.stem + ".out" + file.suffix)
-        typer.echo(f"  {file}   e.g. vllm run-batch -i {file} -o {answers} --model {result.model}")
+        typer.echo(f"  {file}   e.g. vllm run-batch -i {file} -o {answers} --model {result.model}" if result.vllm_accepts
+                   else f"  {file}   {result.url} lines, for OpenAI's Batch API: vllm run-batch reads chat lines only "
+                   "(export with --style chat for it)")
     typer.echo(f"then: judgelab batch import OUTPUT.jsonl --out {spec.out}, and run the same command without "
                "--export-batch (it makes no call for imported answers)")
 

@@ -1,6 +1,9 @@
 """Offline batch files: a run's pending calls as OpenAI batch-input JSONL, and the answers read back.
 
-The format is OpenAI's Batch API format, which ``vllm run-batch`` reads and writes too:
+The format is OpenAI's Batch API format, which ``vllm run-batch`` reads and writes too — for the
+URLs it serves: ``/v1/chat/completions``, ``/v1/embeddings``, ``/score`` and ``/rerank``
+(:data:`VLLM_RUN_BATCH_URLS`, from vLLM's ``vllm/entrypoints/openai/run_batch.py``); a
+``/v1/completions`` line (a ``--style completion`` judge) is for OpenAI's Batch API only:
 
 * input, one request per line: ``{"custom_id": KEY, "method": "POST", "url":
   "/v1/chat/completions", "body": {...}}`` — ``custom_id`` is the call's ledger key and ``body``
@@ -37,11 +40,15 @@ if TYPE_CHECKING:
     from judgelab.store import Store
 
 __all__ = ["BatchExport", "OutputLine", "export_batch", "batch_line", "split_lines", "output_line",
-           "read_output_lines", "record_output", "MAX_REQUESTS", "MAX_BYTES", "new_batch_id"]
+           "read_output_lines", "record_output", "MAX_REQUESTS", "MAX_BYTES", "new_batch_id", "VLLM_RUN_BATCH_URLS"]
 
 #: OpenAI's limits per batch-input file (requests, bytes); vLLM has none, the same split does no harm.
 MAX_REQUESTS = 50_000
 MAX_BYTES = 200 * 1024 * 1024
+
+#: The request URLs ``vllm run-batch`` answers (``BatchRequestInput`` and ``create_request_task`` in vLLM's
+#: ``vllm/entrypoints/openai/run_batch.py``); a line with another URL fails to validate there.
+VLLM_RUN_BATCH_URLS = ("/v1/chat/completions", "/v1/embeddings", "/score", "/rerank")
 
 
 def new_batch_id() -> str:
@@ -109,6 +116,7 @@ class BatchExport:
         files: the batch-input files written.
         requests: requests in them.
         store: the store that records the batch.
+        url: the request URL of its lines (``/v1/chat/completions`` or ``/v1/completions``; "" when empty).
     """
 
     batch: str
@@ -117,10 +125,16 @@ class BatchExport:
     files: tuple[Path, ...]
     requests: int
     store: Path
+    url: str = ""
+
+    @property
+    def vllm_accepts(self) -> bool:
+        """Whether ``vllm run-batch`` reads these lines (it serves :data:`VLLM_RUN_BATCH_URLS` only)."""
+        return self.url in VLLM_RUN_BATCH_URLS
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": 1, "batch": self.batch, "rater": self.rater, "model": self.model,
-                "files": [str(f) for f in self.files], "requests": self.requests, "store": str(self.store)}
+                "files": [str(f) for f in self.files], "requests": self.requests, "store": str(self.store), "url": self.url}
 
 
 def _file_names(path: Path, n: int) -> list[Path]:
@@ -183,7 +197,8 @@ def export_batch(items: "list[Item]", spec: "RunSpec", out: Path, path: Path, ma
                                     "judge": backend.identity(), "requests": len(calls)})
             for file, chunk in zip(files, chunks):
                 _write_text(file, "\n".join(chunk) + "\n")
-            return BatchExport(batch, rater, backend.model_id, tuple(files), len(calls), store_path)
+            url = backend.batch_request(calls[0].request)[0]
+            return BatchExport(batch, rater, backend.model_id, tuple(files), len(calls), store_path, url)
     finally:
         asyncio.run(backend.aclose())
 

@@ -182,13 +182,20 @@ def _completion_choice(prompt: str, index: int, max_tokens: int, top: int) -> di
     return choice
 
 
-def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False) -> dict[str, Any]:
+#: The URLs ``vllm run-batch`` serves (vLLM's ``vllm/entrypoints/openai/run_batch.py``).
+VLLM_URLS = ("/v1/chat/completions", "/v1/embeddings", "/score", "/rerank")
+
+
+def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bool = False,
+                      vllm: bool = False) -> dict[str, Any]:
     """The output line of one batch-input line, in vLLM's ``run-batch`` shape.
 
     Args:
         line: ``{"custom_id", "method", "url", "body"}``.
         model: the served model (a request naming another model fails, as in vLLM).
         failed: answer with an error instead (a failure injected by a test).
+        vllm: answer as ``vllm run-batch`` does: a URL it does not serve (``/v1/completions``) fails with its
+            message (the OpenAI Batch API stand-in answers ``/v1/completions`` too).
     """
     body = line.get("body") or {}
     custom_id = line.get("custom_id")
@@ -199,8 +206,8 @@ def answer_batch_line(line: dict[str, Any], model: str | None = None, failed: bo
         error = "injected failure"
     elif model is not None and body.get("model") != model:
         error = f"The model `{body.get('model')}` does not exist."
-    elif not url.endswith("completions"):
-        error = f"unsupported url {url!r}"
+    elif not url.endswith("completions") or (vllm and url not in VLLM_URLS):
+        error = f"URL {url} was used. Supported endpoints: {', '.join(VLLM_URLS)}." if vllm else f"unsupported url {url!r}"
     if error is not None:
         return {"id": f"vllm-{request_id[11:]}", "custom_id": custom_id,
                 "response": {"status_code": 400, "request_id": request_id, "body": None}, "error": error}
@@ -222,7 +229,7 @@ def answer_batch_file(input_path: str, output_path: str, model: str | None = Non
         for text in src:
             if not text.strip():
                 continue
-            out = answer_batch_line(json.loads(text), model, failed=rng.random() < fail_rate)
+            out = answer_batch_line(json.loads(text), model, failed=rng.random() < fail_rate, vllm=True)
             if out["error"] is None:
                 answered += 1
             else:

@@ -282,7 +282,10 @@ class OpenAIBackend(Backend):
         (a tokenizer habit learnt from the first answer), which a batch line cannot express.
         """
         if self.style == "completion" and request.score_cue is not None:
-            return "completion-style log-probability scoring cannot run as a batch (use --style chat or --score parsed)"
+            return ("completion-style log-probability scoring cannot run as a batch: its labels may be read after a "
+                    "second request (a tokenizer that spells ' 4' as ' ' + '4', learnt from the first answer), and vllm "
+                    "run-batch reads no /v1/completions lines; score it live, or batch with --style chat (chat lines, "
+                    "scored from the chat template's tokens: another rater) or --score parsed")
         return None
 
     def batch_request(self, request: JudgeRequest) -> tuple[str, dict[str, Any]]:
