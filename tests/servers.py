@@ -68,6 +68,18 @@ def serve_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "judgelab.llama_server", *args]
 
 
+#: ``python -m judgelab.llama_server``'s first line: where it listens and the llama.cpp CPU path of its model.
+LLAMA_SERVING = r"at http://127\.0\.0\.1:(\d+)/v1; llama\.cpp CPU path: (.+?) — (.*)$"
+
+
+def llama_server(log_dir: Path, *options: str, port: int = 0, env: dict[str, str] | None = None) -> "ServerProcess":
+    """``python -m judgelab.llama_server OPTIONS`` (llama_cpp.server on the CPU-safe path) on ``port`` (0: a free
+    one), ready when ``/v1/models`` answers; ``ready_match`` holds the port (group 1) and the CPU path (group 2)."""
+    return ServerProcess(serve_command("--port", str(port), *options), log_dir, ready_line=LLAMA_SERVING,
+                         ready_url=lambda m: f"http://127.0.0.1:{m.group(1)}/v1/models", env=env,
+                         name="python -m judgelab.llama_server")
+
+
 def _url_answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2):

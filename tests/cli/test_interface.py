@@ -15,36 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from commands import hanna_stories as _hanna, nle_data as _nle, stories as _stories
 from conftest import run_cli, write_items
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgelab"
-
-
-# -- inputs of every command ------------------------------------------------------
-def _stories(tmp_path: Path) -> Path:
-    rows = [{"id": f"s{i}", "story": f"Story {i}. The fox ran over the hill and found a red door.", "prompt": f"Prompt {i}",
-             "writer": "human" if i % 2 else "gpt2"} for i in range(4)]
-    path = tmp_path / "stories.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    return path
-
-
-def _hanna(tmp_path: Path) -> Path:
-    path = tmp_path / "hanna.csv"
-    pd.DataFrame({"Prompt": ["P one", "P one", "P two"], "Human": ["H one.", "H one.", "H two."],
-                  "Story": ["A story.", "Another story.", "Third story."], "Model": ["m1", "m2", "m1"]}).to_csv(path)
-    return path
-
-
-def _nle(tmp_path: Path) -> tuple[Path, Path]:
-    data = tmp_path / "esnli.csv"
-    pd.DataFrame({"id": [f"e{i}" for i in range(6)], "Sentence1": [f"A man walks {i}." for i in range(6)],
-                  "Sentence2": ["A person moves."] * 6, "gold_label": ["entailment"] * 6,
-                  "Explanation_1": [f"Walking is moving, case {i}." for i in range(6)]}).to_csv(data, index=False)
-    human = tmp_path / "human.csv"
-    pd.DataFrame({"id": [f"e{i}" for i in range(6)], "informativeness": [1, 2, 3, 4, 5, 6],
-                  "clarity": [2, 3, 4, 5, 6, 7]}).to_csv(human, index=False)
-    return data, human
 
 
 def command(name: str, tmp_path: Path, judge: str, out: Path) -> list[str]:

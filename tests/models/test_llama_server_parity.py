@@ -22,21 +22,15 @@ import asyncio
 
 import pytest
 
-from servers import ServerProcess, serve_command
+from servers import ServerProcess, llama_server
 
 pytestmark = pytest.mark.slow
 
-#: The launcher's first line: where it listens and the llama.cpp CPU path its model was loaded on.
-SERVING = r"at http://127\.0\.0\.1:(\d+)/v1; llama\.cpp CPU path: (.+?) — (.*)$"
-
 
 def _start_server(model: str, port: int, log_dir) -> ServerProcess:
-    """``python -m judgelab.llama_server`` (llama_cpp.server on the CPU-safe path) on ``port`` (0: a free one),
-    ready when ``/v1/models`` answers; a server that dies fails the test at once with its stderr."""
-    return ServerProcess(serve_command("--model", model, "--port", str(port), "--n_ctx", "4096", "--n_batch", "64",
-                                       "--n_ubatch", "64", "--n_threads", "2", "--verbose", "false"),
-                         log_dir, ready_line=SERVING, ready_url=lambda m: f"http://127.0.0.1:{m.group(1)}/v1/models",
-                         name="python -m judgelab.llama_server")
+    """The llama.cpp server on ``port`` (0: a free one), evaluating in 64-token batches as the embedded judge."""
+    return llama_server(log_dir, "--model", model, "--n_ctx", "4096", "--n_batch", "64", "--n_ubatch", "64",
+                        "--n_threads", "2", "--verbose", "false", port=port)
 
 
 def test_local_and_llama_server_give_the_same_logprob_scores(tmp_path):
