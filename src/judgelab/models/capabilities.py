@@ -33,7 +33,7 @@ from typing import Any, Sequence
 from judgelab.errors import CapabilityError
 from judgelab.models.answer_format import AnswerFormat
 
-__all__ = ["EndpointCapabilities", "calls_at_most", "RESPONSE_FORMATS", "LOW_LABEL_MASS"]
+__all__ = ["EndpointCapabilities", "calls_at_most", "refuses_response_format", "RESPONSE_FORMATS", "LOW_LABEL_MASS"]
 
 #: The ``response_format`` mechanisms tried for ``--constrain``, in order.
 RESPONSE_FORMATS = ("json_schema", "json_object")
@@ -207,3 +207,14 @@ def calls_at_most(calls: Sequence[Any], learned: EndpointCapabilities | None) ->
     uncached = [c for c in calls if not c.cached]
     extra = sum(c.n - 1 for c in uncached if c.n > 1)
     return len(uncached) + extra if extra else None
+
+
+def refuses_response_format(code: int, reason: str) -> bool:
+    """Whether a failed constrained call's answer refuses its ``response_format`` (llama-cpp-python: HTTP 500
+    "Input should be 'text' or 'json_object'"; others: HTTP 400 or 422 naming ``response_format`` or ``json_schema``).
+
+    Example:
+        >>> refuses_response_format(500, "HTTP 500 ... 'loc': ('body', 'response_format', 'type') ..."), refuses_response_format(500, "HTTP 500 oops")
+        (True, False)
+    """
+    return code in {400, 422, 500} and ("response_format" in reason or "json_schema" in reason)

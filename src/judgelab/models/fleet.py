@@ -104,9 +104,9 @@ class Fleet(Backend):
                                          constrain=caps.constrain)
         self.resent = 0
         #: One record of what the endpoints showed for the whole fleet (replicas of one model and server).
-        self.learned = first.learned
+        self.learned = first.caps
         for replica in self.replicas:
-            replica.backend.learned = self.learned
+            replica.backend.share_capabilities(first.caps)
 
     def identity(self) -> dict[str, Any]:
         """Kind, model and request style, with ``"endpoint": "fleet"`` (not the replica list)."""

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from judgelab.errors import (
     BackendError,
     CallTimeout,
-    CapabilityError,
     ConnectionFailed,
     JudgelabError,
     RateLimited,
@@ -37,7 +36,7 @@ from judgelab.models.backends.openai_http import (
     retry_after_seconds,
     server_reason,
 )
-from judgelab.models.capabilities import EndpointCapabilities
+from judgelab.models.capabilities import EndpointCapabilities, refuses_response_format
 from judgelab.models.registry import register_backend
 from judgelab.models.retry import RetryPolicy
 
@@ -112,7 +111,7 @@ class OpenAIBackend(Backend):
         self._auto_token_param = max_tokens_param == "auto"
         self._notes: list[str] = []
         #: What the endpoint showed it can do (n, chat log-probabilities, response_format, concurrency).
-        self.learned = EndpointCapabilities()
+        self.caps = self.learned = EndpointCapabilities()
         #: Whether scores are read after a bare space (see :func:`_space_then_digit`); None until known.
         self.space_before_label: bool | None = None
         self.model_id = model
@@ -166,13 +165,17 @@ class OpenAIBackend(Backend):
     @property
     def notes(self) -> tuple[str, ...]:
         """What the endpoint taught this run (a switched length parameter, a tokenizer habit)."""
-        return tuple(self._notes + self.learned.notes())
+        return tuple(self._notes + self.caps.notes())
+
+    def share_capabilities(self, caps: EndpointCapabilities) -> None:
+        """Learn into ``caps`` (one record for the replicas of a fleet)."""
+        self.caps = self.learned = caps
 
     def run_facts(self) -> dict[str, Any]:
         """The transport, the length parameter's name (they do not change the answers) and what the endpoint
         showed it can do (``capabilities``: :meth:`judgelab.models.capabilities.EndpointCapabilities.to_dict`)."""
         return {"transport": self.transport, "max_tokens_param": self.max_tokens_param,
-                "capabilities": self.learned.to_dict()}
+                "capabilities": self.caps.to_dict()}
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
@@ -182,8 +185,8 @@ class OpenAIBackend(Backend):
         """One attempt; a failure worth retrying is raised as a :class:`~judgelab.errors.TransientError`."""
         import openai
         start = time.perf_counter()
-        constrained = self.style == "chat" and request.answer_format is not None and request.score_cue is None
-        sent_format = self.learned.response_format_in_use() if constrained else None
+        sent_format = (self.caps.response_format_in_use() if self.style == "chat" and request.answer_format is not None
+                       and request.score_cue is None else None)  # the response_format mechanism of this attempt
         try:
             response = await self._send(request)
         except openai.APIStatusError as exc:
@@ -192,9 +195,8 @@ class OpenAIBackend(Backend):
             if code == 429:
                 raise RateLimited(f"HTTP 429 from {self.base_url}", wait) from None
             reason = f"HTTP {code} {server_reason(exc)}".rstrip()
-            if sent_format is not None and _refuses_response_format(code, reason):
-                # the endpoint refuses this response_format: the next mechanism, at once (or one line, none left)
-                self.learned.refused_response_format(sent_format, reason)
+            if sent_format is not None and refuses_response_format(code, reason):  # the next mechanism, at once
+                self.caps.refused_response_format(sent_format, reason)  # (or one line: none is left)
                 return await self._complete(request)
             if code in SERVER_ERRORS:
                 fingerprint = None if code in RETRY_LATER else error_fingerprint(exc)  # the same twice: permanent
@@ -214,7 +216,7 @@ class OpenAIBackend(Backend):
                                f"{what} ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}); "
                                f"check --base-url and --style") from None
         response.latency_s = time.perf_counter() - start
-        self.learned.saw_samples(request.n, len(response.choices))  # the run asks the others (run/execute.py)
+        self.caps.saw_samples(request.n, len(response.choices))  # the run asks the others (run/execute.py)
         return response
 
     def _switch_token_param(self, exc: "openai.APIStatusError") -> bool:
@@ -265,7 +267,7 @@ class OpenAIBackend(Backend):
             if top:
                 body.update(logprobs=True, top_logprobs=top)
             if request.answer_format is not None and not scoring:
-                body["response_format"] = self.learned.response_format_body(request.answer_format)
+                body["response_format"] = self.caps.response_format_body(request.answer_format)
             return "/v1/chat/completions", body
         prompt = flatten_messages(request.messages)
         if scoring and request.score_cue:
@@ -324,7 +326,7 @@ class OpenAIBackend(Backend):
             raw = await self._create(self._client.chat.completions.create, kwargs, headers)
             response = self._read_chat(raw)
             if scoring:  # no log-probabilities over chat: one line naming --style completion, not a run of no_label_mass
-                self.learned.saw_chat_scoring([c.tokens for c in response.choices], self.base_url)
+                self.caps.saw_chat_scoring([c.tokens for c in response.choices], self.base_url)
             return response
         if scoring and not cue_suffix and self.space_before_label:
             return await self._send(request, cue_suffix=" ")  # known tokenizer habit: one request
@@ -346,12 +348,6 @@ class OpenAIBackend(Backend):
                 second.prompt_tokens += response.prompt_tokens
                 return second
         return response
-
-
-def _refuses_response_format(code: int, reason: str) -> bool:
-    """Whether a failed constrained call's answer refuses its ``response_format`` (llama-cpp-python: HTTP 500
-    "Input should be 'text' or 'json_object'"; others: HTTP 400 or 422 naming ``response_format`` or ``json_schema``)."""
-    return code in {400, 422, 500} and ("response_format" in reason or "json_schema" in reason)
 
 
 def _space_then_digit(choices: list[Choice]) -> bool:
