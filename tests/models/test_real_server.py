@@ -220,7 +220,7 @@ def test_an_answer_holding_inst_tags_is_recorded_and_shown(server, tmp_path):
 def test_pairwise(server, tmp_path):
     data, human = nle_data(tmp_path)
     out = tmp_path / "out"
-    result = judgelab(server, "pairwise", "--dataset", "esnli", "--data", str(data), "--human", str(human),
+    result = judgelab(server, "pairwise", "--dataset", "esnli", "--items", str(data), "--human", str(human),
                       "--n-items", "2", "--per-delta", "1", "--judge", server.judge, "--out", str(out), "--quiet")
     finished(result, out)
     assert (out / "pairwise_f1.csv").is_file() and (out / "pairwise_summary.csv").is_file()
@@ -240,14 +240,14 @@ def test_dhp(server, tmp_path):
 
 def test_recipe_chiang_lee(server, tmp_path):
     out = tmp_path / "out"
-    result = judgelab(server, "recipe", "chiang-lee", "--stories", str(stories(tmp_path)), "--n-items", "1",
+    result = judgelab(server, "recipe", "chiang-lee", "--items", str(stories(tmp_path)), "--n-items", "1",
                       "--samples", "1", "--score", "logprob", "--judge", server.judge, "--out", str(out), "--quiet")
     finished(result, out)
 
 
 def test_recipe_hanna(server, tmp_path):
     out = tmp_path / "out"
-    result = judgelab(server, "recipe", "hanna", "--stories", str(hanna_stories(tmp_path)), "--n-items", "1",
+    result = judgelab(server, "recipe", "hanna", "--items", str(hanna_stories(tmp_path)), "--n-items", "1",
                       "--eval-prompts", "1", "--samples", "1", "--score", "logprob", "--judge", server.judge,
                       "--out", str(out), "--quiet")
     finished(result, out)
@@ -256,7 +256,7 @@ def test_recipe_hanna(server, tmp_path):
 def test_recipe_nle(server, tmp_path):
     data, human = nle_data(tmp_path)
     out = tmp_path / "out"
-    result = judgelab(server, "recipe", "nle", "--dataset", "esnli", "--data", str(data), "--human", str(human),
+    result = judgelab(server, "recipe", "nle", "--dataset", "esnli", "--items", str(data), "--human", str(human),
                       "--n-items", "2", "--samples", "1", "--per-delta", "1", "--no-dynamic", "--judge", server.judge,
                       "--out", str(out), "--quiet")
     finished(result, out)
@@ -269,7 +269,7 @@ def test_recipe_geval(server, tmp_path):
                                         "coherence": 1.0 + s + d, "consistency": 2.0 + s, "fluency": 1.0 + s,
                                         "relevance": 3.0 - s}) + "\n" for d in range(2) for s in range(2)))
     out = tmp_path / "out"
-    result = judgelab(server, "recipe", "geval", "--data", str(data), "--score", "logprob", "--n-resamples", "20",
+    result = judgelab(server, "recipe", "geval", "--items", str(data), "--score", "logprob", "--n-resamples", "20",
                       "--judge", server.judge, "--out", str(out), "--quiet")
     finished(result, out)
     assert (out / "summary_level.csv").is_file()
