@@ -345,8 +345,8 @@ def _write(out: Path, command: str, title: str, tables, lines: list[str], extra,
         for df, name, description in tables:
             output.table(df, name, description, show=False)
         if document is not None:  # the typed results in one file: what report.html's Audit section renders
-            output.file(AUDIT_JSON, "every result of the audit as one JSON document (schema 1), read by report.html"
-                        ).write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+            output.file(AUDIT_JSON, "every result of the audit as one JSON document (schema 1), read by report.html",
+                        table="audit").write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
         notes = ["Intervals: 95% percentile cluster bootstrap over item_id. An effect is detected when its interval "
                  "excludes the no-bias value (0; 1 for the spread ratio).", *lines]  # write_index bullets each note
         output.finish(notes, extra=extra)

@@ -95,6 +95,6 @@ def _write(out: Path, command: str, tables, lines: list[str], extra, document, i
             output.file("escalated_ids.txt", "the escalated items, system<TAB>item_id per line: `judgelab annotate "
                         "--sample ids:escalated_ids.txt`").write_text(ids, encoding="utf-8")
         if document is not None:
-            output.file(AUDIT_JSON, "the guarantee as one JSON document (schema 1), read by report.html"
-                        ).write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
+            output.file(AUDIT_JSON, "the guarantee as one JSON document (schema 1), read by report.html",
+                        table="audit").write_text(json.dumps(document, ensure_ascii=False, indent=1), encoding="utf-8")
         output.finish(lines, extra=extra)

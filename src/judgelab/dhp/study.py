@@ -27,6 +27,7 @@ from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
 from judgelab.output import OutputFolder, write_html_report
+from judgelab.summary import judges_summary
 from judgelab.rate import StudyPlan, check_failure_rate, failure_lines
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
@@ -194,6 +195,8 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         runs = store.runs()
         ratings = ratings[ratings["rater"].isin(raters)]
         output.table(ratings, "ratings", "the judges' ratings (tidy table)", show=False)
+        output.record("dhp", settings={"task": task.name, "samples": samples, "n_items": n_items, "seed": seed},
+                      results={"texts": len(items), "summary": judges_summary(ratings)})
         try:
             reports = analyze(ratings, task, votes, exact)
         except JudgelabError as exc:

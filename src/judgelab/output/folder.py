@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from judgelab.errors import JudgelabError
 from judgelab.output.index import write_index
 from judgelab.output.manifest import record_step, write_manifest
+from judgelab.output.record import InputFile, OutputFile, Step, write_record
 from judgelab.output.tables import write_table
 from judgelab.paths import output_folder, safe_filename
 
@@ -160,7 +161,7 @@ class OutputFolder:
         ...     _ = output.table(pd.DataFrame({"r": [0.5]}), "scores", "scores per item", show=False)
         ...     folder = output.finish()
         >>> sorted(p.name for p in folder.iterdir())
-        ['README.md', 'report.html', 'run.json', 'scores.csv']
+        ['README.md', 'report.html', 'results.json', 'run.json', 'scores.csv']
     """
 
     def __init__(self, folder: Path, title: str, command: str | None = None, display: Display | None = None,
@@ -173,6 +174,8 @@ class OutputFolder:
         owner = self._owner()
         self.step = step and (owner not in (None, self.command) or (owner is None and (self.folder / "README.md").exists()))
         self.entries: list[tuple[str, str]] = []
+        self._tables: dict[str, str] = {}  # file name -> the table it holds (results.json lists it)
+        self._step = Step(kind=self.command, created="")
         # the folder's report.html describes the outputs being replaced: it goes with them (a new one follows)
         self._stage = StagedOutputs(self.folder, replaces=self._previous_outputs() + ("report.html",))
         self.finished = False
@@ -212,15 +215,26 @@ class OutputFolder:
         file = self.path(f"{name}.csv")
         write_table(df, file)
         self.entries.append((file.name, description))
+        self._tables[file.name] = name
         if show and not df.empty and self.display is not None:
             self.display.table(df, description)
         return df
 
-    def file(self, name: str, description: str) -> Path:
-        """List a file (written by the caller at :meth:`path`) in the index; returns its path."""
+    def file(self, name: str, description: str, table: str | None = None) -> Path:
+        """List a file (written by the caller at :meth:`path`) in the index; returns its path. ``table``: what
+        it holds, by the name pages look it up with in results.json (``ratings``, ``audit`` …)."""
         path = self.path(name)
         self.entries.append((path.name, description))
+        if table is not None:
+            self._tables[path.name] = table
         return path
+
+    def record(self, kind: str | None = None, settings: dict[str, Any] | None = None,
+               inputs: list[InputFile] | None = None, results: dict[str, Any] | None = None) -> None:
+        """What results.json records of this step (:mod:`judgelab.output.record`): its kind (default: the
+        command), settings, inputs and typed results (their ``to_record()``). The files come from :meth:`table`
+        and :meth:`file`; a command that records nothing gets a step listing its files."""
+        self._step = Step(kind or self.command, "", dict(settings or {}), list(inputs or []), [], dict(results or {}))
 
     def say(self, text: str) -> None:
         """A line for the display (e.g. a sanity check's verdict)."""
@@ -242,6 +256,7 @@ class OutputFolder:
         Returns:
             The folder.
         """
+        self._write_record()
         produced = sorted(p.name for p in self._stage.folder.iterdir())
         if self.step:
             self._readme_section(notes)
@@ -260,6 +275,13 @@ class OutputFolder:
             if self.display is not None:
                 self.display.note(line)
         return self.folder
+
+    def _write_record(self) -> None:
+        """results.json: the folder's record with this step (its files as listed in the index)."""
+        files = [OutputFile(n, d, self._tables.get(n)) for n, d in self.entries]
+        step = Step(self._step.kind, time.strftime("%Y-%m-%dT%H:%M:%S%z"), self._step.settings, self._step.inputs,
+                    files, self._step.results)
+        write_record(self._stage.folder, self.folder, step)
 
     def _readme_section(self, notes: list[str] | None) -> None:
         """This step's section of the folder's README.md (replaced on a rerun, the rest kept)."""
