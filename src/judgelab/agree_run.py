@@ -149,7 +149,7 @@ def write_agree(run: AgreeRun, out: str | Path, display: Display | None = None) 
     from judgelab.output import OutputFolder
 
     report, mapping = run.report, run.mapping
-    with OutputFolder(out, "Agreement (`judgelab agree`)", command="agree", step=True, display=display) as output:
+    with OutputFolder(Path(out), "Agreement (`judgelab agree`)", command="agree", step=True, display=display) as output:
         for name, table in report.tables().items():
             what = TABLE_DESCRIPTIONS[name]
             if name in report.skipped:

@@ -1,15 +1,14 @@
 """Reading a judgelab output folder for the HTML report — read-only, tolerant of what is absent.
 
-A folder may hold any of: ``run.json`` (the manifest), ``store.sqlite`` (calls and
-judgments), ``ratings.csv|.jsonl|.parquet``, ``summary.csv``, ``welch.csv``, the tables
-of ``judgelab agree --out`` (``correlations.csv``, ``williams.csv``, ``human_baseline.csv``,
-``self_consistency.csv``), the DHP tables (``discernment.csv``, ``perturbations.csv``,
-``perturbation_report.csv``), a recipe's CSV tables and PNG figures. Nothing here writes
-to the folder (not even SQLite's ``-wal``/``-shm`` files, see :class:`StoreReader`).
+A folder's record, ``results.json`` (:mod:`judgelab.output.record`), lists what each step wrote by
+the table it holds and what it read; :func:`open_folder` reads it (or the record rebuilt from an
+older folder's files, :mod:`judgelab.output.legacy`) with ``run.json`` (the manifest). The store
+(``store.sqlite``: calls and judgments) is read here too. Nothing here writes to the folder (not
+even SQLite's ``-wal``/``-shm`` files, see :class:`StoreReader`).
 
-Human ratings (``human:<id>`` raters, from the store, the ratings file, ``human_ratings.*``, a
-recorded ``agree --human`` file or ``--human``) are gathered by :mod:`judgelab.report.humans`;
-this module reads the folder, its manifest and its store (judgments, the calls they used and
+Human ratings (``human:<id>`` raters, from the store, the ratings file, ``human_ratings.*``, the
+human file of a recorded agree step or ``--human``) are gathered by :mod:`judgelab.report.humans`;
+this module reads the folder, its record, manifest and store (judgments, the calls they used and
 the texts each rater judged).
 """
 from __future__ import annotations
@@ -34,8 +33,7 @@ from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
 #: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
-MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES, "summary.csv", "correlations.csv", "williams.csv",
-           "human_baseline.csv", "discernment.csv", "perturbations.csv")
+MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES)
 
 JUDGMENT_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "score_parsed",
                     "score_logprob", "logprob_outside", "status", "raw", "attempts", "prompt_tokens",
