@@ -29,6 +29,8 @@ _EXPORTS = {
     "run_agree": "judgelab.agree_run",
     "AgreeRun": "judgelab.agree_run",
     "HumanFile": "judgelab.agree_run",
+    "run_audit": "judgelab.audit_run",
+    "AuditRun": "judgelab.audit_run",
     "JudgelabError": "judgelab.errors",
     "BackendError": "judgelab.errors",
     "CapabilityError": "judgelab.errors",
