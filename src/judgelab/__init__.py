@@ -31,6 +31,7 @@ _EXPORTS = {
     "HumanFile": "judgelab.agree_run",
     "run_audit": "judgelab.audit_run",
     "AuditRun": "judgelab.audit_run",
+    "run_escalate": "judgelab.escalate_run",
     "JudgelabError": "judgelab.errors",
     "BackendError": "judgelab.errors",
     "CapabilityError": "judgelab.errors",
