@@ -51,7 +51,6 @@ def contamination(
     """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
     import json as _json
 
-    import pandas as pd
 
     from judgelab.contamination import check_labels, score_texts
     from judgelab.datasets.items import FieldMap, load_items
@@ -66,18 +65,8 @@ def contamination(
                    f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
                    "(estimated as characters / 4); nothing is written")
         return
-    result = score_texts(items, k, label_field, model_path)
-    if out is not None:
-        from judgelab.output import OutputFolder
-
-        output = OutputFolder(out, result.title, command="contamination",
-                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
-        output.table(result.table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
-                     + (", member label" if label_field else ""), show=False)
-        if result.roc_auc is not None:
-            output.table(pd.DataFrame([{"roc_auc": result.roc_auc, "texts": len(result.table), "k": k}]), "roc_auc",
-                         "ROC AUC of Min-K% Prob, members vs non-members", show=False)
-        output.finish()
+    result = score_texts(items, k, label_field, model_path, out=out,
+                         display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
     if fmt == "json":
         typer.echo(_json.dumps(json_document("contamination", rows=result.table, roc_auc=result.roc_auc, k=k,
                                              model=result.model_id)))
