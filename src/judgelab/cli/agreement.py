@@ -203,15 +203,12 @@ def _check_ties(ties: str) -> None:
 
 def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path,
                ties: Optional[str] = None) -> None:
-    """``--out`` of the hanna subcommands: the table through the one output-folder writer."""
+    """``--out`` of the hanna subcommands (:func:`judgelab.recipes.hanna.write_hanna_table`)."""
     if out is not None:
-        from judgelab.cli.output import write_folder
+        from judgelab.cli.common import NotesDisplay
+        from judgelab.recipes.hanna import write_hanna_table
 
-        notes = [f"scores: {scores}"]
-        if ties is not None:
-            notes.append(f"ties: {ties}" + (" (the authors' float ordering, as the published tables)" if ties == "paper"
-                                            else " (system means equal on paper are ties)"))
-        write_folder(out, command, f"HANNA: {description}", [(table, name, description)], notes)
+        write_hanna_table(out, command, table, name, description, scores, ties, NotesDisplay())
 
 
 @hanna_app.command("correlations")

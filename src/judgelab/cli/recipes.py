@@ -203,15 +203,11 @@ def scales(
     from judgelab.cli.output import emit
     from judgelab.recipes.scales import parse_edges, scales_study, write_figures
 
-    result = scales_study(judge_scores, human, parse_edges(binary, ternary))
+    from judgelab.cli.common import NotesDisplay
+
+    result = scales_study(judge_scores, human, parse_edges(binary, ternary), out, NotesDisplay())
     if figure_dir is not None:
         write_figures(result, figure_dir)
-    if out is not None:
-        from judgelab.cli.output import write_folder
-
-        write_folder(out, "scales", "Agreement by scale granularity",
-                     [(result.table, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson "
-                       "and Spearman rows: r, p, n")], [f"judge ratings: {judge_scores}", f"human ratings: {human}"])
     emit(result.table, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 

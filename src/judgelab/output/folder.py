@@ -23,7 +23,7 @@ from judgelab.paths import output_folder, safe_filename
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["OutputFolder", "StagedOutputs", "Display", "write_html_report"]
+__all__ = ["OutputFolder", "StagedOutputs", "Display", "write_html_report", "write_tables"]
 
 
 def write_html_report(folder: Path) -> tuple[Path | None, str]:
@@ -36,6 +36,18 @@ def write_html_report(folder: Path) -> tuple[Path | None, str]:
     except JudgelabError as exc:
         return None, f"judgelab: warning: no HTML report: {exc}"
     return path, f"report: {path}"
+
+
+def write_tables(out: Path, command: str, title: str, tables: list[tuple[pd.DataFrame, str, str]],
+                 notes: list[str] | None = None, settings: dict[str, Any] | None = None,
+                 inputs: list[InputFile] | None = None, display: Display | None = None) -> Path:
+    """The folder of a table command (``scales``, ``hanna …``): each (table, name, description) as ``name.csv``,
+    README.md, run.json, results.json (the step's settings and inputs) and report.html. Returns the folder."""
+    with OutputFolder(out, title, command=command, display=display) as output:
+        for df, name, description in tables:
+            output.table(df, name, description, show=False)
+        output.record(command, settings=settings, inputs=inputs)
+        return output.finish(notes)
 
 
 class StagedOutputs:
