@@ -252,10 +252,11 @@ def recipe_user_study(
 
     table = error_annotations(annotations)
     if out is not None:
-        from judgelab.output import OutputFolder
+        from judgelab.output import write_tables
+        from judgelab.output.record import input_file
 
-        output = OutputFolder(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
-                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
-        output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
-        output.finish()
+        write_tables(out, "recipe user-study", "explanation errors: rates and Gwet's AC1",
+                     [(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1")],
+                     inputs=[input_file("annotations", annotations)],
+                     display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
     emit(table, fmt, "recipe user-study", title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)
