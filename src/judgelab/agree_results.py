@@ -1,6 +1,6 @@
 """What an ``agree`` step records in results.json besides its tables (which it writes as CSV files):
-why a table is empty, the scores' standardisation, the humans' mean scores and, per judge and
-criterion, the matched per-item means (judge, humans) the first screen of the report draws.
+why a table is empty, the scores' standardisation, the humans' and the judges' mean scores and, per
+judge and criterion, the matched per-item means (judge, humans) the first screen of the report draws.
 
 Pages read it with :meth:`AgreeRecord.from_record`; this module imports nothing of the analysis.
 """
@@ -35,6 +35,8 @@ class AgreeRecord:
     standardize: str = "none"
     human_summary: ScoreSummary = field(default_factory=lambda: ScoreSummary(()))
     matched: tuple[MatchedMeans, ...] = ()
+    #: the judges' summary of the ratings agree read (the Results of a folder no rating step wrote)
+    judge_summary: ScoreSummary = field(default_factory=lambda: ScoreSummary(()))
 
     def to_record(self) -> dict[str, Any]:
         import math
@@ -43,7 +45,7 @@ class AgreeRecord:
             return float(v) if math.isfinite(v) else None
 
         return {"skipped": dict(self.skipped), "standardize": self.standardize,
-                "human_summary": self.human_summary.to_record(),
+                "human_summary": self.human_summary.to_record(), "judge_summary": self.judge_summary.to_record(),
                 "matched": [{"rater": m.rater, "criterion": m.criterion, "system": list(m.systems), "item_id": list(m.items),
                              "judge": [num(v) for v in m.judge], "human": [num(v) for v in m.human]} for m in self.matched]}
 
@@ -58,6 +60,8 @@ class AgreeRecord:
         matched = tuple(MatchedMeans(str(m["rater"]), str(m["criterion"]), tuple(map(str, m.get("system") or [])),
                                      tuple(map(str, m.get("item_id") or [])), nums(m.get("judge")), nums(m.get("human")))
                         for m in doc.get("matched") or [])
-        summary = ScoreSummary.from_record(doc["human_summary"]) if doc.get("human_summary") else ScoreSummary(())
+        def summary(key: str) -> ScoreSummary:
+            return ScoreSummary.from_record(doc[key]) if doc.get(key) else ScoreSummary(())
+
         return cls({str(k): str(v) for k, v in (doc.get("skipped") or {}).items()}, str(doc.get("standardize") or "none"),
-                   summary, matched)
+                   summary("human_summary"), matched, summary("judge_summary"))

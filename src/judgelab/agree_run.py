@@ -74,7 +74,7 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
     and criterion of the correlations table, the matched per-item means."""
     from judgelab.agree import matched_means
     from judgelab.ratings import is_human, item_means
-    from judgelab.summary import human_summary
+    from judgelab.summary import human_summary, score_summary
 
     humans = df[df["rater"].map(is_human)]
     means = item_means(df)
@@ -86,7 +86,7 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
         matched.append(MatchedMeans(str(rater), str(criterion), tuple(m["system"].astype(str)), tuple(m["item_id"].astype(str)),
                                     tuple(m["score_x"].astype(float)), tuple(m["score_y"].astype(float))))
     return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans),
-                       tuple(matched))
+                       tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
 
 
 def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFile | str | Path | None = None,

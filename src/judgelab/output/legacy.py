@@ -14,10 +14,14 @@ from typing import Any
 
 from judgelab.output.record import FolderRecord, InputFile, OutputFile, Step
 
-__all__ = ["rebuilt_record", "NO_INTERVAL"]
+__all__ = ["rebuilt_record", "NO_INTERVAL", "OLDER_FOLDER"]
 
 NO_INTERVAL = ("not recorded in this folder (written before judgelab recorded results.json): run `judgelab rate` again "
                "with the same options to record it (the store answers without a call)")
+#: What a page says of a folder read through a rebuilt record.
+OLDER_FOLDER = ("This folder was written before judgelab recorded results.json: it is read from its files, so the "
+                "means' intervals, the humans' means and the judge-vs-human pictures are not shown. Run `judgelab rate` "
+                "(answered from the store, no calls) and `judgelab agree … --out` again to record them.")
 _RATINGS = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 
 

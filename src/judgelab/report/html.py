@@ -56,6 +56,7 @@ from typing import Callable, Iterable, TypeVar
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.output.legacy import OLDER_FOLDER
 from judgelab.report import html_build as B
 from judgelab.report import html_runs as R
 from judgelab.report.folder import (
@@ -171,6 +172,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
     finally:
         if reader is not None:
             reader.close()
+    if any(step.source == "rebuilt" for step in rf.record.steps):
+        data.notes.append(OLDER_FOLDER)
     if judgments is None:
         data.notes.append("No judgments in this folder (no store.sqlite or ratings file): the sections that need them "
                           "are left out.")

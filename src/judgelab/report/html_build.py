@@ -110,7 +110,8 @@ def results(folder: RunFolder) -> Results | None:
         w = read_table(file)
         if not w.empty:
             welch = df_table(w, "welch", "Welch's t-test between two systems (per-item means)")
-    found, human_found = folder.record.result("summary"), folder.record.result("human_summary")
+    found = folder.record.result("summary") or folder.record.result("judge_summary")  # no rating step: agree's
+    human_found = folder.record.result("human_summary")
     judges = ScoreSummary.from_record(found) if found else None
     humans = ScoreSummary.from_record(human_found) if human_found else None
     if judges is None and humans is None:
