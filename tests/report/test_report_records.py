@@ -130,3 +130,25 @@ def test_report_and_output_import_no_analysis_module():
             if hits:
                 bad[f"{package}/{path.name}"] = hits
     assert not bad, bad
+
+
+def _humans(tmp_path: Path) -> Path:
+    humans = tmp_path / "h.csv"
+    humans.write_text("item_id,rater,criterion,score,system\n" + "".join(
+        f"i{k},{r},likability,{1 + (k + j) % 5},s\n" for k in range(5) for j, r in enumerate(("ann", "bob"))))
+    return humans
+
+
+def test_library_workflows_write_a_folder_only_when_asked(tmp_path):
+    from judgelab import run_agree, run_audit
+
+    out = _rate_folder(tmp_path)
+    before = sorted(p.name for p in out.iterdir())
+    agreed = run_agree([out / "ratings.csv"], _humans(tmp_path), n_resamples=50)
+    audited = run_audit([out / "ratings.csv"], [_humans(tmp_path)], n_resamples=50)
+    assert agreed.out is None and audited.out is None and not agreed.report.correlations.empty
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written without out=
+    folder = run_audit([out / "ratings.csv"], [_humans(tmp_path)], n_resamples=50, out=tmp_path / "audit").out
+    step = read_record(folder).step("audit")
+    assert step is not None and step.file("audit") == "audit.json" and step.inputs_of("human")[0].sha256
+    assert build_report(folder).audit is not None  # the page finds audit.json through the record
