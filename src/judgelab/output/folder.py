@@ -275,7 +275,9 @@ class OutputFolder:
             record_step(self.folder, self.command, extra={**(extra or {}), "outputs": produced},
                         into=self._stage.folder)
         else:
-            write_index(self._stage.folder, self.title, self.entries, notes,
+            record = ("results.json", "the folder's record: each step's settings, inputs (with SHA-256), files and "
+                                      "results, which report.html renders")
+            write_index(self._stage.folder, self.title, [*self.entries, record], notes,
                         store=(self.folder / "store.sqlite").exists())
             write_manifest(self._stage.folder, self.command, self._runs() if runs is None else runs,
                            extra={**(extra or {}), "outputs": produced + ["README.md", "run.json"]}, started=self.started)
