@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from judgelab.errors import JudgelabError
 from judgelab.output.index import write_index
 from judgelab.output.manifest import record_step, write_manifest
-from judgelab.output.record import InputFile, OutputFile, Step, write_record
+from judgelab.output.legacy import folder_record
+from judgelab.output.record import InputFile, NewerRecord, OutputFile, Step, write_record
 from judgelab.output.tables import write_table
 from judgelab.paths import output_folder, safe_filename
 
@@ -295,7 +296,15 @@ class OutputFolder:
         files = [OutputFile(n, d, self._tables.get(n)) for n, d in self.entries]
         step = Step(self._step.kind, time.strftime("%Y-%m-%dT%H:%M:%S%z"), self._step.settings, self._step.inputs,
                     files, self._step.results)
-        write_record(self._stage.folder, self.folder, step)
+        base = None
+        if (self.folder / "results.json").exists() or (self.folder / "run.json").exists():
+            try:  # the folder's record so far (an older folder's rebuilt from its files); a newer one is refused
+                base = folder_record(self.folder)[0]
+            except NewerRecord:
+                raise
+            except JudgelabError:  # an unreadable record is replaced by one holding this step
+                base = None
+        write_record(self._stage.folder, step, base)
 
     def _readme_section(self, notes: list[str] | None) -> None:
         """This step's section of the folder's README.md (replaced on a rerun, the rest kept)."""

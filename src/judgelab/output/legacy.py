@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgelab.output.record import FolderRecord, InputFile, OutputFile, Step
+from judgelab.errors import JudgelabError
+from judgelab.output.record import FolderRecord, InputFile, NewerRecord, OutputFile, Step, read_record
 
-__all__ = ["rebuilt_record", "NO_INTERVAL", "OLDER_FOLDER"]
+__all__ = ["folder_record", "rebuilt_record", "NO_INTERVAL", "OLDER_FOLDER"]
 
 NO_INTERVAL = ("not recorded in this folder (written before judgelab recorded results.json): run `judgelab rate` again "
                "with the same options to record it (the store answers without a call)")
@@ -23,6 +24,33 @@ OLDER_FOLDER = ("This folder was written before judgelab recorded results.json: 
                 "means' intervals, the humans' means and the judge-vs-human pictures are not shown. Run `judgelab rate` "
                 "(answered from the store, no calls) and `judgelab agree … --out` again to record them.")
 _RATINGS = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
+
+
+def folder_record(folder: str | Path) -> tuple[FolderRecord, list[str]]:
+    """The folder's record — its ``results.json``, else the one rebuilt from an older folder's files
+    (:func:`rebuilt_record`) — and the problems met reading it.
+
+    Raises:
+        NewerRecord: a record of a newer schema (one line naming both versions).
+    """
+    import json
+
+    path = Path(folder)
+    problems: list[str] = []
+    try:
+        found = read_record(path)
+    except NewerRecord:
+        raise
+    except JudgelabError as exc:
+        found, problems = None, [f"{exc}; the folder is read as an older one"]
+    if found is not None:
+        return found, problems
+    try:
+        manifest = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    files = sorted(p.name for p in path.iterdir() if p.is_file())
+    return rebuilt_record(path, files, manifest if isinstance(manifest, dict) else None), problems
 
 
 def rebuilt_record(path: Path, files: list[str], manifest: dict[str, Any] | None) -> FolderRecord:

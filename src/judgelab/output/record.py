@@ -8,7 +8,7 @@ result serialised (``to_record()`` of the result class). Pages (report.html, ``j
 render these records; they recompute nothing and parse no command line.
 
 A record of a newer schema than this judgelab reads is refused in one line naming both versions.
-A folder written before records existed has no ``results.json``: :func:`judgelab.legacy_record.folder_record`
+A folder written before records existed has no ``results.json``: :func:`judgelab.output.legacy.folder_record`
 builds its record from the old files (the one place that knows them).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from judgelab.errors import JudgelabError
 
 __all__ = ["RECORD_FILE", "RECORD_SCHEMA", "InputFile", "OutputFile", "Step", "FolderRecord", "input_file",
-           "read_record", "folder_record", "NewerRecord", "write_record", "parse_record", "plain"]
+           "read_record", "NewerRecord", "write_record", "parse_record", "plain"]
 
 RECORD_FILE = "results.json"
 #: Raised when the shape of a record changes; a reader refuses records of a higher number.
@@ -174,49 +174,14 @@ def read_record(folder: str | Path) -> FolderRecord | None:
     return parse_record(doc, str(path))
 
 
-def folder_record(folder: str | Path) -> tuple[FolderRecord, list[str]]:
-    """The folder's record — its ``results.json``, else the one rebuilt from an older folder's files
-    (:func:`judgelab.output.legacy.rebuilt_record`) — and the problems met reading it.
-
-    Raises:
-        NewerRecord: a record of a newer schema (one line naming both versions).
-    """
-    from judgelab.output.legacy import rebuilt_record
-
-    path = Path(folder)
-    problems: list[str] = []
-    try:
-        found = read_record(path)
-    except NewerRecord:
-        raise
-    except JudgelabError as exc:
-        found, problems = None, [f"{exc}; the folder is read as an older one"]
-    if found is not None:
-        return found, problems
-    try:
-        manifest = json.loads((path / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    files = sorted(p.name for p in path.iterdir() if p.is_file())
-    return rebuilt_record(path, files, manifest if isinstance(manifest, dict) else None), problems
-
-
-def write_record(into: Path, folder: Path, step: Step) -> Path:
-    """Write ``into/results.json``: the record of ``folder`` with ``step`` added (a step of the same kind replaced).
-
-    ``into`` is where the file is written (the staging folder of :class:`judgelab.output.OutputFolder`);
-    a record of ``folder`` that cannot be read is replaced by one holding this step alone.
-    """
+def write_record(into: Path, step: Step, base: FolderRecord | None = None) -> Path:
+    """Write ``into/results.json``: ``base`` (the folder's record so far; ``None`` for a new folder) with ``step``
+    added — a step of the same kind replaced, the others kept. ``into`` is where the file is written (the
+    staging folder of :class:`judgelab.output.OutputFolder`)."""
     from judgelab import __version__
 
-    try:
-        old = read_record(folder) or _older(folder)
-    except NewerRecord:
-        raise
-    except JudgelabError:
-        old = None
-    steps = [s for s in (old.steps if old else []) if s.kind != step.kind] + [step]
-    record = FolderRecord(steps, __version__, old.created if old and old.created else _now())
+    steps = [s for s in (base.steps if base else []) if s.kind != step.kind] + [step]
+    record = FolderRecord(steps, __version__, base.created if base and base.created else _now())
     path = into / RECORD_FILE
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -226,11 +191,6 @@ def write_record(into: Path, folder: Path, step: Step) -> Path:
     except OSError as exc:
         raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
-
-
-def _older(folder: Path) -> FolderRecord | None:
-    """The record of a folder an older judgelab wrote (:mod:`judgelab.output.legacy`), ``None`` for a new one."""
-    return folder_record(folder)[0] if (folder / "run.json").is_file() else None
 
 
 def plain(value: Any) -> Any:

@@ -23,7 +23,8 @@ from typing import Any, Iterable
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.output.record import FolderRecord, folder_record
+from judgelab.output.legacy import folder_record
+from judgelab.output.record import FolderRecord
 from judgelab.status import Status
 
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file",

@@ -212,7 +212,7 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
 
 def _ratings_of_its_folder(path: Path) -> bool:
     """Whether ``path`` is the ratings file its folder's record lists (so the store beside it made it)."""
-    from judgelab.output.record import folder_record
+    from judgelab.output.legacy import folder_record
 
     try:
         return folder_record(path.parent)[0].file("ratings") == path.name
