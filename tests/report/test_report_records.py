@@ -86,6 +86,8 @@ def test_an_older_folder_renders_through_the_rebuilt_record(tmp_path):
     mean = build_report(out).results.summary.columns.index("mean")
     assert [r[mean] for r in old_rows] == [r[mean] for r in new_rows]  # summary.csv's means, as recorded
     assert "not recorded in this folder" in build_report(old).results.summary.note  # no interval, and why
+    assert any("before judgelab recorded results.json" in n for n in build_report(old).notes)
+    assert not any("before judgelab recorded" in n for n in build_report(out).notes)
     assert not (old / "results.json").exists()  # reading writes nothing
 
 

@@ -20,9 +20,10 @@ __all__ = ["folder_record", "rebuilt_record", "NO_INTERVAL", "OLDER_FOLDER"]
 NO_INTERVAL = ("not recorded in this folder (written before judgelab recorded results.json): run `judgelab rate` again "
                "with the same options to record it (the store answers without a call)")
 #: What a page says of a folder read through a rebuilt record.
-OLDER_FOLDER = ("This folder was written before judgelab recorded results.json: it is read from its files, so the "
-                "means' intervals, the humans' means and the judge-vs-human pictures are not shown. Run `judgelab rate` "
-                "(answered from the store, no calls) and `judgelab agree … --out` again to record them.")
+OLDER_FOLDER = ("Parts of this folder were written before judgelab recorded results.json and are read from their "
+                "files: what those files do not hold (a mean's interval, the humans' means, the judge-vs-human "
+                "pictures) is not shown. Run `judgelab rate` (answered from the store, no calls) or `judgelab agree … "
+                "--out` again to record it.")
 _RATINGS = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 
 

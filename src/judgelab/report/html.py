@@ -172,7 +172,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
     finally:
         if reader is not None:
             reader.close()
-    if any(step.source == "rebuilt" for step in rf.record.steps):
+    if any(step.source == "rebuilt" and step.kind != "files" for step in rf.record.steps):
         data.notes.append(OLDER_FOLDER)
     if judgments is None:
         data.notes.append("No judgments in this folder (no store.sqlite or ratings file): the sections that need them "
