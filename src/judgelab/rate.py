@@ -227,7 +227,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         output.record("rate", settings={"ratings_format": ratings_format, "compare": list(compare) if compare else None,
                                         "all_runs": all_runs, "max_failure_rate": max_failure_rate,
                                         "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
-                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings).to_record()})
+                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings, summary).to_record()})
         output.finish(runs=[{**r.to_dict(), "settings": settings.get(r.rater), **b.run_facts()} for r, b in zip(done, backends)],
                       extra={"items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
                       report=False)

@@ -150,9 +150,10 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None, str]:
     return (r.low, r.high, "") if ok else (None, None, r.reason)
 
 
-def score_summary(ratings: pd.DataFrame) -> "ScoreSummary":
+def score_summary(ratings: pd.DataFrame, summary: pd.DataFrame | None = None) -> "ScoreSummary":
     """:func:`summarize`'s rows with the mean's 95% interval over item means and the judgments per status:
-    the summary a rate folder's results.json records and its report shows.
+    the summary a rate folder's results.json records and its report shows. ``summary``: :func:`summarize`
+    of ``ratings`` when already computed.
 
     Example:
         >>> df = pd.DataFrame({"item_id": ["a", "b", "c"], "system": "s", "group": None, "criterion": "c",
@@ -168,13 +169,15 @@ def score_summary(ratings: pd.DataFrame) -> "ScoreSummary":
         return ScoreSummary(())
     per_item = item_means(ratings).dropna(subset=["score"]).groupby(["rater", "system", "criterion"])["score"]
     groups = {k: g.to_numpy(float) for k, g in per_item}
-    statuses = ratings.groupby(["rater", "system", "criterion", "status"]).size()
+    counts_of: dict[tuple, dict[str, int]] = {}
+    for (rater, system, criterion, status), n in ratings.groupby(["rater", "system", "criterion", "status"]).size().items():
+        counts_of.setdefault((rater, system, criterion), {})[str(status)] = int(n)
     rows = []
-    for rec in summarize(ratings).itertuples(index=False):
+    for rec in (summarize(ratings) if summary is None else summary).itertuples(index=False):
         key = (rec.rater, rec.system, rec.criterion)
         values = groups.get(key, np.array([]))
         low, high, why = _interval(values)
-        counts = {str(s): int(n) for (*k, s), n in statuses.items() if tuple(k) == key}
+        counts = counts_of.get(key, {})
         rows.append(ScoreRow(str(rec.rater), str(rec.system), str(rec.criterion), int(rec.items), int(values.size),
                              int(rec.samples), _num(rec.mean), low, high, why, _num(rec.sd), _num(rec.alpha),
                              _num(rec.exact_agreement), int(rec.failed), _num(rec.failure_rate), counts))
