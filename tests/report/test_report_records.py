@@ -154,3 +154,24 @@ def test_library_workflows_write_a_folder_only_when_asked(tmp_path):
     step = read_record(folder).step("audit")
     assert step is not None and step.file("audit") == "audit.json" and step.inputs_of("human")[0].sha256
     assert build_report(folder).audit is not None  # the page finds audit.json through the record
+
+
+def test_the_human_file_is_read_as_the_record_names_it_not_from_the_command_line(tmp_path):
+    """A wide human file with other column names: the report reads it with the options results.json recorded,
+    whatever run.json's command line says."""
+    from judgelab.agree_run import HumanFile, run_agree
+
+    out = _rate_folder(tmp_path)
+    wide = tmp_path / "teachers.csv"
+    wide.write_text("story,teacher,system,likability\n" + "".join(
+        f"i{k},{t},s,{1 + (k + j) % 5}\n" for k in range(5) for j, t in enumerate(("ann", "bob"))))
+    run_agree([out / "ratings.csv"], HumanFile(wide, layout="wide", item="story", rater="teacher",
+                                               criteria=("likability",)), n_resamples=50, out=out)
+    manifest = json.loads((out / "run.json").read_text())
+    for step in manifest.get("steps") or []:
+        step["argv"] = ["judgelab", "agree", "--human", "nowhere.csv", "--id-field", "wrong"]
+        step.pop("human_options", None)
+        step["human"] = step["human_file"] = "nowhere.csv"
+    (out / "run.json").write_text(json.dumps(manifest))
+    data = build_report(out)
+    assert data.items.has_human and "teachers.csv" in data.items.human_sources[-1] and not data.problems
