@@ -20,7 +20,7 @@ from judgelab.run import RunSpec, RunStats, Runner, run_spec
 from judgelab.output import write_html_report, write_table
 from judgelab.paths import output_folder
 from judgelab.store import Store
-from judgelab.summary import compare_systems, summarize
+from judgelab.summary import compare_systems, score_summary, summarize
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
 __all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report",
@@ -161,7 +161,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
-    ``welch.csv`` (with ``compare``), ``run.json`` and ``README.md`` into ``out`` (``report.html``
+    ``welch.csv`` (with ``compare``), ``results.json`` (the record: settings and the summary with intervals), ``run.json`` and ``README.md`` into ``out`` (``report.html``
     follows, :func:`finish_rate`). The files are written aside and swapped in at the end, so a run
     that is refused, fails or is interrupted leaves the earlier outputs as they were (the store keeps
     every finished judgment). Prints nothing.
@@ -216,20 +216,25 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
                          _cost(r.stats.prompt_tokens, r.stats.completion_tokens, price_in, price_out),
                          _with_cost(store.run_totals(r.rater), price_in, price_out)) for r in done]
         write_table(ratings, output.file(f"ratings.{ratings_format}",
-                                         "the tidy ratings table: one row per item × criterion × rater × sample"))
+                                         "the tidy ratings table: one row per item × criterion × rater × sample",
+                                         table="ratings"))
         summary = output.table(summarize(ratings), "summary", "mean, SD, n and failures per rater, system and criterion",
                                show=False)
         welch = None
         if compare:
             welch = output.table(compare_systems(ratings, *compare), "welch",
                                  "Welch's t-test between the two --compare systems (per-item means)", show=False)
+        output.record("rate", settings={"ratings_format": ratings_format, "compare": list(compare) if compare else None,
+                                        "all_runs": all_runs, "max_failure_rate": max_failure_rate,
+                                        "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
+                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings, summary).to_record()})
         output.finish(runs=[{**r.to_dict(), "settings": settings.get(r.rater), **b.run_facts()} for r, b in zip(done, backends)],
                       extra={"items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
                       report=False)
     files = {"ratings": out / f"ratings.{ratings_format}", "summary": out / "summary.csv"}
     if welch is not None:
         files["welch"] = out / "welch.csv"
-    files.update(readme=out / "README.md", manifest=out / "run.json", store=out / "store.sqlite")
+    files.update(readme=out / "README.md", manifest=out / "run.json", record=out / "results.json", store=out / "store.sqlite")
     return RateResult(out, tuple(done), ratings, summary, welch, compare, files)
 
 

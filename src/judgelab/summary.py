@@ -11,7 +11,7 @@ units; the samples of one item are not).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,10 @@ import pandas as pd
 from judgelab.stats.agreement import exact_agreement, krippendorff_alpha
 from judgelab.status import Status
 
-__all__ = ["sample_matrix", "score_means", "summarize", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
+if TYPE_CHECKING:
+    from judgelab.summary_results import ScoreSummary
+
+__all__ = ["sample_matrix", "score_means", "summarize", "score_summary", "judges_summary", "human_summary", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
            "TABLE1_ALPHA_LEVEL"]
 
 #: The level of Krippendorff's alpha in Table 1 of Chiang & Lee (2023), decided once for every
@@ -136,6 +139,83 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
             "failure_rate": float((grp["status"] != Status.OK).mean()),
         })
     return pd.DataFrame(rows)
+
+
+def _interval(values: np.ndarray) -> tuple[float | None, float | None, str]:
+    """The mean's interval over item means (:func:`judgelab.stats.describe.mean_interval`) and why there is none."""
+    from judgelab.stats.describe import mean_interval
+
+    r = mean_interval(values)
+    ok = bool(np.isfinite(r.low) and np.isfinite(r.high))
+    return (r.low, r.high, "") if ok else (None, None, r.reason)
+
+
+def score_summary(ratings: pd.DataFrame, summary: pd.DataFrame | None = None) -> "ScoreSummary":
+    """:func:`summarize`'s rows with the mean's 95% interval over item means and the judgments per status:
+    the summary a rate folder's results.json records and its report shows. ``summary``: :func:`summarize`
+    of ``ratings`` when already computed.
+
+    Example:
+        >>> df = pd.DataFrame({"item_id": ["a", "b", "c"], "system": "s", "group": None, "criterion": "c",
+        ...                    "rater": "j", "sample": 0, "score": [1.0, 2.0, 4.0], "status": "ok"})
+        >>> row = score_summary(df).rows[0]
+        >>> round(row.mean, 3), row.n, row.statuses
+        (2.333, 3, {'ok': 3})
+    """
+    from judgelab.ratings import item_means
+    from judgelab.summary_results import ScoreRow, ScoreSummary
+
+    if ratings.empty:
+        return ScoreSummary(())
+    per_item = item_means(ratings).dropna(subset=["score"]).groupby(["rater", "system", "criterion"])["score"]
+    groups = {k: g.to_numpy(float) for k, g in per_item}
+    counts_of: dict[tuple, dict[str, int]] = {}
+    for (rater, system, criterion, status), n in ratings.groupby(["rater", "system", "criterion", "status"]).size().items():
+        counts_of.setdefault((rater, system, criterion), {})[str(status)] = int(n)
+    rows = []
+    for rec in (summarize(ratings) if summary is None else summary).itertuples(index=False):
+        key = (rec.rater, rec.system, rec.criterion)
+        values = groups.get(key, np.array([]))
+        low, high, why = _interval(values)
+        counts = counts_of.get(key, {})
+        rows.append(ScoreRow(str(rec.rater), str(rec.system), str(rec.criterion), int(rec.items), int(values.size),
+                             int(rec.samples), _num(rec.mean), low, high, why, _num(rec.sd), _num(rec.alpha),
+                             _num(rec.exact_agreement), int(rec.failed), _num(rec.failure_rate), counts))
+    return ScoreSummary(tuple(rows), alpha_level=TABLE1_ALPHA_LEVEL)
+
+
+def judges_summary(ratings: pd.DataFrame) -> dict[str, Any]:
+    """The record of :func:`score_summary` over the judges' rows of ``ratings`` (human raters left out): what a
+    step that rated records as ``results["summary"]`` for its report's Results section."""
+    from judgelab.ratings import is_human
+
+    return score_summary(ratings[~ratings["rater"].map(is_human)]).to_record()
+
+
+def human_summary(humans: pd.DataFrame) -> "ScoreSummary":
+    """The humans' rows of a summary: per system and criterion the mean over items of the human raters' mean
+    (each rater's samples averaged first), with its interval; ``system`` ``(any)`` where none was given."""
+    from judgelab.summary_results import ScoreRow, ScoreSummary
+
+    ok = humans[(humans["status"] == Status.OK) & humans["score"].notna()].copy()
+    if ok.empty:
+        return ScoreSummary(())
+    ok["system"] = ok["system"].where(ok["system"].notna(), "(any)")
+    per_rater = ok.groupby(["system", "criterion", "item_id", "rater"])["score"].mean()
+    per_item = per_rater.groupby(level=["system", "criterion", "item_id"]).mean()
+    rows = []
+    for (system, criterion), values in per_item.groupby(level=["system", "criterion"]):
+        arr = values.to_numpy(float)
+        low, high, why = _interval(arr)
+        raters = ok[(ok["system"] == system) & (ok["criterion"] == criterion)]["rater"].nunique()
+        rows.append(ScoreRow(f"humans (mean of {raters} rater{'s' if raters != 1 else ''})", str(system), str(criterion),
+                             int(arr.size), int(arr.size), None, float(arr.mean()), low, high, why))
+    return ScoreSummary(tuple(rows))
+
+
+def _num(value: object) -> float | None:
+    v = float(value)  # type: ignore[arg-type]
+    return v if np.isfinite(v) else None
 
 
 def _welch_t(*args, **kwargs):  # scipy.stats is imported only when a comparison is asked for

@@ -182,7 +182,7 @@ def test_human_estimate_from_a_store_and_from_files_agree(tmp_path):
     assert "PPI++" in a.stdout and "Alt-Test (fluency) cannot run" in a.stdout and "at least 3 annotators" in a.stdout
     assert sorted(p.name for p in (tmp_path / "est-a").iterdir()) == [
         "README.md", "alt_test.csv", "differences.csv", "estimates.csv", "estimates.json", "plan.csv", "report.html",
-        "run.json"]
+        "results.json", "run.json"]
     assert judgelab("export", str(run / "store.sqlite"), "--to", str(tmp_path / "all.csv")).returncode == 0
     import pandas as pd
 

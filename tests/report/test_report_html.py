@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import run_cli
+from judgelab.agree_run import run_agree
 from judgelab.errors import JudgelabError
 from judgelab.report.html import build_report, render_report, write_report
 from judgelab.report.html_model import ReportData
@@ -227,17 +228,19 @@ def test_human_ratings_from_folder_file_and_store(rate_run, tmp_path):
     shutil.copytree(rate_run, folder)
     for name in ("correlations.csv", "williams.csv", "human_baseline.csv", "self_consistency.csv"):
         (folder / name).unlink()
-    # the run.json records `agree --out` into this folder: its --human file is read without the CSVs
+    # results.json records the agree step into this folder: its human file is read without the CSVs
     assert build_report(folder).items.has_human
-    manifest = json.loads((folder / "run.json").read_text())
-    manifest["steps"] = []
-    (folder / "run.json").write_text(json.dumps(manifest))
+    record = json.loads((folder / "results.json").read_text())
+    record["steps"] = [s for s in record["steps"] if s["kind"] != "agree"]
+    (folder / "results.json").write_text(json.dumps(record))
     assert not build_report(folder).items.has_human
     assert build_report(folder).agreement is None
     write_humans(folder / "human_ratings.csv")
     data = build_report(folder)
     assert data.items.has_human and data.items.human_sources == ["human_ratings.csv"]
-    assert data.agreement is not None and "computed by the report" in data.agreement.source
+    # the report computes no agreement: without an agree step it says so and names the command
+    assert data.agreement is None and data.headline is None
+    assert any("No agreement step" in n and "judgelab agree" in n for n in data.notes)
     (folder / "human_ratings.csv").unlink()
     # human rows in the store, as the annotation app writes them
     with Store(folder / "store.sqlite") as store:
@@ -289,7 +292,8 @@ def test_folder_without_a_store(rate_run, tmp_path):
     shutil.copy(rate_run / "ratings.csv", folder / "ratings.csv")
     data = build_report(folder, human=[write_humans(tmp_path / "H.csv")])
     assert data.items.has_human and not data.items.prompts_available
-    assert data.failures is not None and data.results is not None and not data.problems
+    assert data.failures is not None and not data.problems
+    assert data.results is None  # a ratings file alone records no summary: the report computes none
 
 
 def test_bad_input_is_one_line_exit_2(rate_run, tmp_path):
@@ -326,9 +330,11 @@ def test_render_is_pure_and_escapes_everything(rate_run):
 
 
 def test_human_ratings_of_a_recorded_agree_command(rate_run, tmp_path):
-    """A folder whose run.json records `judgelab agree … --human FILE` (wide layout, other column names)."""
+    """A folder of an older judgelab (no results.json) whose run.json records `judgelab agree … --human FILE`
+    (wide layout, other column names): the record rebuilt from its files reads the recorded command line."""
     folder = tmp_path / "run"
     shutil.copytree(rate_run, folder)
+    (folder / "results.json").unlink()
     wide = pd.DataFrame(human_rows()).pivot_table(index=["item_id", "rater", "system"], columns="criterion",
                                                   values="score").reset_index()
     wide = wide.rename(columns={"item_id": "story", "rater": "teacher"})
@@ -357,7 +363,7 @@ def test_store_with_human_ratings_only_and_a_readme(tmp_path):
     (folder / "README.md").write_text(f"# Notes\nSee https://example.org/guide {XSS}\n")
     data = build_report(folder)
     assert not data.problems and data.items is None and data.failures is None and data.agreement is None
-    assert data.results is not None and all(r[0].startswith("humans (mean of 2 raters)") for r in data.results.summary.rows)
+    assert data.results is None  # no step recorded a summary, and the report computes none
     html = render_report(data)
     _no_external_references(html)
     assert XSS not in html and XSS in "".join(parse(html).text)
@@ -378,6 +384,7 @@ def _small_folder(tmp_path, n_items: int, groups: int = 1, humans=("human:ann", 
     folder = tmp_path / f"small{n_items}-{len(humans)}"
     folder.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(folder / "ratings.csv", index=False)
+    run_agree([folder / "ratings.csv"], out=folder)  # the agree step the report renders
     return folder
 
 
@@ -434,11 +441,12 @@ def test_one_rounding_rule_per_column_and_thousands_separators():
 def test_never_no_human_ratings_beside_an_agreement_table(rate_run, tmp_path):
     folder = tmp_path / "run"
     shutil.copytree(rate_run, folder)
-    manifest = json.loads((folder / "run.json").read_text())
-    for step in manifest.get("steps") or []:
-        if step.get("command") == "agree":
-            step["human"] = step["human_file"] = str(tmp_path / "gone.csv")
-    (folder / "run.json").write_text(json.dumps(manifest))
+    record = json.loads((folder / "results.json").read_text())
+    for step in record["steps"]:
+        for given in step["inputs"]:
+            if given["role"] == "human":
+                given["path"] = given["absolute"] = str(tmp_path / "gone.csv")
+    (folder / "results.json").write_text(json.dumps(record))
     data = build_report(folder)
     assert data.agreement is not None and data.agreement.correlations is not None and not data.items.has_human
     assert not any("No human ratings were found" in n for n in data.items.notes)

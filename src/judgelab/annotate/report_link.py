@@ -71,4 +71,37 @@ def refresh_report(folder: Path) -> tuple[Path | None, str]:
     from judgelab.output import write_html_report
 
     with _WRITING:
-        return write_html_report(Path(folder))
+        agreed = _agree_step(Path(folder))
+        return agreed if agreed is not None else write_html_report(Path(folder))
+
+
+def _agree_step(folder: Path) -> tuple[Path | None, str] | None:
+    """With judge and human ratings in the folder's store: ``agree``'s analysis recorded into the folder (its
+    tables and results.json step, agree's defaults: Kendall τ-b over the levels the ratings have), which writes
+    the report; ``None`` (nothing done) otherwise. The report renders this step; it computes no agreement."""
+    from judgelab.agree_run import run_agree
+    from judgelab.errors import JudgelabError
+    from judgelab.output import write_html_report
+    from judgelab.output.record import input_file
+    from judgelab.ratings import is_human
+    from judgelab.store import Store
+
+    store = folder / "store.sqlite"
+    if not store.is_file():
+        return None
+    try:
+        with Store(store, read_only=True) as s:
+            ratings = s.ratings()
+    except JudgelabError:
+        return None
+    humans = ratings["rater"].map(is_human)
+    if not humans.any() or humans.all():
+        return None
+    levels = ["overall", "group", "system"] if ratings["group"].notna().any() else ["overall", "system"]
+    try:
+        run = run_agree([ratings], levels=levels, out=folder, sources=[input_file("store", store)])
+    except JudgelabError as exc:  # e.g. no item rated by both: the report is written without agreement
+        path, line = write_html_report(folder)
+        return path, f"{line} (no agreement: {exc})"
+    report = folder / REPORT
+    return (report, f"report: {report}") if run.out is not None and report.exists() else (None, "no HTML report")

@@ -62,34 +62,31 @@ def agree(
     """Judge-vs-human correlations (with bootstrap CIs), human baseline, self-consistency and Williams tests."""
     import sys
 
-    from judgelab.agree import agreement, parse_threshold, threshold_failures
+    from judgelab.agree import parse_threshold, threshold_failures
+    from judgelab.agree_run import HumanFile, run_agree, write_agree
     from judgelab.agree_standardize import check_standardize
-    from judgelab.ratings import combine, import_human, parse_map, read_ratings, rename_criteria
+    from judgelab.cli.common import NotesDisplay
+    from judgelab.ratings import parse_map
 
     _check_output(fmt, out)
     check_standardize(standardize)
     mapping = parse_map(maps)
-    criteria = split_list(criteria_fields)
-    options = {"layout": human_layout, "item": id_field, "rater": rater_field, "criterion": criterion_field,
-               "score": score_field, "system": system_field, "group": group_field, "criteria": criteria}
-    frames = [read_ratings(p) for p in (ratings or [])]
-    if human is not None:
-        frames.append(import_human(human, human_layout, id_field, rater_field, criterion_field, score_field,
-                                   system_field, group_field, criteria))
-    df = rename_criteria(combine(frames), mapping, "inputs")
     method_list, level_list = _checked_lists(methods, levels, kendall_variant, n_resamples, ci_method)
     gates = [parse_threshold(g, method_list, level_list) for g in fail_under or []]
     if gates and n_resamples == 0:
         raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
-    report = agreement(df, method_list, level_list, variant=kendall_variant, williams_level=williams_level,
-                       n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
-    failed_gates = threshold_failures(report.correlations, gates)
+    hf = None if human is None else HumanFile(human, human_layout, id_field, rater_field, criterion_field, score_field,
+                                               system_field, group_field, tuple(split_list(criteria_fields) or ()))
+    run = run_agree(ratings or [], hf, mapping, method_list, level_list, williams_level, kendall_variant, n_resamples,
+                    seed, ci_method, standardize)
+    report = run.report
+    failed_gates = threshold_failures(report.correlations, gates)  # a gate naming no criterion is refused: no folder
     if standardize != "none":  # the gate reads the correlations of the standardised scores: say so on each line
         failed_gates = [f"{line} (on scores standardised per rater, --standardize {standardize})" for line in failed_gates]
     for table, reason in report.skipped.items():
         print(f"judgelab: {table} skipped: {reason}", file=sys.stderr)
     if out is not None:
-        _write_agree_folder(out, report, ratings or [], human, mapping, options)
+        write_agree(run, out, NotesDisplay())
     _show_agree(report, fmt, out, verbose)
     _gate(failed_gates, gates)
 
@@ -189,44 +186,6 @@ def _check_output(fmt: str, out: Optional[Path]) -> None:
             raise JudgelabError(f"output folder {out} cannot be written: no permission in {existing}")
 
 
-_DESCRIPTIONS = {
-    "correlations": "judge vs mean human rating per criterion, level and method: r, p, n, ci_low, ci_high, note",
-    "human_baseline": "each human rater vs the human mean (vs_mean) and between human raters (pairwise), with CIs",
-    "self_consistency": "Krippendorff's alpha (ordinal) and ICC(2,k) with 95% CI of samples or human raters",
-    "williams": "one-sided Williams tests between pairs of judges, BH-adjusted per criterion",
-    "standardization": "--standardize: every statistic on the raw scores beside the same statistic on each rater's "
-                       "standardised scores, and the change (the other tables are the standardised ones)",
-    "rater_scales": "--standardize: each rater's mean and SD per criterion, the map of its standardisation",
-}
-
-
-def _write_agree_folder(out: Path, report, ratings: list[Path], human: Optional[Path], mapping: dict[str, str],
-                        human_options: dict) -> None:
-    """The CSV tables, a section of README.md (replaced on a rerun, kept beside a run's own index),
-    run.json (a step of the run's) and report.html, through the one output-folder writer."""
-    from judgelab.cli.common import NotesDisplay
-    from judgelab.output import OutputFolder
-
-    with OutputFolder(out, "Agreement (`judgelab agree`)", command="agree", step=True, display=NotesDisplay()) as output:
-        for name, table in report.tables().items():
-            what = _DESCRIPTIONS[name]
-            if name in report.skipped:
-                what += f" — **no rows: {report.skipped[name]}**"
-            output.table(table, name, what, show=False)  # a table without rows is its header line, never a 0-byte file
-        s = report.settings
-        notes = [f"CIs: {s['confidence_level']:.0%} {s['ci_method']} cluster bootstrap, {s['n_resamples']} resamples, seed "
-                 f"{s['seed']}; clusters: items at the overall and system levels (systems fixed), groups at the "
-                 "per-group level.", "Every NaN has its reason in the table's `note` column."]
-        if mapping:
-            notes.append("Criteria renamed: " + ", ".join(f"`{a}` → `{b}`" for a, b in mapping.items()) + ".")
-        # absolute paths and the --human options: `judgelab report` reads the same ratings from anywhere
-        output.finish(notes, extra={"inputs": [str(p) for p in ratings], "human": str(human) if human else None,
-                                    "input_files": [str(p.resolve()) for p in ratings],
-                                    "human_file": str(human.resolve()) if human else None,
-                                    "human_options": human_options if human else None,
-                                    "map": mapping, "settings": report.settings, "skipped": report.skipped})
-
-
 hanna_app = typer.Typer(help="The HANNA story-evaluation benchmark: meta-evaluation tables.", no_args_is_help=True)
 app.add_typer(hanna_app, name="hanna", rich_help_panel=STUDIES)
 ScoresArg = typer.Argument(..., metavar="SCORES", help="HANNA's hanna_metric_scores.csv or "
@@ -244,15 +203,12 @@ def _check_ties(ties: str) -> None:
 
 def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path,
                ties: Optional[str] = None) -> None:
-    """``--out`` of the hanna subcommands: the table through the one output-folder writer."""
+    """``--out`` of the hanna subcommands (:func:`judgelab.recipes.hanna.write_hanna_table`)."""
     if out is not None:
-        from judgelab.cli.output import write_folder
+        from judgelab.cli.common import NotesDisplay
+        from judgelab.recipes.hanna import write_hanna_table
 
-        notes = [f"scores: {scores}"]
-        if ties is not None:
-            notes.append(f"ties: {ties}" + (" (the authors' float ordering, as the published tables)" if ties == "paper"
-                                            else " (system means equal on paper are ties)"))
-        write_folder(out, command, f"HANNA: {description}", [(table, name, description)], notes)
+        write_hanna_table(out, command, table, name, description, scores, ties, NotesDisplay())
 
 
 @hanna_app.command("correlations")

@@ -126,7 +126,6 @@ def human_estimate(
                              "alt_test.csv, plan.csv and estimates.json"),
 ) -> None:
     """Combine a few human ratings with the judge on every item: PPI++ means and differences, Alt-Test, planner."""
-    import json
 
     from judgelab.annotate.estimate import human_estimates
     from judgelab.report.terminal import console, print_table
@@ -147,21 +146,16 @@ def human_estimate(
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criteria), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform, quantile=quantile)
+    from judgelab.annotate.estimate import write_estimates
     from judgelab.cli.common import NotesDisplay
-    from judgelab.output import OutputFolder
+    from judgelab.output.record import input_file
 
-    with OutputFolder(out, "Human + judge estimates (`judgelab human-estimate`)", command="human-estimate",
-                      step=True, display=NotesDisplay()) as output:
-        tables = result.tables()
-        descriptions = {"estimates": "PPI++ means per criterion and system, with the classical human-only mean",
-                        "differences": "PPI++ differences between systems", "alt_test": "the Alternative Annotator Test",
-                        "plan": "human ratings needed for the target half-width"}
-        for name in ("estimates", "differences", "alt_test", "plan"):
-            if name in tables:
-                output.table(tables[name], name, descriptions[name], show=False)
-        output.file("estimates.json", "all of it as one JSON document").write_text(
-            json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        output.finish(hybrid_notes)
+    given = [("store", store), ("ratings", ratings), ("human", human), ("escalation", escalation),
+             ("escalated_human", escalated_human)]
+    write_estimates(result, out, hybrid_notes, settings={"alpha": alpha, "epsilon": epsilon, "quantile": quantile,
+                                                         "target_half_width": target_half_width},
+                    inputs=[input_file(role, p) for role, p in given if p is not None], display=NotesDisplay())
+    tables = result.tables()
 
     for note in hybrid_notes:
         console.print(f"note: {note}")

@@ -146,19 +146,11 @@ def dhp_analyze(
 
     if fmt not in FORMATS:
         raise JudgelabError(f"unknown --format {fmt!r}: {', '.join(FORMATS)}")
-    reports = dhp_analyze_file(ratings, task, expert_weights, exact, rater)
-    loaded = load_task(task)
-    if out is not None:
-        from judgelab.cli.common import NotesDisplay
-        from judgelab.dhp.study import write_reports
-        from judgelab.output import OutputFolder
+    from judgelab.cli.common import NotesDisplay
 
-        # into a folder of `judgelab dhp`, analyze is a step beside the run's own outputs
-        with OutputFolder(out, f"DHP analysis of {ratings.name}: {loaded.name}", command="dhp analyze",
-                          step=True, display=NotesDisplay()) as output:
-            write_reports(reports, None, loaded, output)
-            output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
-                          extra={"ratings": str(ratings), "task": loaded.name})
+    # into a folder of `judgelab dhp`, analyze is a step beside the run's own outputs
+    reports = dhp_analyze_file(ratings, task, expert_weights, exact, rater, out, NotesDisplay())
+    loaded = load_task(task)
     if fmt == "json":
         typer.echo(_json.dumps(report_json(reports, loaded.name)))
     elif fmt == "csv":  # one table per stream: the judge-level scores repeated on each perturbation's row

@@ -53,13 +53,8 @@ def emit(df: "pd.DataFrame", fmt: str, command: str, title: str | None = None, *
 
 def write_folder(out: "Path", command: str, title: str, tables: "list[tuple[pd.DataFrame, str, str]]",
                  notes: list[str] | None = None) -> None:
-    """``--out FOLDER`` of a table command: each (table, name, description) as ``name.csv``, the
-    README.md index, run.json and report.html, through the one output-folder writer
-    (:class:`judgelab.output.OutputFolder`); the report's path on stderr."""
+    """``--out FOLDER`` of a table command (:func:`judgelab.output.write_tables`), the report's path on stderr."""
     from judgelab.cli.common import NotesDisplay
-    from judgelab.output import OutputFolder
+    from judgelab.output import write_tables
 
-    with OutputFolder(out, title, command=command, display=NotesDisplay()) as output:
-        for df, name, description in tables:
-            output.table(df, name, description, show=False)
-        output.finish(notes)
+    write_tables(out, command, title, tables, notes, display=NotesDisplay())

@@ -51,7 +51,6 @@ def contamination(
     """Min-K% Prob membership score of each text under a local GGUF model; ROC AUC with labels."""
     import json as _json
 
-    import pandas as pd
 
     from judgelab.contamination import check_labels, score_texts
     from judgelab.datasets.items import FieldMap, load_items
@@ -66,18 +65,8 @@ def contamination(
                    f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
                    "(estimated as characters / 4); nothing is written")
         return
-    result = score_texts(items, k, label_field, model_path)
-    if out is not None:
-        from judgelab.output import OutputFolder
-
-        output = OutputFolder(out, result.title, command="contamination",
-                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
-        output.table(result.table, "min_k_prob", f"per text: tokens, Min-{int(k * 100)}% Prob, mean log-probability"
-                     + (", member label" if label_field else ""), show=False)
-        if result.roc_auc is not None:
-            output.table(pd.DataFrame([{"roc_auc": result.roc_auc, "texts": len(result.table), "k": k}]), "roc_auc",
-                         "ROC AUC of Min-K% Prob, members vs non-members", show=False)
-        output.finish()
+    result = score_texts(items, k, label_field, model_path, out=out,
+                         display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
     if fmt == "json":
         typer.echo(_json.dumps(json_document("contamination", rows=result.table, roc_auc=result.roc_auc, k=k,
                                              model=result.model_id)))
@@ -214,15 +203,11 @@ def scales(
     from judgelab.cli.output import emit
     from judgelab.recipes.scales import parse_edges, scales_study, write_figures
 
-    result = scales_study(judge_scores, human, parse_edges(binary, ternary))
+    from judgelab.cli.common import NotesDisplay
+
+    result = scales_study(judge_scores, human, parse_edges(binary, ternary), out, NotesDisplay())
     if figure_dir is not None:
         write_figures(result, figure_dir)
-    if out is not None:
-        from judgelab.cli.output import write_folder
-
-        write_folder(out, "scales", "Agreement by scale granularity",
-                     [(result.table, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson "
-                       "and Spearman rows: r, p, n")], [f"judge ratings: {judge_scores}", f"human ratings: {human}"])
     emit(result.table, fmt, "scales", title="agreement by granularity (pearson/spearman rows: r, p, n)" if fmt == "table" else None)
 
 
@@ -267,10 +252,11 @@ def recipe_user_study(
 
     table = error_annotations(annotations)
     if out is not None:
-        from judgelab.output import OutputFolder
+        from judgelab.output import write_tables
+        from judgelab.output.record import input_file
 
-        output = OutputFolder(out, "explanation errors: rates and Gwet's AC1", command="recipe user-study",
-                              display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
-        output.table(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1", show=False)
-        output.finish()
+        write_tables(out, "recipe user-study", "explanation errors: rates and Gwet's AC1",
+                     [(table, "error_rates", "per error category: explanations, annotations, rate, Gwet's AC1")],
+                     inputs=[input_file("annotations", annotations)],
+                     display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
     emit(table, fmt, "recipe user-study", title="explanation errors: rates and Gwet's AC1" if fmt == "table" else None)

@@ -13,13 +13,14 @@ from judgelab.cli.common import app, PEOPLE
 def report(
     folder: Path = typer.Argument(..., metavar="FOLDER", help="an output folder of judgelab (rate, agree --out, dhp, a recipe)"),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="the HTML file to write (default: FOLDER/report.html)"),
-    human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to compare with (tidy long layout: "
-                                               "item_id, criterion, rater, score[, system]); repeatable"),
+    human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to show beside the judge's "
+                                               "on the item cards (tidy long layout: item_id, criterion, rater, score[, "
+                                               "system]); repeatable; agreement statistics come from `judgelab agree`"),
 ) -> None:
     """Write an output folder's report: one self-contained HTML file (no network needed).
 
     It shows what ran, results, agreement, discernment, failures, a browser of the largest judge-human
-    disagreements, and cost and time."""
+    disagreements, and cost and time — as the folder's results.json records them (nothing is recomputed)."""
     from judgelab.report.humans import check_human_files
     from judgelab.report.html import write_report
 

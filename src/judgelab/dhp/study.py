@@ -26,7 +26,8 @@ from judgelab.models import Sampling
 from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.store import Store
-from judgelab.output import OutputFolder, write_html_report
+from judgelab.output import Display, OutputFolder, write_html_report
+from judgelab.summary import judges_summary
 from judgelab.rate import StudyPlan, check_failure_rate, failure_lines
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
@@ -194,6 +195,8 @@ def run_dhp(task_name: str, judges: list[str], out: Path, data: Path | None = No
         runs = store.runs()
         ratings = ratings[ratings["rater"].isin(raters)]
         output.table(ratings, "ratings", "the judges' ratings (tidy table)", show=False)
+        output.record("dhp", settings={"task": task.name, "samples": samples, "n_items": n_items, "seed": seed},
+                      results={"texts": len(items), "summary": judges_summary(ratings)})
         try:
             reports = analyze(ratings, task, votes, exact)
         except JudgelabError as exc:
@@ -273,14 +276,18 @@ def plan_dhp(task_name: str, judges: list[str], data: Path | None = None, fields
 
 
 def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None = None, exact: bool = False,
-                     rater: str | None = None) -> dict[str, DhpReport]:
+                     rater: str | None = None, out: Path | None = None, display: Display | None = None
+                     ) -> dict[str, DhpReport]:
     """``judgelab dhp analyze``: every DHP report from a ratings file, without calling a model.
 
-    Returns one report per rater (see :func:`judgelab.dhp.analysis.report_json` for the JSON shape).
+    Returns one report per rater (see :func:`judgelab.dhp.analysis.report_json` for the JSON shape). With
+    ``out`` the tables, discernment.json, README.md, run.json and results.json (a ``dhp analyze`` step
+    beside a ``judgelab dhp`` run's own outputs) are written into that folder; without, nothing is.
 
     Example:
         >>> reports = dhp_analyze_file(Path("runs/dhp/ratings.csv"), "summarization")   # doctest: +SKIP
     """
+    from judgelab.output.record import input_file
     from judgelab.ratings import read_ratings
 
     task = load_task(task_name)
@@ -290,4 +297,14 @@ def dhp_analyze_file(ratings_path: Path, task_name: str, votes_path: Path | None
             raise JudgelabError(f"no rater {rater!r} in {ratings_path}; raters: {', '.join(sorted(set(ratings['rater'])))}")
         ratings = ratings[ratings["rater"] == rater]
     votes = load_votes(votes_path, task) if votes_path else None
-    return analyze(ratings, task, votes, exact)
+    reports = analyze(ratings, task, votes, exact)
+    if out is not None:
+        with OutputFolder(out, f"DHP analysis of {Path(ratings_path).name}: {task.name}", command="dhp analyze",
+                          step=True, display=display) as output:
+            write_reports(reports, None, task, output)
+            output.record("dhp analyze", settings={"task": task.name, "exact_hmp": exact, "rater": rater},
+                          inputs=[input_file("ratings", ratings_path)]
+                          + ([input_file("expert_weights", votes_path)] if votes_path else []))
+            output.finish([f"{r}: {n}" for r, rep in reports.items() for n in rep.notes],
+                          extra={"ratings": str(ratings_path), "task": task.name})
+    return reports

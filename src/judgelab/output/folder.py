@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from judgelab.errors import JudgelabError
 from judgelab.output.index import write_index
 from judgelab.output.manifest import record_step, write_manifest
+from judgelab.output.legacy import folder_record
+from judgelab.output.record import InputFile, NewerRecord, OutputFile, Step, write_record
 from judgelab.output.tables import write_table
 from judgelab.paths import output_folder, safe_filename
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["OutputFolder", "StagedOutputs", "Display", "write_html_report"]
+__all__ = ["OutputFolder", "StagedOutputs", "Display", "write_html_report", "write_tables"]
 
 
 def write_html_report(folder: Path) -> tuple[Path | None, str]:
@@ -35,6 +37,18 @@ def write_html_report(folder: Path) -> tuple[Path | None, str]:
     except JudgelabError as exc:
         return None, f"judgelab: warning: no HTML report: {exc}"
     return path, f"report: {path}"
+
+
+def write_tables(out: Path, command: str, title: str, tables: list[tuple[pd.DataFrame, str, str]],
+                 notes: list[str] | None = None, settings: dict[str, Any] | None = None,
+                 inputs: list[InputFile] | None = None, display: Display | None = None) -> Path:
+    """The folder of a table command (``scales``, ``hanna …``): each (table, name, description) as ``name.csv``,
+    README.md, run.json, results.json (the step's settings and inputs) and report.html. Returns the folder."""
+    with OutputFolder(out, title, command=command, display=display) as output:
+        for df, name, description in tables:
+            output.table(df, name, description, show=False)
+        output.record(command, settings=settings, inputs=inputs)
+        return output.finish(notes)
 
 
 class StagedOutputs:
@@ -160,7 +174,7 @@ class OutputFolder:
         ...     _ = output.table(pd.DataFrame({"r": [0.5]}), "scores", "scores per item", show=False)
         ...     folder = output.finish()
         >>> sorted(p.name for p in folder.iterdir())
-        ['README.md', 'report.html', 'run.json', 'scores.csv']
+        ['README.md', 'report.html', 'results.json', 'run.json', 'scores.csv']
     """
 
     def __init__(self, folder: Path, title: str, command: str | None = None, display: Display | None = None,
@@ -173,6 +187,8 @@ class OutputFolder:
         owner = self._owner()
         self.step = step and (owner not in (None, self.command) or (owner is None and (self.folder / "README.md").exists()))
         self.entries: list[tuple[str, str]] = []
+        self._tables: dict[str, str] = {}  # file name -> the table it holds (results.json lists it)
+        self._step = Step(kind=self.command, created="")
         # the folder's report.html describes the outputs being replaced: it goes with them (a new one follows)
         self._stage = StagedOutputs(self.folder, replaces=self._previous_outputs() + ("report.html",))
         self.finished = False
@@ -212,15 +228,26 @@ class OutputFolder:
         file = self.path(f"{name}.csv")
         write_table(df, file)
         self.entries.append((file.name, description))
+        self._tables[file.name] = name
         if show and not df.empty and self.display is not None:
             self.display.table(df, description)
         return df
 
-    def file(self, name: str, description: str) -> Path:
-        """List a file (written by the caller at :meth:`path`) in the index; returns its path."""
+    def file(self, name: str, description: str, table: str | None = None) -> Path:
+        """List a file (written by the caller at :meth:`path`) in the index; returns its path. ``table``: what
+        it holds, by the name pages look it up with in results.json (``ratings``, ``audit`` …)."""
         path = self.path(name)
         self.entries.append((path.name, description))
+        if table is not None:
+            self._tables[path.name] = table
         return path
+
+    def record(self, kind: str | None = None, settings: dict[str, Any] | None = None,
+               inputs: list[InputFile] | None = None, results: dict[str, Any] | None = None) -> None:
+        """What results.json records of this step (:mod:`judgelab.output.record`): its kind (default: the
+        command), settings, inputs and typed results (their ``to_record()``). The files come from :meth:`table`
+        and :meth:`file`; a command that records nothing gets a step listing its files."""
+        self._step = Step(kind or self.command, "", dict(settings or {}), list(inputs or []), [], dict(results or {}))
 
     def say(self, text: str) -> None:
         """A line for the display (e.g. a sanity check's verdict)."""
@@ -242,13 +269,16 @@ class OutputFolder:
         Returns:
             The folder.
         """
+        self._write_record()
         produced = sorted(p.name for p in self._stage.folder.iterdir())
         if self.step:
             self._readme_section(notes)
             record_step(self.folder, self.command, extra={**(extra or {}), "outputs": produced},
                         into=self._stage.folder)
         else:
-            write_index(self._stage.folder, self.title, self.entries, notes,
+            record = ("results.json", "the folder's record: each step's settings, inputs (with SHA-256), files and "
+                                      "results, which report.html renders")
+            write_index(self._stage.folder, self.title, [*self.entries, record], notes,
                         store=(self.folder / "store.sqlite").exists())
             write_manifest(self._stage.folder, self.command, self._runs() if runs is None else runs,
                            extra={**(extra or {}), "outputs": produced + ["README.md", "run.json"]}, started=self.started)
@@ -260,6 +290,21 @@ class OutputFolder:
             if self.display is not None:
                 self.display.note(line)
         return self.folder
+
+    def _write_record(self) -> None:
+        """results.json: the folder's record with this step (its files as listed in the index)."""
+        files = [OutputFile(n, d, self._tables.get(n)) for n, d in self.entries]
+        step = Step(self._step.kind, time.strftime("%Y-%m-%dT%H:%M:%S%z"), self._step.settings, self._step.inputs,
+                    files, self._step.results)
+        base = None
+        if (self.folder / "results.json").exists() or (self.folder / "run.json").exists():
+            try:  # the folder's record so far (an older folder's rebuilt from its files); a newer one is refused
+                base = folder_record(self.folder)[0]
+            except NewerRecord:
+                raise
+            except JudgelabError:  # an unreadable record is replaced by one holding this step
+                base = None
+        write_record(self._stage.folder, step, base)
 
     def _readme_section(self, notes: list[str] | None) -> None:
         """This step's section of the folder's README.md (replaced on a rerun, the rest kept)."""

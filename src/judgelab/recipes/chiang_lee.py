@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from judgelab.summary import judges_summary
 from judgelab.datasets.items import FieldMap, Item
 from judgelab.datasets.readers import read_json, read_records
 from judgelab.errors import JudgelabError
@@ -186,6 +187,7 @@ def run_chiang_lee(stories: Path, out: Path, judge: str = "local", n_items: int 
         r_mean = judge_run(adv_meaning, "chiang-lee-adversarial", judge, store, samples=samples, score=score,
                            criteria=["meaning"], options=options, progress=progress)
         ratings = store.ratings()
+    output.record(results={"summary": judges_summary(ratings)})
     story = ratings[ratings["rater"] == rater]
     frames = [story] + ([humans] if humans is not None else [])
     both = combine(frames)

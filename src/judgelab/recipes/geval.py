@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 import pandas as pd
 
+from judgelab.summary import judges_summary
 from judgelab.errors import JudgelabError
 from judgelab.choices import Score
 from judgelab.spec import JudgeOptions
@@ -313,6 +314,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
                 first = first or rater
                 labels[rater] = first
         stored = store.ratings()
+    output.record(results={"summary": judges_summary(stored)})
     judged = stored[stored["rater"].isin(list(labels))].copy()
     judged["rater"] = judged["rater"].map(labels)
     output.table(judged, "ratings", "judge ratings (tidy table; human means are in the data file)", show=False)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from judgelab.summary import judges_summary
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.output import OutputFolder
@@ -163,6 +164,7 @@ def run_hanna(stories: Path, out: Path, judge: str = "local", n_items: int | Non
             raters[ep] = judge_run(items, f"hanna-ep{ep}", judge, store, samples=samples, score=score,
                                    max_tokens=256 if ep > 1 else 32, options=options, progress=progress)
         ratings = store.ratings()
+    output.record(results={"summary": judges_summary(ratings)})
     ratings = ratings[ratings["rater"].isin(raters.values())]
     output.table(ratings, "ratings", "judge ratings (tidy table)", show=False)
     output.table(icc_table(ratings), "icc2k", "ICC(2,k) of the tries per criterion and Eval-Prompt, 95% CI")

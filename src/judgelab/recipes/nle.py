@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from judgelab.summary import judges_summary
 from judgelab.datasets.items import Item
 from judgelab.datasets.readers import parse_score, read_records, record_columns
 from judgelab.errors import JudgelabError
@@ -175,6 +176,7 @@ def run_nle(dataset: str, data: Path, out: Path, judge: str = "local", human: Pa
                           options=options, progress=progress)
         wall = time.perf_counter() - start
         ratings = store.ratings(with_meta=True)
+        output.record(results={"summary": judges_summary(store.ratings())})
         mine = ratings[ratings["rater"] == rater]
         calls = store.n_calls() - calls_before
         tokens_in = int(mine["prompt_tokens"].sum())  # counted once per call (Store.ratings(with_meta=True))

@@ -17,6 +17,8 @@ from judgelab.status import Status
 if TYPE_CHECKING:
     import pandas as pd
 
+    from judgelab.output import Display
+
 __all__ = ["ScalesResult", "read_metric_table", "parse_edges", "scales_study", "write_figures"]
 
 _TIDY = {"item_id", "criterion", "rater", "score"}
@@ -71,8 +73,10 @@ def parse_edges(binary: str, ternary: str) -> dict[str, list[float] | None]:
         raise JudgelabError("bin edges are numbers separated by commas, e.g. --ternary-edges 3,5") from None
 
 
-def scales_study(judge_path: Path, human_path: Path, edges: dict[str, list[float] | None]) -> ScalesResult:
-    """Agreement of the judge's ratings with the human ones at each granularity of ``edges``.
+def scales_study(judge_path: Path, human_path: Path, edges: dict[str, list[float] | None], out: Path | None = None,
+                 display: Display | None = None) -> ScalesResult:
+    """Agreement of the judge's ratings with the human ones at each granularity of ``edges``; with ``out``,
+    ``scales.csv``, README.md, run.json and results.json (the inputs and edges) are written into that folder.
 
     Raises:
         JudgelabError: unreadable files, or no metric in common.
@@ -85,7 +89,17 @@ def scales_study(judge_path: Path, human_path: Path, edges: dict[str, list[float
     if not common:
         raise JudgelabError(f"no metric in common: judge has {', '.join(map(str, judge.columns))}; "
                             f"humans have {', '.join(map(str, human.columns))}")
-    return ScalesResult(scale_table(human, judge, edges, common), common, judge, human)
+    result = ScalesResult(scale_table(human, judge, edges, common), common, judge, human)
+    if out is not None:
+        from judgelab.output import write_tables
+        from judgelab.output.record import input_file
+
+        write_tables(out, "scales", "Agreement by scale granularity",
+                     [(result.table, "scales", "binary/ternary/7-way weighted F1, RMSE and majority baseline; Pearson "
+                       "and Spearman rows: r, p, n")], [f"judge ratings: {judge_path}", f"human ratings: {human_path}"],
+                     settings={"edges": edges}, inputs=[input_file("ratings", judge_path), input_file("human", human_path)],
+                     display=display)
+    return result
 
 
 def write_figures(result: ScalesResult, folder: Path) -> list[Path]:

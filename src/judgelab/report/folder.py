@@ -1,15 +1,14 @@
 """Reading a judgelab output folder for the HTML report — read-only, tolerant of what is absent.
 
-A folder may hold any of: ``run.json`` (the manifest), ``store.sqlite`` (calls and
-judgments), ``ratings.csv|.jsonl|.parquet``, ``summary.csv``, ``welch.csv``, the tables
-of ``judgelab agree --out`` (``correlations.csv``, ``williams.csv``, ``human_baseline.csv``,
-``self_consistency.csv``), the DHP tables (``discernment.csv``, ``perturbations.csv``,
-``perturbation_report.csv``), a recipe's CSV tables and PNG figures. Nothing here writes
-to the folder (not even SQLite's ``-wal``/``-shm`` files, see :class:`StoreReader`).
+A folder's record, ``results.json`` (:mod:`judgelab.output.record`), lists what each step wrote by
+the table it holds and what it read; :func:`open_folder` reads it (or the record rebuilt from an
+older folder's files, :mod:`judgelab.output.legacy`) with ``run.json`` (the manifest). The store
+(``store.sqlite``: calls and judgments) is read here too. Nothing here writes to the folder (not
+even SQLite's ``-wal``/``-shm`` files, see :class:`StoreReader`).
 
-Human ratings (``human:<id>`` raters, from the store, the ratings file, ``human_ratings.*``, a
-recorded ``agree --human`` file or ``--human``) are gathered by :mod:`judgelab.report.humans`;
-this module reads the folder, its manifest and its store (judgments, the calls they used and
+Human ratings (``human:<id>`` raters, from the store, the ratings file, ``human_ratings.*``, the
+human file of a recorded agree step or ``--human``) are gathered by :mod:`judgelab.report.humans`;
+this module reads the folder, its record, manifest and store (judgments, the calls they used and
 the texts each rater judged).
 """
 from __future__ import annotations
@@ -24,17 +23,18 @@ from typing import Any, Iterable
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.output.legacy import folder_record
+from judgelab.output.record import FolderRecord
 from judgelab.status import Status
 
-__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file", "agree_steps",
+__all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file",
            "agree_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
 
 from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
 #: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
-MARKERS = ("run.json", "store.sqlite", *RATINGS_FILES, "summary.csv", "correlations.csv", "williams.csv",
-           "human_baseline.csv", "discernment.csv", "perturbations.csv")
+MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES)
 
 JUDGMENT_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "score_parsed",
                     "score_logprob", "logprob_outside", "status", "raw", "attempts", "prompt_tokens",
@@ -73,6 +73,8 @@ class RunFolder:
     files: list[str]
     manifest: dict[str, Any] | None
     problems: list[str] = field(default_factory=list)
+    #: the folder's results.json (or the record rebuilt from an older folder's files)
+    record: FolderRecord = field(default_factory=FolderRecord)
 
     def has(self, name: str) -> bool:
         return name in self.files
@@ -105,7 +107,8 @@ def open_folder(folder: str | Path) -> RunFolder:
         except (OSError, ValueError) as exc:
             manifest = None
             problems.append(f"run.json could not be read ({exc}); the run's settings are taken from the store")
-    return RunFolder(path, files, manifest, problems)
+    record, found = folder_record(path)
+    return RunFolder(path, files, manifest, problems + found, record)
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -218,29 +221,14 @@ def _normalise(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def agree_steps(manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The ``judgelab agree`` records of a ``run.json``: the manifest itself when agree wrote the folder,
-    and each agree step recorded into a run's folder (``agree --out RUN_FOLDER``), oldest first."""
-    m = manifest or {}
-    found = [m] if m.get("command") == "agree" else []
-    found += [s for s in m.get("steps") or [] if isinstance(s, dict) and s.get("command") == "agree"]
-    return found
-
-
-def _recorded_path(given: str, absolute: str | None, folder: RunFolder) -> Path | None:
-    candidates = [Path(absolute)] if absolute else []
-    candidates += [Path(given)] if Path(given).is_absolute() else [Path(given), folder.path / given,
-                                                                   folder.path / Path(given).name]
-    return next((c for c in candidates if c.is_file()), None)
-
-
 def agree_inputs(folder: RunFolder) -> list[Path]:
-    """The ratings files a recorded ``judgelab agree`` read (absolute paths when recorded), those that exist."""
+    """The ratings files the folder's ``agree`` steps read (as results.json records them), those that exist."""
     paths: list[Path] = []
-    for step in agree_steps(folder.manifest):
-        absolute = step.get("input_files") or []
-        for k, given in enumerate(step.get("inputs") or []):
-            path = _recorded_path(str(given), absolute[k] if k < len(absolute) else None, folder)
+    for step in folder.record.steps:
+        if step.kind != "agree":
+            continue
+        for given in step.inputs_of("ratings"):
+            path = given.located(folder.path)
             if path is not None and path not in paths:
                 paths.append(path)
     return paths

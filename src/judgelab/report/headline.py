@@ -1,9 +1,8 @@
 """The report's first screen: per judge and criterion, how well the judge matches the humans.
 
-It renders what the analysis produced — the rows of ``agree``'s correlations and human-baseline
-tables (from ``agree --out`` CSVs, or from :func:`judgelab.agree.agreement` run once by the
-report) — and the per-item pairs those correlations were computed from
-(:func:`judgelab.agree.matched_means`): the judge's mean against the humans' mean, and a
+It renders what the folder's ``agree`` step recorded — the rows of its correlations and human-baseline
+tables, and the per-item pairs those correlations were computed from (results.json's matched means,
+:class:`judgelab.agree_results.MatchedMeans`): the judge's mean against the humans' mean, and a
 judge-vs-human scatter (or, when both sides are whole numbers on a small scale, a confusion
 table). An interval that cannot keep its promise is said in words, never drawn: fewer than
 five clusters, a zero-width or degenerate interval, a single group (the reason comes from the
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgelab.agree_results import MatchedMeans
 from judgelab.report.html_model import Figure, Table
 from judgelab.report.svg import count_scatter
 
@@ -160,13 +160,12 @@ def _picture(pairs: pd.DataFrame, judge: str, criterion: str, k: int) -> tuple[F
 
 
 def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, skipped: dict[str, str],
-                   tidy: pd.DataFrame | None) -> Headline | None:
-    """The first screen from agree's correlations and baseline tables and the tidy ratings they came from
-    (``tidy`` None: no means, scatter or confusion table — e.g. CSVs without the ratings)."""
+                   matched: tuple[MatchedMeans, ...] = ()) -> Headline | None:
+    """The first screen from agree's correlations and baseline tables and the matched per-item means its step
+    recorded (none: no means, scatter or confusion table — e.g. a folder of an older judgelab)."""
     if corr is None or corr.empty or not {"rater", "criterion", "level", "method", "r"} <= set(corr.columns):
         return None
-    from judgelab.agree import matched_means
-    from judgelab.ratings import item_means
+    by_pair = {(m.rater, m.criterion): m for m in matched}
 
     level = _pick_level(corr)
     method = str(corr["method"].iloc[0])
@@ -174,7 +173,6 @@ def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, ski
     notes = [f"Correlation: {method} at the {level} level"
              + (" (every rated text pooled)" if level == "overall" else "")
              + "; other levels and methods are under Agreement with humans."]
-    means = item_means(tidy) if tidy is not None else None
     mine = corr[(corr["level"].astype(str) == level) & (corr["method"].astype(str) == method)]
     for k, row in enumerate(mine.itertuples(index=False)):
         judge, criterion = str(row.rater), str(row.criterion)
@@ -183,8 +181,9 @@ def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, ski
         jm = hm = None
         items = 0
         figure, confusion = None, None
-        if tidy is not None and means is not None:
-            pairs = matched_means(tidy, judge, criterion, means).dropna(subset=["score_x", "score_y"])
+        m = by_pair.get((judge, criterion))
+        if m is not None:
+            pairs = pd.DataFrame({"score_x": m.judge, "score_y": m.human}, dtype=float).dropna()
             items = len(pairs)
             if items:
                 jm, hm = float(pairs["score_x"].mean()), float(pairs["score_y"].mean())

@@ -12,12 +12,13 @@ Sections, each present when the folder has data for it, in page order:
   criterion: the correlation with the mean human rating, its interval or why there is none, n,
   the human baseline, the judge's mean against the humans', a count scatter or confusion table.
 * **Results** — mean score per rater, system and criterion with 95% CIs (numbers and error
-  bars); Welch's tests from ``welch.csv``.
-* **Agreement with humans** (:mod:`judgelab.report.html_agreement`) — the tables of
-  ``judgelab agree --out`` in the folder (correlations, Williams matrix, human baseline,
-  self-consistency); without them, :func:`judgelab.agree.agreement` run once on the folder's
-  judge and human ratings. The first screen renders the same tables.
-* **Audit** (:mod:`judgelab.report.html_audit`) — ``judgelab audit --out``'s ``audit.json``: bias
+  bars) as the folder's ``results.json`` records them (the rate step's summary; the humans' rows
+  of the agree step); Welch's tests from the rate step's table.
+* **Agreement with humans** (:mod:`judgelab.report.html_agreement`) — the tables of the folder's
+  ``agree`` step (correlations, Williams matrix, human baseline, self-consistency). The report
+  computes no statistic: without an agree step it says so and names the command that adds one.
+  The first screen renders the same tables.
+* **Audit** (:mod:`judgelab.report.html_audit`) — the audit step's ``audit.json``: bias
   effects with intervals and plain-language lines, juries, selective judging, calibration, self-check.
 * **Discernment** — the DHP tables and a chart of D per perturbation.
 * **Failures** — counts by status and example raw answers.
@@ -34,8 +35,11 @@ Sections, each present when the folder has data for it, in page order:
   sampling, tokens, cost when prices were recorded; the exact messages of the first stored
   request of each criterion.
 
-A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the files
-named in its ``run.json``, with the calls of a store beside a run's ratings file).
+Every file is found through the folder's record (``results.json``, :mod:`judgelab.output.record`):
+the steps list their inputs and the files they wrote, by the table each holds; a folder of an
+older judgelab is read through the record rebuilt from its files (:mod:`judgelab.output.legacy`).
+A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the inputs
+its record names, with the calls of a store beside a run's ratings file).
 
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
@@ -52,21 +56,20 @@ from typing import Callable, Iterable, TypeVar
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.output.legacy import OLDER_FOLDER
 from judgelab.report import html_build as B
 from judgelab.report import html_runs as R
 from judgelab.report.folder import (
-    RATINGS_FILES,
     RunFolder,
     StoreReader,
     agree_inputs,
-    agree_steps,
     is_human,
     open_folder,
     ratings_from_file,
 )
 from judgelab.report.headline import build_headline
-from judgelab.report.html_agreement import agreement, agreement_tables
-from judgelab.report.html_audit import AUDIT_FILES, build_audit
+from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
+from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -112,8 +115,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
                 reader.close()
             reader, judgments = None, None
     if judgments is None:
-        name = next((n for n in RATINGS_FILES if rf.has(n)), None)
-        if name is not None:
+        name = rf.record.file("ratings")
+        if name is not None and rf.has(name):
             judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
     if judgments is None and agree_inputs(rf):  # an `agree --out` folder: the ratings agree read, where they are
         reader, judgments = _guard(problems, "the ratings named in run.json", lambda: _agree_judgments(rf)) or (None, None)
@@ -136,13 +139,15 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
             files=[f for f in rf.files if not f.endswith((".lock", ".journal", ".tmp", "-wal", "-shm"))],
         )
         data.what_ran = _guard(problems, "What ran", lambda: R.what_ran(rf, reader, judge, humans, calls))
-        data.results = _guard(problems, "Results", lambda: B.results(rf, judge, humans))
-        tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf, judge, humans))
+        data.results = _guard(problems, "Results", lambda: B.results(rf))
+        tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf))
         if tables is not None:
             data.headline = _guard(problems, "Judge vs humans", lambda: build_headline(
-                tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.tidy))
+                tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.matched))
             if data.headline is not None and tables.standardized:
                 data.headline.notes.insert(0, tables.standardized)
+        elif judge is not None and not humans.table.empty:
+            data.notes.append(NO_AGREE_STEP.format(folder=rf.path))
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
@@ -162,11 +167,13 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
                                                                                               errors="replace"))
-        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_FILES | (AUDIT_FILES if data.audit else set()))) or []
+        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_TABLES | (AUDIT_TABLES if data.audit else set()))) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:
         if reader is not None:
             reader.close()
+    if any(step.source == "rebuilt" and step.kind != "files" for step in rf.record.steps):
+        data.notes.append(OLDER_FOLDER)
     if judgments is None:
         data.notes.append("No judgments in this folder (no store.sqlite or ratings file): the sections that need them "
                           "are left out.")
@@ -183,7 +190,7 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
     for path in agree_inputs(rf):
         store = path.parent / "store.sqlite"
         rated = ratings_from_file(path)  # what agree read, as it read it (a recipe may relabel the store's raters)
-        if path.name in RATINGS_FILES and store.is_file():
+        if store.is_file() and _ratings_of_its_folder(path):
             mine = StoreReader(store)
             rated = _with_calls(rated, mine.judgments())
             if reader is None:
@@ -195,11 +202,22 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
         return None, None
     judgments = pd.concat(frames, ignore_index=True)
     mapping: dict[str, str] = {}
-    for step in agree_steps(rf.manifest):
-        mapping.update(step.get("map") or {})
+    for step in rf.record.steps:
+        if step.kind == "agree":
+            mapping.update(step.settings.get("map") or {})
     if mapping:
         judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
     return reader, judgments
+
+
+def _ratings_of_its_folder(path: Path) -> bool:
+    """Whether ``path`` is the ratings file its folder's record lists (so the store beside it made it)."""
+    from judgelab.output.legacy import folder_record
+
+    try:
+        return folder_record(path.parent)[0].file("ratings") == path.name
+    except JudgelabError:
+        return False
 
 
 def _with_calls(rated: pd.DataFrame, stored: pd.DataFrame) -> pd.DataFrame:

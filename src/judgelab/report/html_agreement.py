@@ -1,6 +1,7 @@
-"""The "Agreement with humans" section of the HTML report: agree's tables (read from an ``agree --out``
-folder, or computed once by :func:`judgelab.agree.agreement`) as they are, the Williams matrices, and
-a chart of the correlations in which an interval is drawn only where it is one."""
+"""The "Agreement with humans" section of the HTML report: the tables of the folder's ``agree`` step (the
+files its results.json lists) as they are, the Williams matrices, and a chart of the correlations in
+which an interval is drawn only where it is one. A folder without an agree step has no such section:
+the report computes no agreement (:data:`NO_AGREE_STEP` says which command adds one)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,70 +10,53 @@ from typing import cast
 import pandas as pd
 
 from judgelab.report.folder import RunFolder, read_table
-from judgelab.report.html_build import _clean, _finite, df_table
+from judgelab.agree_results import AgreeRecord, MatchedMeans
+from judgelab.report.html_build import _clean, _finite, df_table, table_file
 from judgelab.report.html_model import Agreement, ColumnKind, Figure, Table
-from judgelab.report.humans import HumanRatings
 from judgelab.report.svg import Point, interval_chart
 
-__all__ = ["AgreementTables", "agreement_tables", "agreement"]
-
-
-def _tidy_for_agree(judge: pd.DataFrame, humans: HumanRatings) -> pd.DataFrame:
-    hum = humans.table.copy()
-    if hum["system"].isna().any():
-        systems = judge.drop_duplicates("item_id").set_index("item_id")["system"]
-        unique = judge.groupby("item_id")["system"].nunique()
-        mapping = systems[unique[unique == 1].index]
-        hum.loc[hum["system"].isna(), "system"] = hum.loc[hum["system"].isna(), "item_id"].map(mapping)
-        hum = hum[hum["system"].notna()]
-    cols = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
-    both = pd.concat([judge[cols], hum[cols]], ignore_index=True)
-    both["group"] = both["group"].where(both["group"].notna(), None)
-    return both.drop_duplicates(["rater", "criterion", "system", "item_id", "sample"])
+__all__ = ["AgreementTables", "agreement_tables", "agreement", "NO_AGREE_STEP"]
 
 
 @dataclass
 class AgreementTables:
-    """agree's tables for the report (from ``agree --out`` CSVs, or computed once by :func:`judgelab.agree.agreement`),
-    why a table is empty, where they came from, and the tidy ratings behind them (None when not at hand)."""
+    """The folder's ``agree`` step as recorded: its tables (read from the files results.json lists), why a table
+    is empty, where they came from and the matched per-item means of each judge and criterion."""
 
     tables: dict[str, pd.DataFrame]
     skipped: dict[str, str]
     source: str
-    tidy: pd.DataFrame | None
+    matched: tuple[MatchedMeans, ...] = ()
     #: why the numbers differ from the raw scores' (``agree --standardize z``), else ""
     standardized: str = ""
 
 
-def agreement_tables(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> AgreementTables | None:
-    """From ``judgelab agree``'s CSVs in the folder; else agree's analysis of the folder's judge and human ratings."""
-    from judgelab.report.folder import agree_steps
+#: The line shown where a folder has judge and human ratings but no agree step.
+NO_AGREE_STEP = ("No agreement step in this folder: the report computes no agreement itself. Run `judgelab agree "
+                 "RATINGS --human HUMANS --out {folder}` to add one.")
 
-    have_both = judge is not None and not judge.empty and humans.table is not None and not humans.table.empty
-    tidy = _tidy_for_agree(judge, humans) if have_both and judge is not None else None
-    if folder.has("correlations.csv"):
-        source = "the tables written by `judgelab agree --out` (correlations.csv, williams.csv, human_baseline.csv, self_consistency.csv)"
-        tables = {name: read_table(folder.file(f"{name}.csv")) for name in
-                  ("correlations", "williams", "human_baseline", "self_consistency") if folder.has(f"{name}.csv")}
-        skipped: dict[str, str] = {}
-        standardized = ""
-        for step in agree_steps(folder.manifest):
-            skipped.update({str(k): str(v) for k, v in (step.get("skipped") or {}).items()})
-            if (step.get("settings") or {}).get("standardize") == "z":
-                standardized = ("These agreement numbers are computed on each rater's standardised scores "
-                                "(`judgelab agree --standardize z`); standardization.csv has every statistic on the raw "
-                                "scores beside them.")
-        return AgreementTables(tables, skipped, source, tidy, standardized)
-    if tidy is None:
+
+def agreement_tables(folder: RunFolder) -> AgreementTables | None:
+    """The tables of the folder's ``agree`` step (``None`` when it has none)."""
+    step = folder.record.step("agree")
+    if step is None:
         return None
-    from judgelab.agree import agreement as agree_all
-
-    levels = ["overall", "group", "system"] if tidy["group"].notna().any() else ["overall", "system"]
-    report = agree_all(tidy, ["kendall"], levels)
-    source = ("computed by the report from the folder's judge and human ratings with `judgelab agree`'s defaults "
-              f"(Kendall τ-b; levels {', '.join(levels)})")
-    tables = {k: v for k, v in report.tables().items() if not (k == "williams" and v.empty)}
-    return AgreementTables(tables, dict(report.skipped), source, tidy)
+    record = AgreeRecord.from_record(step.results)
+    tables = {}
+    for name in ("correlations", "williams", "human_baseline", "self_consistency"):
+        file = table_file(folder, name)
+        if file is not None:
+            tables[name] = read_table(file)
+    if not tables:
+        return None
+    names = ", ".join(f.name for f in step.files if f.table in tables) or ", ".join(f"{n}.csv" for n in tables)
+    standardized = ""
+    if record.standardize == "z" or step.settings.get("standardize") == "z":
+        standardized = ("These agreement numbers are computed on each rater's standardised scores "
+                        "(`judgelab agree --standardize z`); standardization.csv has every statistic on the raw "
+                        "scores beside them.")
+    return AgreementTables(tables, dict(record.skipped), f"the tables written by `judgelab agree --out` ({names})",
+                           record.matched, standardized)
 
 
 def agreement(at: AgreementTables | None) -> Agreement | None:

@@ -18,12 +18,11 @@ from judgelab.report.folder import RunFolder
 from judgelab.report.html_model import ColumnKind, Figure, Table
 from judgelab.report.svg import Point, interval_chart, reliability_diagram
 
-__all__ = ["AuditSection", "build_audit", "AUDIT_FILES", "AUDIT_TEMPLATE"]
+__all__ = ["AuditSection", "build_audit", "AUDIT_TABLES", "AUDIT_TEMPLATE"]
 
-#: The audit's files the section shows (left out of "Other tables").
-AUDIT_FILES = {"leniency.csv", "scale_points.csv", "length.csv", "self_preference.csv", "position.csv",
-               "prompt_sensitivity.csv", "jury_agreement.csv", "selective.csv", "calibration.csv",
-               "calibration_bins.csv", "self_check.csv", "escalation_guarantee.csv"}
+#: The audit's tables the section shows (left out of "Other tables"; results.json names their files).
+AUDIT_TABLES = {"leniency", "scale_points", "length", "self_preference", "position", "prompt_sensitivity",
+                "jury_agreement", "selective", "calibration", "calibration_bins", "self_check", "escalation_guarantee"}
 _KINDS = (("leniency", "Leniency and spread", ("leniency", "spread_ratio")),
           ("scale_points", "Scale use (share of each scale point, rater minus humans)", ("scale_point:",)),
           ("length", "Length", ("length", "prefer_longer")),
@@ -178,9 +177,12 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
     Raises:
         ValueError: an ``audit.json`` that is not the audit's document (the report shows the line).
     """
-    if not folder.has("audit.json"):
+    from judgelab.report.html_build import table_file
+
+    file = table_file(folder, "audit")
+    if file is None:
         return None
-    doc = json.loads(folder.file("audit.json").read_text(encoding="utf-8"))
+    doc = json.loads(file.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or doc.get("schema") != 1:
         raise ValueError("audit.json is not an audit document of schema 1")
     section = AuditSection(str(doc.get("command") or "audit"), [str(x) for x in doc.get("lines") or []],

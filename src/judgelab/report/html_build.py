@@ -8,12 +8,13 @@ report is always written.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, TypeGuard
+from pathlib import Path
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 
-from judgelab.report.folder import RunFolder, read_table
+from judgelab.report.folder import HUMAN_FILES, RunFolder, read_table
 from judgelab.report.html_model import (
     ColumnKind,
     Discernment,
@@ -23,17 +24,15 @@ from judgelab.report.html_model import (
     Results,
     Table,
 )
-from judgelab.report.humans import HumanRatings
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
 from judgelab.status import Status
 
-__all__ = ["df_table", "mean_ci", "results", "discernment", "failures", "other_tables", "CONSUMED_FILES",
+__all__ = ["df_table", "results", "discernment", "failures", "other_tables", "CONSUMED_TABLES", "table_file",
            "OTHER_TABLE_ROWS"]
 
-#: Files the sections read; any other CSV in the folder is shown under "Other tables".
-CONSUMED_FILES = {"ratings.csv", "summary.csv", "welch.csv", "correlations.csv", "williams.csv", "human_baseline.csv",
-                  "self_consistency.csv", "discernment.csv", "perturbations.csv", "perturbation_report.csv", "cost.csv",
-                  "human_ratings.csv"}
+#: The tables the sections show (results.json names the file of each); any other CSV is under "Other tables".
+CONSUMED_TABLES = {"ratings", "summary", "welch", "correlations", "williams", "human_baseline", "self_consistency",
+                   "discernment", "perturbations", "perturbation_report", "cost", "human_ratings"}
 OTHER_TABLE_ROWS = 500
 
 
@@ -92,70 +91,47 @@ def df_table(df: pd.DataFrame, table_id: str, caption: str, note: str = "", rena
     )
 
 
-def mean_ci(values: Iterable[float]) -> tuple[float | None, float | None, float | None, int]:
-    """(mean, low, high, n) for a table cell: :func:`judgelab.stats.describe.mean_interval`'s 95% t
-    interval, None where it is undefined (no values; no interval below two values or with zero spread)."""
-    from judgelab.stats.describe import mean_interval
-
-    r = mean_interval(list(values))
-    cell = lambda v: v if _finite(v) else None  # noqa: E731
-    return cell(r.mean), cell(r.low), cell(r.high), r.n
+def table_file(folder: RunFolder, table: str) -> Path | None:
+    """The file in ``folder`` holding ``table`` as results.json lists it (``None`` when it has none)."""
+    name = folder.record.file(table)
+    return folder.file(name) if name and folder.has(name) else None
 
 
 # -- results ---------------------------------------------------------------------
-def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings) -> Results | None:
-    """The "Results" section: per rater, system and criterion means with CIs and figures (None without ratings)."""
+def results(folder: RunFolder) -> Results | None:
+    """The "Results" section as recorded: the summary of the step that rated (``rate``, ``dhp``: per rater, system
+    and criterion the mean of item means with its interval) and the humans' rows of the agree step, with figures
+    (None when neither is recorded)."""
+    from judgelab.summary_results import ScoreSummary
+
     welch = None
-    if folder.has("welch.csv"):
-        w = read_table(folder.file("welch.csv"))
+    file = table_file(folder, "welch")
+    if file is not None:
+        w = read_table(file)
         if not w.empty:
             welch = df_table(w, "welch", "Welch's t-test between two systems (per-item means)")
-    no_humans = humans.table is None or humans.table.empty
-    if (judge is None or judge.empty) and no_humans:
-        if folder.has("summary.csv"):
-            s = read_table(folder.file("summary.csv"))
-            if not s.empty:
-                return Results(df_table(s, "summary", "Summary (summary.csv)"), [], welch,
-                               "No judgments in the folder to compute intervals from; summary.csv is shown as written.")
+    found = folder.record.result("summary") or folder.record.result("judge_summary")  # no rating step: agree's
+    human_found = folder.record.result("human_summary")
+    judges = ScoreSummary.from_record(found) if found else None
+    humans = ScoreSummary.from_record(human_found) if human_found else None
+    if judges is None and humans is None:
         return None
-    from judgelab.ratings import item_means
-    from judgelab.summary import TABLE1_ALPHA_LEVEL, summarize
-
-    rows = []
-    if judge is not None and not judge.empty:
-        base = summarize(judge)  # its mean is summary.score_means, the one mean per rater, system and criterion
-        per_item = item_means(judge).dropna(subset=["score"]).set_index(["rater", "system", "criterion"])["score"]
-    else:
-        base = pd.DataFrame()
-    for rec in base.itertuples(index=False):
-        try:
-            values = per_item.loc[[(rec.rater, rec.system, rec.criterion)]].to_numpy(float)
-        except KeyError:
-            values = np.array([])
-        _, lo, hi, n = mean_ci(values)  # the interval over the same item means summary.csv's mean averages
-        rows.append([rec.rater, rec.system, rec.criterion, rec.items, rec.samples, _clean(rec.mean), lo, hi,
-                     rec.sd, rec.alpha, rec.exact_agreement, rec.failed, rec.failure_rate])
-    hum = humans.table
-    if hum is not None and not hum.empty:
-        hok = hum[(hum["status"] == Status.OK) & hum["score"].notna()].copy()
-        hok["system"] = hok["system"].where(hok["system"].notna(), "(any)")
-        per_rater = hok.groupby(["system", "criterion", "item_id", "rater"])["score"].mean()
-        per_item = per_rater.groupby(level=["system", "criterion", "item_id"]).mean()
-        for (system, criterion), values in per_item.groupby(level=["system", "criterion"]):
-            mean, lo, hi, n = mean_ci(values.to_numpy(float))
-            raters = hok[(hok["system"] == system) & (hok["criterion"] == criterion)]["rater"].nunique()
-            rows.append([f"humans (mean of {raters} rater{'s' if raters != 1 else ''})", system, criterion, n, None,
-                         mean, lo, hi, None, None, None, None, None])
+    rows: list[list[Any]] = [[r.rater, r.system, r.criterion, r.items, r.samples, r.mean, r.ci_low, r.ci_high, r.sd, r.alpha,
+             r.exact_agreement, r.failed, r.failure_rate] for r in (judges.rows if judges else ())]
+    rows += [[r.rater, r.system, r.criterion, r.n, None, r.mean, r.ci_low, r.ci_high, None, None, None, None, None]
+             for r in (humans.rows if humans else ())]
+    level = judges.alpha_level if judges else "interval"
+    missing = sorted({r.interval_note for r in (judges.rows if judges else ()) if r.interval_note.startswith("not recorded")})
     table = Table(
         id="summary", caption="Mean score per rater, system and criterion, with 95% confidence intervals",
         columns=["rater", "system", "criterion", "items", "samples", "mean", "95% CI low", "95% CI high", "SD",
-                 f"α ({TABLE1_ALPHA_LEVEL}, samples)", "exact agreement", "failed", "failure rate"],
+                 f"α ({level}, samples)", "exact agreement", "failed", "failure rate"],
         kinds=["text", "text", "text", "int", "int", "num", "num", "num", "num", "num", "num", "int", "num"],
         rows=rows,
         note="mean = mean of per-item means (samples averaged, failed judgments left out; the mean of summary.csv); "
-             "95% CI = t-interval over items (items are the independent units). SD over all successful ratings; "
-             f"α = Krippendorff's α ({TABLE1_ALPHA_LEVEL}) with samples as annotators; exact agreement = share of "
-             "items whose samples all agree.")
+             f"95% CI = {(judges or humans or ScoreSummary(())).interval}. SD over all successful ratings; "
+             f"α = Krippendorff's α ({level}) with samples as annotators; exact agreement = share of "
+             "items whose samples all agree." + "".join(f" 95% CI: {m}." for m in missing))
     figures = []
     for k, criterion in enumerate(sorted({r[2] for r in rows})):
         mine = [r for r in rows if r[2] == criterion]
@@ -177,10 +153,11 @@ def results(folder: RunFolder, judge: pd.DataFrame | None, humans: HumanRatings)
 # -- discernment -------------------------------------------------------------------------
 def discernment(folder: RunFolder) -> Discernment | None:
     """The DHP section from discernment.json/csv of the folder (None when the folder holds no DHP run)."""
-    if not (folder.has("discernment.csv") or folder.has("perturbations.csv")):
+    found, per_file = table_file(folder, "discernment"), table_file(folder, "perturbations")
+    if found is None and per_file is None:
         return None
-    summary = read_table(folder.file("discernment.csv")) if folder.has("discernment.csv") else pd.DataFrame()
-    per = read_table(folder.file("perturbations.csv")) if folder.has("perturbations.csv") else pd.DataFrame()
+    summary = read_table(found) if found is not None else pd.DataFrame()
+    per = read_table(per_file) if per_file is not None else pd.DataFrame()
     figure = None
     if not per.empty and {"perturbation", "D"} <= set(per.columns):
         judges = sorted(per["judge"].astype(str).unique()) if "judge" in per else ["judge"]
@@ -202,8 +179,9 @@ def discernment(folder: RunFolder) -> Discernment | None:
                         bar_chart(cats, series, "fig-dhp", title, "D per perturbation and judge", "discernment D",
                                   "perturbation (level)", threshold=1.0, threshold_label="D = 1 (p = 0.05)"))
     left_out = None
-    if folder.has("perturbation_report.csv"):
-        rep = read_table(folder.file("perturbation_report.csv"))
+    report_file = table_file(folder, "perturbation_report")
+    if report_file is not None:
+        rep = read_table(report_file)
         if not rep.empty and {"perturbation", "ok"} <= set(rep.columns):
             ok = rep["ok"].astype(str).str.lower().isin({"true", "1"})
             made = rep[ok].groupby("perturbation").size()
@@ -255,7 +233,9 @@ def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failur
 
 # -- other tables ------------------------------------------------------------------------------
 def other_tables(folder: RunFolder, consumed: set[str]) -> list[Table]:
-    """Every CSV of the folder that no section above has shown, as a plain table."""
+    """Every CSV of the folder that no section above has shown (``consumed``: the tables shown), as a plain table."""
+    shown = {name for table, name in folder.record.tables().items() if table in consumed}
+    consumed = shown | set(HUMAN_FILES)
     out = []
     for k, name in enumerate(n for n in folder.files if n.endswith(".csv") and n not in consumed):
         df = read_table(folder.file(name))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.report.folder import RunFolder, StoreReader, read_table
-from judgelab.report.html_build import _finite, df_table
+from judgelab.report.html_build import _finite, df_table, table_file
 from judgelab.report.html_calls import CallCache, messages_of
 from judgelab.report.html_model import CostTime, PromptExample, RunInfo, Table, WhatRan
 from judgelab.report.humans import HumanRatings
@@ -223,8 +223,9 @@ def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
              "with n samples counts once; cached calls of an earlier identical run count too). Latency is the judge's "
              "answer time per call; the run wall time is from run.json.")
     cost_table = None
-    if folder.has("cost.csv"):
-        c = read_table(folder.file("cost.csv"))
+    cost_file = table_file(folder, "cost")
+    if cost_file is not None:
+        c = read_table(cost_file)
         if not c.empty:
             cost_table = df_table(c, "cost-csv", "Cost and time (cost.csv)")
     return CostTime(table, cost_table, notes)

@@ -6,8 +6,8 @@ Human ratings (rater names ``human:<id>``) are gathered from, in this order:
 2. human rows of the folder's ratings file;
 3. ``human_ratings.csv|.jsonl|.parquet`` in the folder (tidy long layout: ``item_id,
    criterion, rater, score`` and optional ``system, group, sample, status``);
-4. the ``--human`` file named on the command line recorded in ``run.json`` when the
-   folder was written by ``judgelab agree`` (with its layout and column options);
+4. the human file of each ``agree`` step recorded in the folder's ``results.json`` (read with the
+   layout and column options it recorded);
 5. files passed explicitly (``write_report(folder, human=[…])``, ``judgelab report --human``);
    unlike the sources found in the folder, such a file that is missing, unreadable, not in the
    tidy layout or without rows is an error (one line), not a note in the report.
@@ -29,8 +29,6 @@ from judgelab.report.folder import (
     HUMAN_FILES,
     HUMAN_PREFIX,
     RunFolder,
-    _recorded_path,
-    agree_steps,
     is_human,
     read_table,
 )
@@ -89,47 +87,22 @@ def read_human_file(path: Path, options: dict[str, Any] | None = None, where: st
     return _tidy_humans(df, where or str(path))
 
 
-def _argv_options(argv: Any) -> dict[str, Any]:
-    """``agree``'s --human options read back from a recorded command line (for a run.json without
-    ``human_options``)."""
-    args = [str(a) for a in argv] if isinstance(argv, list) else []
-
-    def value(name: str) -> str | None:
-        for i, arg in enumerate(args):
-            if arg == name and i + 1 < len(args):
-                return args[i + 1]
-            if arg.startswith(name + "="):
-                return arg.split("=", 1)[1]
-        return None
-
-    # --<what>-field, or --<what>-col as agree spelled them before (a folder written by an older judgelab)
-    fields = {"item": "id", "rater": "rater", "criterion": "criterion", "score": "score", "system": "system", "group": "group"}
-    out: dict[str, Any] = {k: value(f"--{name}-field") or value(f"--{k}-col") for k, name in fields.items()}
-    out["layout"] = value("--human-layout")
-    criteria = value("--criteria-fields") or value("--criteria-cols")
-    out["criteria"] = [c.strip() for c in (criteria or "").split(",") if c.strip()]
-    return out
-
-
 def _agree_human_files(folder: RunFolder) -> list[tuple[pd.DataFrame, str]]:
-    """The ``--human`` file of each recorded ``judgelab agree`` command, read with its recorded options
-    (criteria renamed with its ``--map``)."""
+    """The human file of each ``agree`` step of the folder's record, read with the options it recorded
+    (criteria renamed with the step's ``map``)."""
     out = []
-    for step in agree_steps(folder.manifest):
-        given = step.get("human")
-        if not given and isinstance(step.get("argv"), list):
-            argv = [str(a) for a in step["argv"]]
-            given = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--human"), None)
-        if not given:
+    for step in folder.record.steps:
+        if step.kind != "agree":
             continue
-        path = _recorded_path(str(given), step.get("human_file"), folder)
-        if path is None:
-            raise JudgelabError(f"the human ratings file {given} named in run.json was not found")
-        df = read_human_file(path, step.get("human_options") or _argv_options(step.get("argv")))
-        mapping = step.get("map") or {}
-        if mapping:
-            df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))
-        out.append((df, str(path)))
+        for given in step.inputs_of("human"):
+            path = given.located(folder.path)
+            if path is None:
+                raise JudgelabError(f"the human ratings file {given.path} named in results.json was not found")
+            df = read_human_file(path, given.options)
+            mapping = step.settings.get("map") or {}
+            if mapping:
+                df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))
+            out.append((df, str(path)))
     return out
 
 
@@ -198,9 +171,9 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
     try:
         for found in _agree_human_files(folder):
             frames.append(found[0])
-            sources.append(f"{found[1]} (the --human file of the recorded agree command)")
+            sources.append(f"{found[1]} (the human file of the recorded agree step)")
     except (OSError, ValueError, JudgelabError) as exc:
-        problems.append(f"human ratings named in run.json could not be read: {exc}")
+        problems.append(f"human ratings named in results.json could not be read: {exc}")
     if not frames:
         empty = pd.DataFrame(columns=["item_id", "criterion", "rater", "score", "system", "group", "sample", "status", "source"])
         return HumanRatings(empty, [], problems)

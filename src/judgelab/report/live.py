@@ -16,14 +16,13 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
-from judgelab.report.folder import HUMAN_FILES, RATINGS_FILES, agree_inputs, open_folder
+from judgelab.report.folder import HUMAN_FILES, agree_inputs, open_folder
 
 __all__ = ["LiveReport", "make_app", "WATCHED_FILES", "RELOAD_SCRIPT"]
 
-#: Files of the folder whose change rebuilds the report.
-WATCHED_FILES = ("run.json", "store.sqlite", "store.sqlite-wal", *RATINGS_FILES, *HUMAN_FILES, "summary.csv",
-                 "welch.csv", "correlations.csv", "williams.csv", "human_baseline.csv", "self_consistency.csv",
-                 "discernment.csv", "perturbations.csv", "perturbation_report.csv")
+#: Files of the folder whose change rebuilds the report, beside every file its record (results.json) lists
+#: and the inputs of its agree steps.
+WATCHED_FILES = ("results.json", "run.json", "store.sqlite", "store.sqlite-wal", *HUMAN_FILES)
 
 RELOAD_SCRIPT = """<script>
 (function () {
@@ -63,9 +62,10 @@ class LiveReport:
         paths = [self.folder / name for name in WATCHED_FILES] + self.human
         try:
             rf = open_folder(self.folder)
-            paths += agree_inputs(rf)
-            for step_input in list(paths):
-                if step_input.name in RATINGS_FILES and step_input.parent != self.folder:
+            paths += [self.folder / name for name in sorted(rf.record.files())]
+            for step_input in agree_inputs(rf):
+                paths.append(step_input)
+                if step_input.parent != self.folder:  # the store beside a run's ratings file (its calls)
                     paths += [step_input.parent / "store.sqlite", step_input.parent / "store.sqlite-wal"]
         except Exception:  # noqa: BLE001 - a folder being rewritten: its files' own stamps still tell
             pass
