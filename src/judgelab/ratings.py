@@ -17,6 +17,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import is_frame, parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN, is_human, is_individual_human, person_label
 from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
 
@@ -25,17 +26,11 @@ __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_hum
            "HUMAN_LAYOUTS", "file_columns"]
 
 TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
-HUMAN_PREFIX = "human:"
-
-
-def is_human(rater: str) -> bool:
-    """Whether a rater label names a human (``human:<id>``)."""
-    return str(rater).startswith(HUMAN_PREFIX)
 
 
 def human_raters(df: pd.DataFrame) -> list[str]:
     """The individual human raters of a table (``human:mean``, a file of mean ratings, is not one)."""
-    return sorted(r for r in df["rater"].unique() if is_human(r) and r != HUMAN_PREFIX + MEAN_RATER)
+    return sorted(r for r in df["rater"].unique() if is_individual_human(r))
 
 
 @dataclass(frozen=True)
@@ -100,7 +95,7 @@ def _labels(table: _Table, column: str, what: str) -> pd.Series:
 
 def _human_names(labels: pd.Series, prefix: str) -> pd.Series:
     """Rater labels with the human prefix: ``ann1`` → ``human:ann1``; ``human:ann1`` stays as it is."""
-    return labels.map(lambda r: r if r.startswith(prefix) else prefix + r)
+    return labels.map(lambda r: person_label(r, prefix))
 
 
 def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
@@ -177,7 +172,7 @@ def _long(table: _Table, item: str, rater: str, criterion: str, score: str, syst
 
 
 ID_COLUMNS = ("item_id", "id", "doc_id")
-MEAN_RATER = "mean"
+MEAN_RATER = MEAN_HUMAN
 
 
 def find_item_column(columns, given: str | None, where: str) -> str:

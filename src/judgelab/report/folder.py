@@ -29,7 +29,7 @@ from judgelab.status import Status
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file", "agree_steps",
            "agree_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
 
-from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
+from judgelab.raters import HUMAN_PREFIX, is_human  # noqa: E402  (one definition)
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
 #: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
@@ -42,11 +42,6 @@ JUDGMENT_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample"
 _TEXT = ("item_id", "system", "group", "criterion", "rater", "status", "raw")
 _NUMBERS = ("sample", "score", "score_parsed", "score_logprob", "logprob_outside", "prompt_tokens", "completion_tokens",
             "latency_s", "seq")
-
-
-def is_human(rater: object) -> bool:
-    """A human rater's name starts with ``human:``."""
-    return str(rater).startswith(HUMAN_PREFIX)
 
 
 _KEY = re.compile(r'"key":\s*"([^"\\]*)"')
