@@ -210,10 +210,44 @@ def test_the_scan_leaves_other_text_alone():
     assert label_scan.label_reads(code, "x.py") == []
 
 
-@pytest.mark.parametrize("name", ["judgelab.raters", "judgelab.stats.paired_shift", "judgelab.store.runs"])
+@pytest.mark.parametrize("name", ["judgelab.raters", "judgelab.table", "judgelab.stats.paired_shift", "judgelab.store.runs"])
 def test_doctests(name):
     import doctest
     import importlib
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_constrained_pairs_are_the_ones_the_label_rule_gave_before():
+    """``audit --compare``'s default pairs: the rule as it was written before (string operations on labels,
+    here as the independent reference) on random sets of labels, nested NLE stages included."""
+    import random
+    import re
+
+    from judgelab.stats.paired_shift import constrained_pairs
+
+    digest = re.compile(r"#[0-9a-f]{6}$")
+
+    def before(labels):
+        present, out = set(labels), []
+        for rater in sorted(present):
+            if "+constrained" in rater:
+                free = rater.replace("+constrained", "", 1)
+                if free in present:
+                    out.append((free, rater))
+                    continue
+                twins = [r for r in present if "+constrained" not in r and digest.sub("", r) == digest.sub("", free)]
+                if len(twins) == 1:
+                    out.append((twins[0], rater))
+        return out
+
+    labels = ["m@t", "m@t+constrained", "m@t#1a2b3c", "m@t+constrained#abcdef", "m@t+v", "m@t+v+constrained", "x",
+              "x+constrained", "human:a", "jury:mean", "m@t+constrained+dynamic", "m@t+dynamic",
+              "m@t+constrained+dynamic+constrained", "m@t|pairwise", "m@t|pairwise+constrained", "n@t#123456",
+              "n@t+constrained", "human:x#abc123", "human:x+constrained"]
+    rng = random.Random(0)
+    samples = [rng.sample(labels, rng.randint(1, 9)) for _ in range(2000)]
+    assert sum(bool(before(s)) for s in samples) > 500  # the sets have pairs to find
+    for s in samples:
+        assert constrained_pairs(s) == before(s), s

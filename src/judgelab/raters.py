@@ -34,10 +34,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = ["Rater", "RaterKind", "parse_label", "human", "jury", "judge", "is_human", "is_individual_human",
-           "is_judge", "is_jury", "base_label", "model_of", "with_sample", "with_digest", "with_variant", "with_stage", "claims", "person_label", "template_part", "HUMAN_PREFIX", "JURY_PREFIX",
-           "MEAN_HUMAN", "CONSTRAINED"]
+           "is_judge", "is_jury", "base_label", "model_of", "with_sample", "with_digest", "free_twin", "undigested", "with_variant", "with_stage", "claims", "person_label", "template_part", "HUMAN_PREFIX", "JURY_PREFIX",
+           "MEAN_HUMAN", "CONSTRAINED", "FIELDS"]
 
 RaterKind = Literal["judge", "human", "consensus", "jury"]
+#: The identity as columns (:attr:`Rater.fields`): the kind, the judge's model, template, ``+`` segments, whether
+#: constrained, and the store's digest.
+FIELDS = ("rater_kind", "judge", "template", "variant", "constrained", "digest")
 
 HUMAN_PREFIX = "human:"
 JURY_PREFIX = "jury:"
@@ -122,6 +125,26 @@ class Rater:
     def model(self) -> str:
         """A judge's model id (its root rater's name): what ``--self-family`` and variant groups key on."""
         return self.parent.model if self.parent is not None else self.name
+
+    @property
+    def chain(self) -> tuple[Rater, ...]:
+        """The raters this one stands on (``parent``), the root first, then itself."""
+        return (*self.parent.chain, self) if self.parent is not None else (self,)
+
+    @property
+    def fields(self) -> dict[str, object]:
+        """The identity as flat values (:data:`FIELDS`): the columns of ratings tables and the store's ``runs``.
+
+        Example:
+            >>> parse_label("m@t+short+constrained#1a2b3c").fields
+            {'rater_kind': 'judge', 'judge': 'm', 'template': 't', 'variant': 'short', 'constrained': True, 'digest': '1a2b3c'}
+        """
+        judge = self.kind == "judge"
+        variants = [v for link in self.chain for v in link.variants]
+        return {"rater_kind": self.kind, "judge": self.model if judge else None,
+                "template": self.chain[0].template if judge else None,
+                "variant": "+".join(variants) if judge and variants else None,
+                "constrained": judge and self.constrained, "digest": self.digest}
 
     def __str__(self) -> str:
         return self.label
@@ -226,6 +249,18 @@ def model_of(label: object) -> str | None:
 def template_part(label: object) -> str:
     """A judge label's text after its model (``model@`` … ): the template and what follows it."""
     return str(label).partition("@")[2]
+
+
+def free_twin(label: object) -> str | None:
+    """The label of the unconstrained run a constrained one twins (its first ``+constrained`` taken out), or
+    ``None`` for a label without one (``audit --compare``'s default pairs)."""
+    text, marker = str(label), "+" + CONSTRAINED
+    return text.replace(marker, "", 1) if marker in text else None
+
+
+def undigested(label: object) -> str:
+    """The label without a last ``#digest`` (the store's suffix when the preferred label was taken)."""
+    return _DIGEST.sub("", str(label))
 
 
 def person_label(name: object, prefix: str = HUMAN_PREFIX) -> str:

@@ -19,14 +19,14 @@ constrained judge piling onto one point) is seen, not only a change of mean.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import CONSTRAINED, parse_label
+from judgelab.raters import CONSTRAINED, free_twin, undigested
 from judgelab.stats.describe import mean_interval
 
 __all__ = ["PairedShift", "ShiftReport", "paired_shift", "SHIFT_COLUMNS", "POINT_COLUMNS", "CONSTRAINED_SUFFIX",
@@ -257,18 +257,19 @@ def constrained_pairs(raters) -> list[tuple[str, str]]:
         >>> constrained_pairs(["m@t#1a2b3c", "m@t+constrained"])
         [('m@t#1a2b3c', 'm@t+constrained')]
     """
-    present = {str(r): parse_label(r) for r in raters}
+    present = {str(r) for r in raters}
     out = []
-    for label, rater in sorted(present.items()):
-        if rater.kind == "judge" and rater.constrained:
-            free = replace(rater, constrained=False)
-            if free.label in present:
-                out.append((free.label, label))
-                continue
-            base = free.undigested.label
-            twins = [k for k, r in present.items() if r.kind == "judge" and not r.constrained and r.undigested.label == base]
-            if len(twins) == 1:
-                out.append((twins[0], label))
+    for label in sorted(present):
+        free = free_twin(label)
+        if free is None:
+            continue
+        if free in present:
+            out.append((free, label))
+            continue
+        base = undigested(free)
+        twins = [r for r in present if free_twin(r) is None and undigested(r) == base]
+        if len(twins) == 1:
+            out.append((twins[0], label))
     return out
 
 

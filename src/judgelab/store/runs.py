@@ -9,6 +9,7 @@ from typing import Any
 from judgelab.digest import keyed_json
 from judgelab.errors import JudgelabError
 from judgelab.raters import claims, with_digest
+from judgelab.store.schema import RUN_LABEL_COLUMNS, run_label_values
 
 __all__ = ["RunLabels", "describe_changes"]
 
@@ -73,7 +74,8 @@ class RunLabels:
             raise JudgelabError(f"rater {label!r} in {self.path} holds ratings that no judge run made (annotations); "
                                 "choose another --rater")
         if label not in rows and record:
-            self._write("INSERT INTO runs VALUES (?, ?, ?, ?)", (label, digest, blob, time.time()))
+            self._write(f"INSERT INTO runs (rater, digest, identity, created, {', '.join(RUN_LABEL_COLUMNS)}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (label, digest, blob, time.time(), *run_label_values(label)))
         return label
 
     def runs(self) -> dict[str, dict[str, Any]]:
