@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import is_judge, is_jury
+from judgelab.raters import is_judge, is_jury, jury as jury_of
 from judgelab.ratings import is_human, item_means
 
 __all__ = ["JURY_METHODS", "Jury", "jury", "jury_vs_judges"]
@@ -136,7 +136,7 @@ def jury(df: pd.DataFrame, judges: list[str] | None = None, methods=JURY_METHODS
         for method, values in out.items():
             rows.append(pd.DataFrame({
                 "item_id": wide.index.get_level_values("item_id"), "system": wide.index.get_level_values("system"),
-                "group": group.reindex(wide.index).to_numpy(), "criterion": crit, "rater": f"jury:{method}",
+                "group": group.reindex(wide.index).to_numpy(), "criterion": crit, "rater": jury_of(method).label,
                 "sample": 0, "score": values, "status": np.where(np.isnan(values), "missing", "ok")}))
     ratings = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=list(df.columns))
     wcols = ["criterion", "fold", "judge", "weight", "intercept"]
