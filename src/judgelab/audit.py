@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import jury as jury_rater
 from judgelab.stats.bias import (
     BiasEffect,
     effects_frame,
@@ -221,7 +222,7 @@ def jury_report(ratings: pd.DataFrame, methods: list[str], level: str = "group",
 
     j = jury(ratings, None, methods, folds, seed)
     both = combine([ratings, j.ratings])
-    table = jury_vs_judges(both, [f"jury:{m}" for m in methods], level, method, n_resamples=n_resamples, seed=seed)
+    table = jury_vs_judges(both, [jury_rater(m).label for m in methods], level, method, n_resamples=n_resamples, seed=seed)
     return table, j.weights, j.ratings
 
 

@@ -35,12 +35,15 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import is_judge, jury
 from judgelab.stats.selective import SelectiveThreshold, calibrate_selective, select
 
 __all__ = ["SIGNALS", "ESCALATION_COLUMNS", "GUARANTEE_COLUMNS", "HOLDOUT_COLUMNS", "Escalation", "confidence_table",
            "escalate", "escalation_holdout", "logprob_columns", "read_escalation", "hybrid_ratings"]
 
 SIGNALS = ("samples", "logprob", "jury")
+#: The rater of the jury signal's ratings: the mean of the judges (``jury:mean``).
+MEAN_JURY = jury("mean").label
 ESCALATION_COLUMNS = ["system", "item_id", "criterion", "rater", "rating", "confidence", "decision", "human"]
 GUARANTEE_COLUMNS = ["rater", "criterion", "signal", "target_agreement", "delta", "tolerance", "threshold",
                      "n_calibration", "calibration_kept", "calibration_agreement", "p_value", "n_items", "n_kept",
@@ -126,10 +129,10 @@ def confidence_table(ratings: pd.DataFrame, signal: str, tolerance: float = 1.0,
     human rating is used. Columns ``system, item_id, criterion, rater, rating, confidence``."""
     from judgelab.audit import jury_disagreement
     from judgelab.audit_results import sample_agreement
-    from judgelab.ratings import is_human, item_means
+    from judgelab.ratings import item_means
 
     cols = ["system", "item_id", "criterion", "rater", "rating", "confidence"]
-    judges = sorted(r for r in ratings["rater"].unique() if not is_human(r) and not str(r).startswith("jury:"))
+    judges = sorted(r for r in ratings["rater"].unique() if is_judge(r))
     if signal not in SIGNALS:
         raise JudgelabError(f"unknown --confidence {signal!r}: {', '.join(SIGNALS)}")
     if not judges:
@@ -143,7 +146,7 @@ def confidence_table(ratings: pd.DataFrame, signal: str, tolerance: float = 1.0,
         for crit, jr in j.ratings.groupby("criterion"):
             conf = jury_disagreement(means[means["criterion"] == crit], judges).rename("confidence")
             t = jr.set_index(["system", "item_id"])[["score"]].rename(columns={"score": "rating"}).join(conf)
-            frames.append(t.reset_index().assign(criterion=crit, rater="jury:mean"))
+            frames.append(t.reset_index().assign(criterion=crit, rater=MEAN_JURY))
     elif signal == "samples":
         for crit in sorted(ratings["criterion"].unique()):
             for rater in judges:
@@ -175,12 +178,10 @@ def confidence_table(ratings: pd.DataFrame, signal: str, tolerance: float = 1.0,
 def _with_failed_units(conf: pd.DataFrame, ratings: pd.DataFrame, signal: str) -> pd.DataFrame:
     """``conf`` with a row (no rating, no confidence: escalated) for every unit a judge was asked about
     and has no successful rating of (every sample failed): a decision for every item, never a silent gap."""
-    from judgelab.ratings import is_human
-
-    judges = ratings[~ratings["rater"].map(is_human) & ~ratings["rater"].astype(str).str.startswith("jury:")]
+    judges = ratings[ratings["rater"].map(is_judge).astype(bool)]
     units = pd.DataFrame({c: judges[c].astype(str) for c in ("system", "item_id", "criterion", "rater")})
     if signal == "jury":
-        units = units.assign(rater="jury:mean")
+        units = units.assign(rater=MEAN_JURY)
     units = units.drop_duplicates()
     key = ["system", "item_id", "criterion", "rater"]
     missing = units.merge(conf[key], on=key, how="left", indicator=True)

@@ -19,6 +19,7 @@ from judgelab.errors import JudgelabError, TooManyFailures
 from judgelab.run import RunSpec, RunStats, Runner, run_spec
 from judgelab.output import write_html_report, write_table
 from judgelab.paths import output_folder
+from judgelab.raters import is_human
 from judgelab.store import Store
 from judgelab.summary import compare_systems, score_summary, summarize
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
@@ -67,7 +68,7 @@ def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_
     judged), the share of failed judgments exceeds ``max_failure_rate``."""
     if not len(ratings):
         return
-    judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
+    judged = ratings[~ratings["rater"].map(is_human).astype(bool)]
     for rater, group in judged.groupby("rater", sort=True):
         failed = int((group["status"] != Status.OK).sum())
         share = failed / len(group)

@@ -17,25 +17,20 @@ import pandas as pd
 
 from judgelab.datasets.readers import is_frame, parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN, is_human, is_individual_human, person_label
 from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
+from judgelab.table import TIDY_COLUMNS, normalise
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",
            "rename_criteria", "parse_map", "find_item_column", "numeric_columns", "human_raters", "import_human",
            "HUMAN_LAYOUTS", "file_columns"]
 
-TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
-HUMAN_PREFIX = "human:"
-
-
-def is_human(rater: str) -> bool:
-    """Whether a rater label names a human (``human:<id>``)."""
-    return str(rater).startswith(HUMAN_PREFIX)
 
 
 def human_raters(df: pd.DataFrame) -> list[str]:
     """The individual human raters of a table (``human:mean``, a file of mean ratings, is not one)."""
-    return sorted(r for r in df["rater"].unique() if is_human(r) and r != HUMAN_PREFIX + MEAN_RATER)
+    return sorted(r for r in df["rater"].unique() if is_individual_human(r))
 
 
 @dataclass(frozen=True)
@@ -100,7 +95,7 @@ def _labels(table: _Table, column: str, what: str) -> pd.Series:
 
 def _human_names(labels: pd.Series, prefix: str) -> pd.Series:
     """Rater labels with the human prefix: ``ann1`` → ``human:ann1``; ``human:ann1`` stays as it is."""
-    return labels.map(lambda r: r if r.startswith(prefix) else prefix + r)
+    return labels.map(lambda r: person_label(r, prefix))
 
 
 def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
@@ -110,28 +105,8 @@ def _require(df: pd.DataFrame, columns: list[str], where: str) -> None:
 
 
 def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
-    for col, default in (("system", "default"), ("group", None), ("sample", 0), ("status", Status.OK.value)):
-        if col not in df.columns:
-            df[col] = default
-        elif default is not None:
-            df[col] = df[col].where(df[col].notna(), default)  # rows from a source without the column
-    df["score"] = pd.to_numeric(df["score"], errors="coerce")
-    bad = df["score"].isna() & (df["status"] == Status.OK)
-    df.loc[bad, "status"] = Status.MISSING.value
-    df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
-    for col in ("item_id", "system", "criterion", "rater"):
-        df[col] = df[col].astype(str)
-    # no group: None, NaN, pandas.NA or an empty/blank cell (a CSV's empty column reads as "", JSONL's as null)
-    df["group"] = pd.Series([None if _missing(g) or not str(g).strip() else str(g) for g in df["group"].tolist()],
-                            index=df.index, dtype=object)
-    dup = df.duplicated(["rater", "criterion", "system", "item_id", "sample"])
-    if dup.any():
-        row = df[dup].iloc[0]
-        raise JudgelabError(
-            f"{where}: rater {row['rater']!r} rates item {row['item_id']!r} ({row['system']}, {row['criterion']}) "
-            f"more than once; give a sample column to tell repeats apart"
-        )
-    return df[TIDY_COLUMNS].reset_index(drop=True)
+    """The tidy table (:func:`judgelab.table.normalise`: the one normaliser), a repeated rating an error."""
+    return normalise(df, TIDY_COLUMNS, where)
 
 
 def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
@@ -177,7 +152,7 @@ def _long(table: _Table, item: str, rater: str, criterion: str, score: str, syst
 
 
 ID_COLUMNS = ("item_id", "id", "doc_id")
-MEAN_RATER = "mean"
+MEAN_RATER = MEAN_HUMAN
 
 
 def find_item_column(columns, given: str | None, where: str) -> str:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from judgelab.choices import Execution, QueryMode, Score, ScoreMode, Style, TokenParam, Transport
 from judgelab.models.base import Sampling
+from judgelab.raters import CONSTRAINED, judge, with_variant
 
 if TYPE_CHECKING:
     from judgelab.models.base import Backend
@@ -314,6 +315,6 @@ class RunSpec(AskSettings):
         if self.rater:
             return self.rater
         if self.label:
-            return self.label.replace("{model}", model_id) + ("+constrained" if self.constrain else "")
-        return (f"{model_id}@{template_name}" + (f"+{self.variant}" if self.variant else "")
-                + ("+constrained" if self.constrain else ""))
+            label = self.label.replace("{model}", model_id)
+            return with_variant(label, CONSTRAINED) if self.constrain else label
+        return judge(model_id, template_name, self.variant, self.constrain).label

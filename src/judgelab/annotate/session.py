@@ -42,7 +42,7 @@ from judgelab.status import Status
 
 __all__ = ["SubmissionError", "SubmitResult", "AnnotationSession", "HUMAN_PREFIX"]
 
-from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
+from judgelab.raters import HUMAN_PREFIX, human, parse_label  # noqa: E402  (one definition)
 MAX_COMMENT = 2000
 _POINT = re.compile(r"-?[0-9]{1,9}")
 
@@ -69,13 +69,14 @@ def _last_submissions(store: Store) -> dict[str, str]:
     ratings = store.ratings(with_meta=True)
     last: dict[str, str] = {}
     for rater, meta in zip(ratings["rater"], ratings["meta"]):
-        if not str(rater).startswith(HUMAN_PREFIX):
+        who = parse_label(rater)
+        if not who.is_human:
             continue
         try:
             stamp = json.loads(meta).get("submitted")
         except (TypeError, ValueError, AttributeError):
             continue
-        name = str(rater)[len(HUMAN_PREFIX):]
+        name = who.name
         if isinstance(stamp, str) and stamp > last.get(name, ""):
             last[name] = stamp
     return last
@@ -115,8 +116,9 @@ class AnnotationSession:
             self._forms[index] = render_form(template, self.criteria, item.fields(), variant)
         self._done: set[tuple[str, str, str, str]] = set()
         for rater, criterion, system, item_id, sample in store.done():
-            if rater.startswith(HUMAN_PREFIX) and sample == 0:
-                self._done.add((rater[len(HUMAN_PREFIX):], criterion, system, item_id))
+            who = parse_label(rater)
+            if who.is_human and sample == 0:
+                self._done.add((who.name, criterion, system, item_id))
         self._last: dict[str, str] = _last_submissions(store)
         #: When the latest rating was submitted (epoch s): to the second for earlier sessions' ratings, exact for this one's.
         self._latest: float | None = latest_time(self._last.values())
@@ -234,7 +236,7 @@ class AnnotationSession:
                 "template_sha256": self.plan.settings.get("template_sha256"), "variant": self.variant,
                 "position": position, "submitted": stamp}
         rows = [Judgment(item_id=item.item_id, system=item.system, group=item.group, criterion=output,
-                         rater=HUMAN_PREFIX + annotator, sample=0, score=score, score_parsed=None, score_logprob=None,
+                         rater=human(annotator).label, sample=0, score=score, score_parsed=None, score_logprob=None,
                          logprob_outside=None, status=Status.OK, raw=comment or None, latency_s=seconds,
                          meta={**meta, "question": criterion_of[output]})
                 for output, score in zip(self.outputs, scores)]

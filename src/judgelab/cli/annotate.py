@@ -206,9 +206,9 @@ def _hybrid(store, ratings, human, escalation: Path, escalated_human: Optional[P
 
 
 def _people(df):
-    from judgelab.ratings import is_human
+    from judgelab.raters import person_label
 
-    df["rater"] = [r if is_human(r) else f"human:{r}" for r in df["rater"]]
+    df["rater"] = [person_label(r) for r in df["rater"]]
     return df
 
 
@@ -216,7 +216,8 @@ def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optiona
     """(ratings table, whether the human items were a uniform sample: True, False or None unknown)."""
     import json
 
-    from judgelab.ratings import combine, is_human, read_ratings
+    from judgelab.raters import person_label
+    from judgelab.ratings import combine, read_ratings
 
     if store is not None and (ratings is not None or human is not None):
         raise JudgelabError("give --store, or RATINGS with --human, not both")
@@ -237,5 +238,5 @@ def _load_ratings(store: Optional[Path], ratings: Optional[Path], human: Optiona
         raise JudgelabError("give --store FOLDER/store.sqlite, or RATINGS (judge.csv) with --human human.csv")
     judge = read_ratings(ratings)
     people = read_ratings(human)
-    people["rater"] = [r if is_human(r) else f"human:{r}" for r in people["rater"]]
+    people["rater"] = [person_label(r) for r in people["rater"]]
     return combine([judge, people]), None

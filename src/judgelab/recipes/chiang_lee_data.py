@@ -14,6 +14,7 @@ import pandas as pd
 from judgelab.datasets.items import Item
 from judgelab.datasets.readers import parse_score, read_json
 from judgelab.errors import JudgelabError
+from judgelab.raters import human as human_rater
 from judgelab.status import Status
 
 __all__ = ["ATTRIBUTES", "load_wp", "check_wp", "wp_items", "wp_human_ratings"]
@@ -74,5 +75,5 @@ def wp_human_ratings(data: dict[str, dict]) -> pd.DataFrame:
     for key, row in data.items():
         for attr, criterion in ATTRIBUTES.items():
             for k, score in enumerate(row[attr], start=1):
-                rows.append((str(key), _writer(row), str(key), criterion, f"human:t{k}", 0, float(score), Status.OK.value))
+                rows.append((str(key), _writer(row), str(key), criterion, human_rater(f"t{k}").label, 0, float(score), Status.OK.value))
     return pd.DataFrame(rows, columns=["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"])

@@ -10,6 +10,7 @@ from judgelab.choices import Score
 from judgelab.datasets.items import Item
 from judgelab.models import Sampling
 from judgelab.prompts import Template, load_template
+from judgelab.raters import is_human
 from judgelab.run import run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.output import OutputFolder
@@ -115,7 +116,7 @@ def check_judges(folder: Path, say: Callable[[str], None], max_failure_rate: flo
         return
     with Store(store, read_only=True) as s:
         ratings = s.ratings()
-    judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]
+    judged = ratings[~ratings["rater"].map(is_human).astype(bool)]
     raters = sorted(set(judged["rater"]))
     for rater in raters:
         for n, line in enumerate(failure_lines(judged[judged["rater"] == rater])):

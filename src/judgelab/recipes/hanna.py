@@ -27,6 +27,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import read_csv, record_columns, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.raters import human as human_rater, judge as judge_rater
 from judgelab.stats import bh_adjust, correlate, icc, williams_test
 from judgelab.stats.coefficient import TIES
 from judgelab.stats.correlation import level_correlation, matrix_frame
@@ -293,9 +294,9 @@ def to_ratings(scores: HannaScores) -> pd.DataFrame:
         hm = re.match(r"^Human (\d+) (RE|CH|EM|SU|EG|CX)$", col)
         lm = _LLM_COL.match(col)
         if hm:
-            rater, criterion = f"human:{hm[1]}", CODES[hm[2]]
+            rater, criterion = human_rater(hm[1]).label, CODES[hm[2]]
         elif lm and lm["code"] != "AVG":
-            rater, criterion = f"{lm['llm']}@eval-prompt-{lm['prompt']}", CODES[lm["code"]]
+            rater, criterion = judge_rater(lm["llm"], f"eval-prompt-{lm['prompt']}").label, CODES[lm["code"]]
         else:
             continue
         values = scores.data[col]

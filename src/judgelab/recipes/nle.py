@@ -25,6 +25,7 @@ from judgelab.summary import judges_summary
 from judgelab.datasets.items import Item
 from judgelab.datasets.readers import parse_score, read_records, record_columns
 from judgelab.errors import JudgelabError
+from judgelab.raters import judge as judge_rater, with_stage, with_variant
 from judgelab.pairwise import bradley_terry, f1_by_delta, position_consistency, sample_pairs
 from judgelab.prompts import load_template
 from judgelab.output import OutputFolder
@@ -245,7 +246,7 @@ def pairwise_study(by_id: dict[str, Item], humans: pd.DataFrame, dataset: str, j
         pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
         pitems = _pair_items(by_id, pairs)
         prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric],
-                           max_tokens=96, temperature=0.0, rater=f"{rater}|pairwise", options=options, progress=progress)
+                           max_tokens=96, temperature=0.0, rater=with_stage(rater, "pairwise"), options=options, progress=progress)
         judged = store.ratings(rater=prater)
         verdicts = _verdicts(judged, prater, metric)
         pair_rows.append(f1_by_delta(pairs, verdicts).assign(metric=metric, rater="judge"))
@@ -339,7 +340,7 @@ def plan_nle(dataset: str, data: Path, judge: str = "local", human: Path | None 
     for metric in METRICS:
         pairs = sample_pairs({i: humans.loc[i, metric] for i in humans.index if i in by_id}, per_delta, seed)
         spec, tpl = recipe_spec(pair_template, judge, samples=1, score="parsed", criteria=[metric], max_tokens=96,
-                                temperature=0.0, rater=f"{{model}}@nle-{dataset}|pairwise", options=options)
+                                temperature=0.0, rater=with_stage(judge_rater("{model}", f"nle-{dataset}").label, "pairwise"), options=options)
         plans += plan_rate(_pair_items(by_id, pairs), [spec], out, template=tpl, stage=f"pairwise {metric}")
     if dynamic and not pairwise_only:
         later.append("dynamic prompting: its examples come from a retrieval model fitted on the human-scored half at run "
@@ -371,7 +372,7 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
     output.table(neighbours, "dynamic_examples", "dynamic prompting: the example chosen for each test item", show=False)
     test_items = [Item(i, by_id[i].text, "explanation", None, by_id[i].context, {**by_id[i].extra, "examples": examples[i]}) for i in test]
     drater = judge_run(test_items, template, judge, store, samples=samples, score="parsed", max_tokens=160,
-                       rater=f"{rater}+dynamic", options=options, progress=progress)
+                       rater=with_variant(rater, "dynamic"), options=options, progress=progress)
     ratings = store.ratings()
     vanilla = _item_means(ratings, rater).loc[lambda d: d.index.isin(test)]
     dyn = _item_means(ratings, drater)
@@ -384,7 +385,7 @@ def _dynamic(by_id, humans, template, pair_template, judge, store, rater, sample
         for label, exs in (("vanilla", None), ("dynamic", examples)):
             pitems = _pair_items(by_id, pairs, both_orders=False, examples=exs)
             prater = judge_run(pitems, pair_template, judge, store, samples=1, score="parsed", criteria=[metric], max_tokens=96,
-                               temperature=0.0, rater=f"{rater}|pairwise-test-{label}", options=options, progress=progress)
+                               temperature=0.0, rater=with_stage(rater, f"pairwise-test-{label}"), options=options, progress=progress)
             rows.append(f1_by_delta(pairs, _verdicts(store.ratings(rater=prater), prater, metric)).assign(metric=metric, prompting=label))
     output.table(pd.concat(rows), "dynamic_pairwise_f1", "vanilla vs dynamic prompting: pairwise F1 per Δ (figure 3), test half")
 

@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from judgelab.ratings import is_human
+from judgelab.raters import is_human, with_sample
 from judgelab.stats import correlate
 from judgelab.summary import TABLE1_ALPHA_LEVEL, annotator_agreement
 from judgelab.status import Status
@@ -26,7 +26,7 @@ __all__ = ["table1", "pairwise_kendall", "kendall_vs_humans", "annotator_matrix"
 
 def annotator_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Items × annotators (human raters, or a judge's samples) of one rater group."""
-    key = df["rater"].where(df["rater"].map(is_human), df["rater"] + "#" + df["sample"].astype(str))
+    key = [r if is_human(r) else with_sample(r, s) for r, s in zip(df["rater"], df["sample"])]
     ok = df.assign(annotator=key)
     ok = ok[ok["status"] == Status.OK]
     return ok.pivot_table(index="item_id", columns="annotator", values="score", aggfunc="first")

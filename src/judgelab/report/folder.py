@@ -14,7 +14,6 @@ the texts each rater judged).
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,28 +24,18 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.output.legacy import folder_record
 from judgelab.output.record import FolderRecord
-from judgelab.status import Status
 
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file",
            "agree_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
 
-from judgelab.ratings import HUMAN_PREFIX  # noqa: E402  (one definition)
+from judgelab.raters import HUMAN_PREFIX, is_human  # noqa: E402  (one definition)
+from judgelab.table import IDENTITY_COLUMNS, JUDGMENT_COLUMNS, TEXT_COLUMNS, normalise  # noqa: E402
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parquet")
 #: Files that make a folder a judgelab output folder (as does any CSV table or PNG figure).
 MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES)
 
-JUDGMENT_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "score_parsed",
-                    "score_logprob", "logprob_outside", "status", "raw", "attempts", "prompt_tokens",
-                    "completion_tokens", "latency_s", "meta", "seq"]
-_TEXT = ("item_id", "system", "group", "criterion", "rater", "status", "raw")
-_NUMBERS = ("sample", "score", "score_parsed", "score_logprob", "logprob_outside", "prompt_tokens", "completion_tokens",
-            "latency_s", "seq")
-
-
-def is_human(rater: object) -> bool:
-    """A human rater's name starts with ``human:``."""
-    return str(rater).startswith(HUMAN_PREFIX)
+_TEXT = (*TEXT_COLUMNS, "group", "raw", *IDENTITY_COLUMNS)
 
 
 _KEY = re.compile(r'"key":\s*"([^"\\]*)"')
@@ -166,12 +155,9 @@ class StoreReader:
         ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`)."""
         columns = [c for c in JUDGMENT_COLUMNS if c != "meta"]
         rows = self._store.judgment_rows(columns)
-        df = pd.DataFrame.from_records(rows, columns=columns)
-        for col in _NUMBERS:
-            df[col] = pd.to_numeric(df[col], errors="coerce")
+        df = normalise(pd.DataFrame.from_records(rows, columns=columns), JUDGMENT_COLUMNS)  # meta: None
         if not df.empty:
             df = df.sort_values("seq", kind="stable").reset_index(drop=True)
-        df["meta"] = None
         df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]
         return df
 
@@ -195,30 +181,12 @@ def ratings_from_file(path: Path) -> pd.DataFrame:
     missing = [c for c in ("item_id", "criterion", "rater") if c not in df.columns]
     if missing:
         raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
-    df = df.copy()
-    defaults: dict[str, Any] = {"system": "default", "group": None, "sample": 0, "status": Status.OK.value, "raw": None}
-    for col in JUDGMENT_COLUMNS:
-        if col not in df.columns:
-            df[col] = defaults.get(col)
-    df["seq"] = range(1, len(df) + 1)
-    df = _normalise(df[JUDGMENT_COLUMNS])
+    df = df.assign(seq=range(1, len(df) + 1))
+    df = normalise(df, JUDGMENT_COLUMNS)
     df["keys"] = [[] for _ in range(len(df))]
     return df
 
 
-def _normalise(df: pd.DataFrame) -> pd.DataFrame:
-    df = df.copy()
-    for col in ("item_id", "system", "criterion", "rater", "status"):
-        df[col] = df[col].astype(str)
-    df["group"] = df["group"].map(lambda g: None if g is None or (isinstance(g, float) and math.isnan(g)) or g == ""
-                                  else str(g))
-    for col in _NUMBERS:
-        df[col] = pd.to_numeric(df[col], errors="coerce")
-    df["sample"] = df["sample"].fillna(0).astype(int)
-    if "score" in df:
-        bad = df["score"].isna() & (df["status"] == Status.OK)
-        df.loc[bad, "status"] = Status.MISSING.value
-    return df
 
 
 def agree_inputs(folder: RunFolder) -> list[Path]:

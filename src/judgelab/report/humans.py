@@ -27,11 +27,11 @@ import pandas as pd
 from judgelab.errors import JudgelabError
 from judgelab.report.folder import (
     HUMAN_FILES,
-    HUMAN_PREFIX,
     RunFolder,
     is_human,
     read_table,
 )
+from judgelab.raters import person_label
 from judgelab.status import Status
 
 __all__ = ["HumanRatings", "load_humans", "check_human_files", "read_human_file"]
@@ -54,7 +54,7 @@ def _tidy_humans(df: pd.DataFrame, where: str) -> pd.DataFrame:
                             "criterion, rater, score)")
     out = pd.DataFrame({
         "item_id": df["item_id"].astype(str), "criterion": df["criterion"].astype(str),
-        "rater": df["rater"].astype(str).map(lambda r: r if is_human(r) else HUMAN_PREFIX + r),
+        "rater": df["rater"].astype(str).map(person_label),
         "score": pd.to_numeric(df["score"], errors="coerce"),
         "system": df["system"].map(_text_or_none) if "system" in df.columns else None,
         "group": df["group"] if "group" in df.columns else None,

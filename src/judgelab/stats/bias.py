@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import model_of
 from judgelab.ratings import is_human, item_means
 from judgelab.stats.wboot import weighted_ci
 
@@ -344,7 +345,7 @@ def _family(name: str, mapping: dict[str, str]) -> str | None:
     """The family of a judge label: exact, else the part before ``@`` (``model@eval-prompt-1``)."""
     if name in mapping:
         return mapping[name]
-    return mapping.get(name.split("@", 1)[0])
+    return mapping.get(model_of(name) or name)
 
 
 def self_preference(df: pd.DataFrame, judge_family: dict[str, str], system_family: dict[str, str],
@@ -365,7 +366,7 @@ def self_preference(df: pd.DataFrame, judge_family: dict[str, str], system_famil
     """
     means = _means(df)
     judges = sorted(r for r in means["rater"].unique() if not is_human(r))
-    unknown = [j for j in judge_family if not any(r == j or r.split("@", 1)[0] == j for r in judges)]
+    unknown = [j for j in judge_family if not any(r == j or model_of(r) == j for r in judges)]
     if unknown:
         raise JudgelabError(f"--self-family: no judge {', '.join(map(repr, unknown))} in the ratings; judges: "
                             f"{', '.join(judges)}")

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import is_judge, is_jury, jury as jury_of
 from judgelab.ratings import is_human, item_means
 
 __all__ = ["JURY_METHODS", "Jury", "jury", "jury_vs_judges"]
@@ -98,7 +99,7 @@ def jury(df: pd.DataFrame, judges: list[str] | None = None, methods=JURY_METHODS
         JudgelabError: fewer than two judges, an unknown judge or method, or ``weighted`` without
             enough human-rated items for ``folds`` folds.
     """
-    known = sorted(r for r in df["rater"].unique() if not is_human(r) and not str(r).startswith("jury:"))
+    known = sorted(r for r in df["rater"].unique() if is_judge(r))
     judges = known if judges is None else list(judges)
     unknown = [j for j in judges if j not in known]
     if unknown:
@@ -135,7 +136,7 @@ def jury(df: pd.DataFrame, judges: list[str] | None = None, methods=JURY_METHODS
         for method, values in out.items():
             rows.append(pd.DataFrame({
                 "item_id": wide.index.get_level_values("item_id"), "system": wide.index.get_level_values("system"),
-                "group": group.reindex(wide.index).to_numpy(), "criterion": crit, "rater": f"jury:{method}",
+                "group": group.reindex(wide.index).to_numpy(), "criterion": crit, "rater": jury_of(method).label,
                 "sample": 0, "score": values, "status": np.where(np.isnan(values), "missing", "ok")}))
     ratings = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=list(df.columns))
     wcols = ["criterion", "fold", "judge", "weight", "intercept"]
@@ -188,7 +189,7 @@ def jury_vs_judges(df: pd.DataFrame, jury_raters: list[str], level: str = "group
     table = judge_vs_human(df, (method,), (level,), criteria, n_resamples=n_resamples, seed=seed)
     extra = []
     for crit, t in table.groupby("criterion", sort=True):
-        singles = t[~t["rater"].str.startswith("jury:")]
+        singles = t[~t["rater"].map(is_jury).astype(bool)]
         if singles.empty or singles["r"].isna().all():
             continue
         best = singles.loc[singles["r"].idxmax(), "rater"]

@@ -19,7 +19,6 @@ constrained judge piling onto one point) is seen, not only a change of mean.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import CONSTRAINED, free_twin, undigested
 from judgelab.stats.describe import mean_interval
 
 __all__ = ["PairedShift", "ShiftReport", "paired_shift", "SHIFT_COLUMNS", "POINT_COLUMNS", "CONSTRAINED_SUFFIX",
@@ -243,7 +243,7 @@ class ShiftReport:
 # -- which raters to compare: a free judge and its constrained twin (``audit --compare``) ------------
 
 #: The label suffix of a constrained run (:meth:`judgelab.spec.RunSpec.preferred_label`).
-CONSTRAINED_SUFFIX = "+constrained"
+CONSTRAINED_SUFFIX = "+" + CONSTRAINED
 
 
 def constrained_pairs(raters) -> list[tuple[str, str]]:
@@ -257,23 +257,20 @@ def constrained_pairs(raters) -> list[tuple[str, str]]:
         >>> constrained_pairs(["m@t#1a2b3c", "m@t+constrained"])
         [('m@t#1a2b3c', 'm@t+constrained')]
     """
-    present = set(raters)
+    present = {str(r) for r in raters}
     out = []
-    for rater in sorted(present):
-        if CONSTRAINED_SUFFIX in rater:
-            free = rater.replace(CONSTRAINED_SUFFIX, "", 1)
-            if free in present:
-                out.append((free, rater))
-                continue
-            base = _DIGEST_SUFFIX.sub("", free)
-            twins = [r for r in present if CONSTRAINED_SUFFIX not in r and _DIGEST_SUFFIX.sub("", r) == base]
-            if len(twins) == 1:
-                out.append((twins[0], rater))
+    for label in sorted(present):
+        free = free_twin(label)
+        if free is None:
+            continue
+        if free in present:
+            out.append((free, label))
+            continue
+        base = undigested(free)
+        twins = [r for r in present if free_twin(r) is None and undigested(r) == base]
+        if len(twins) == 1:
+            out.append((twins[0], label))
     return out
-
-
-#: The suffix :meth:`judgelab.store.Store.claim_rater` adds when a preferred label is taken (``#`` + 6 hex digits).
-_DIGEST_SUFFIX = re.compile(r"#[0-9a-f]{6}$")
 
 
 def constrained_shift(ratings: pd.DataFrame, compare: list[tuple[str, str]] | None = None,

@@ -17,7 +17,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from judgelab.ratings import is_human, item_means
+from judgelab.raters import model_of, template_part
+from judgelab.ratings import item_means
 from judgelab.stats.bias import _NAN, BiasEffect, _ci, _criteria
 
 __all__ = ["prompt_sensitivity", "variant_groups"]
@@ -27,9 +28,9 @@ def variant_groups(raters) -> dict[str, list[str]]:
     """Judge base name → its variant labels (only bases with two or more variants)."""
     groups: dict[str, list[str]] = {}
     for r in sorted(set(raters)):
-        if is_human(r) or "@" not in r or str(r).startswith("jury:"):
-            continue
-        groups.setdefault(r.split("@", 1)[0], []).append(r)
+        model = model_of(r)
+        if model is not None:
+            groups.setdefault(model, []).append(r)
     return {b: v for b, v in groups.items() if len(v) >= 2}
 
 
@@ -52,7 +53,7 @@ def prompt_sensitivity(df: pd.DataFrame, criterion: str | list[str] | None = Non
             wide = m[m["rater"].isin(variants)].pivot_table(index=["system", "item_id"], columns="rater",
                                                             values="score").reindex(columns=variants).dropna()
             n = len(wide)
-            which = f"{len(variants)} variants: {', '.join(v.split('@', 1)[1] for v in variants)}"
+            which = f"{len(variants)} variants: {', '.join(template_part(v) for v in variants)}"
             if n < 2:
                 out.append(BiasEffect("prompt_icc", base, crit, _NAN, _NAN, _NAN, _NAN, n, 0,
                                       f"{n} items rated by every variant; {which}"))
@@ -83,5 +84,5 @@ def prompt_sensitivity(df: pd.DataFrame, criterion: str | list[str] | None = Non
             out.append(BiasEffect("prompt_shift", base, crit, est, lo, hi, _NAN, n, k,
                                   "; ".join(s for s in (f"highest {hi_v}, lowest {lo_v}", note) if s),
                                   f"{base}'s mean {crit} rating moves by up to {est:.2f} points between prompt "
-                                  f"variants ({hi_v.split('@', 1)[1]} vs {lo_v.split('@', 1)[1]}; {interval})."))
+                                  f"variants ({template_part(hi_v)} vs {template_part(lo_v)}; {interval})."))
     return out

@@ -8,17 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 from judgelab.digest import keyed_json
+from judgelab.table import RATING_COLUMNS, with_identity
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Judgment", "JudgmentTable", "prompt_key", "RATING_COLUMNS"]
 
-#: Columns of the tidy ratings table (ARCHITECTURE.md), in export order.
-RATING_COLUMNS = [
-    "item_id", "system", "group", "criterion", "rater", "sample", "score",
-    "score_parsed", "score_logprob", "logprob_outside", "status", "raw",
-]
 
 
 def prompt_key(messages: Iterable[tuple[str, str]] | Iterable[list[str]]) -> str:
@@ -178,7 +174,8 @@ class JudgmentTable:
             rater: only this rater's rows.
 
         Returns:
-            One row per judgment, columns :data:`RATING_COLUMNS` (then the meta columns).
+            One row per judgment, columns :data:`RATING_COLUMNS`, the rater's identity
+            (:data:`judgelab.table.IDENTITY_COLUMNS`, from its label), then the meta columns.
 
         Token accounting (``with_meta``): a call answers several judgments — all samples
         of an ``n`` request, every metric of a multi-metric criterion — and a refusal costs
@@ -205,9 +202,10 @@ class JudgmentTable:
         df = df.rename(columns={"grp": "group"})
         df = df.sort_values(["rater", "criterion", "system", "item_id", "sample"], kind="mergesort").reset_index(drop=True)
         if not with_meta:
-            return df[RATING_COLUMNS]
+            return with_identity(df[RATING_COLUMNS])
         df = self._tokens_once_per_call(df)
-        return df[RATING_COLUMNS + ["attempts", "call_key", "prompt_tokens", "completion_tokens", "latency_s", "meta"]]
+        meta = ["attempts", "call_key", "prompt_tokens", "completion_tokens", "latency_s", "meta"]
+        return with_identity(df[RATING_COLUMNS]).join(df[meta])
 
     def _tokens_once_per_call(self, df: "pd.DataFrame") -> "pd.DataFrame":
         """Each call's tokens on the first row that used it, 0 on the others (see :meth:`ratings`)."""

@@ -8,6 +8,8 @@ from typing import Any
 
 from judgelab.digest import keyed_json
 from judgelab.errors import JudgelabError
+from judgelab.raters import claims, with_digest
+from judgelab.store.schema import RUN_LABEL_COLUMNS, run_label_values
 
 __all__ = ["RunLabels", "describe_changes"]
 
@@ -56,7 +58,7 @@ class RunLabels:
         rows = {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT rater, digest, identity FROM runs")} if has_runs else {}
         if not forced:  # an identical earlier run under this label (or its #digest form) resumes
             for label, (d, _) in sorted(rows.items()):
-                if d == digest and (label == preferred or label.startswith(preferred + "#")):
+                if d == digest and claims(label, preferred):
                     return label
         # labels with ratings but no run (the annotation app's human raters) are taken too
         others = {r[0] for r in self._db.execute("SELECT DISTINCT rater FROM judgments")} - set(rows)
@@ -67,12 +69,13 @@ class RunLabels:
                 raise JudgelabError(f"rater {label!r} in {self.path} was run with other settings ({changed}); "
                                     "drop --rater for a new label, or use another --out")
         elif label in rows or label in others:
-            label = f"{preferred}#{digest[:6]}"
+            label = with_digest(preferred, digest[:6])
         if label in others:
             raise JudgelabError(f"rater {label!r} in {self.path} holds ratings that no judge run made (annotations); "
                                 "choose another --rater")
         if label not in rows and record:
-            self._write("INSERT INTO runs VALUES (?, ?, ?, ?)", (label, digest, blob, time.time()))
+            self._write(f"INSERT INTO runs (rater, digest, identity, created, {', '.join(RUN_LABEL_COLUMNS)}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (label, digest, blob, time.time(), *run_label_values(label)))
         return label
 
     def runs(self) -> dict[str, dict[str, Any]]:

@@ -6,12 +6,13 @@ import sqlite3
 import time
 
 from judgelab.errors import JudgelabError
+from judgelab.raters import FIELDS, parse_label
 from judgelab.store.judgments import prompt_key
 
 __all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate", "upgraded_copy"]
 
 STORE_FORMAT = "judgelab-store"
-STORE_VERSION = 4
+STORE_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgelab_meta (
@@ -22,7 +23,13 @@ CREATE TABLE IF NOT EXISTS runs (
     rater TEXT PRIMARY KEY,
     digest TEXT NOT NULL,
     identity TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    rater_kind TEXT,
+    judge TEXT,
+    template TEXT,
+    variant TEXT,
+    constrained INTEGER,
+    label_digest TEXT
 );
 CREATE TABLE IF NOT EXISTS run_log (
     rater TEXT NOT NULL,
@@ -127,6 +134,7 @@ def migrate(db: sqlite3.Connection) -> None:
     ``items`` table, made by :data:`SCHEMA`'s ``CREATE TABLE IF NOT EXISTS`` and filled by the next run;
     the ``run_log`` table is made the same way, without a new version: a store without it is read as one
     whose runs were not logged, :meth:`judgelab.store.runs.RunLabels.run_totals`)."""
+    _label_columns(db)
     columns = {r[1] for r in db.execute("PRAGMA table_info(judgments)")}
     if "prompt_key" not in columns:
         db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")
@@ -152,6 +160,31 @@ def migrate(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR IGNORE INTO judgelab_meta VALUES ('run_log_since', ?)", (repr(time.time()),))
     db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
                      (str(STORE_VERSION), STORE_VERSION))
+
+
+#: The ``runs`` table's columns of the rater's identity (:attr:`judgelab.raters.Rater.fields`; the label's
+#: digest is ``label_digest``: ``digest`` is the settings' digest).
+RUN_LABEL_COLUMNS = ("rater_kind", "judge", "template", "variant", "constrained", "label_digest")
+
+
+def run_label_values(label: str) -> tuple[object, ...]:
+    """The :data:`RUN_LABEL_COLUMNS` of a rater label."""
+    fields = parse_label(label).fields
+    return (*(fields[k] for k in FIELDS[:4]), int(bool(fields["constrained"])), fields["digest"])
+
+
+def _label_columns(db: sqlite3.Connection) -> None:
+    """Version 4 → 5: the rater's identity as columns of ``runs``, derived once from each label."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(runs)")}
+    for name in RUN_LABEL_COLUMNS:
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {'INTEGER' if name == 'constrained' else 'TEXT'}")
+    labels = [r[0] for r in db.execute("SELECT rater FROM runs WHERE rater_kind IS NULL")]
+    if labels:
+        with db:
+            db.execute("BEGIN")
+            db.executemany(f"UPDATE runs SET {', '.join(c + ' = ?' for c in RUN_LABEL_COLUMNS)} WHERE rater = ?",
+                           [(*run_label_values(label), label) for label in labels])
 
 
 def upgraded_copy(db: sqlite3.Connection) -> sqlite3.Connection | None:
