@@ -17,7 +17,7 @@ import pandas as pd
 
 from judgelab.datasets.readers import is_frame, parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
-from judgelab.stats.agreement import is_missing as _missing
+from judgelab.missing import is_missing as _missing
 from judgelab.status import Status
 
 __all__ = ["TIDY_COLUMNS", "read_ratings", "import_long", "import_wide", "is_human", "combine", "item_means",

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.ratings import is_human, item_means
-from judgelab.stats.bias import _NAN, BiasEffect, _ci, _criteria
+from judgelab.stats.bias import _criteria
+from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci
 
 __all__ = ["prompt_sensitivity", "variant_groups"]
 

@@ -117,7 +117,7 @@ class OpenAIBackend(Backend):
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
-            from judgelab.output.manifest import mask_url_secrets
+            from judgelab.secrets import mask_url_secrets
 
             raise BackendError(f"the judge endpoint must be an http(s) URL, not {mask_url_secrets(self.base_url)!r}")
         if "@" in self.base_url.split("//", 1)[1].split("/", 1)[0]:
@@ -389,9 +389,9 @@ def _build(**options: Any) -> Backend:
         raise JudgelabError("the openai judge needs --model")
     replicas = options.pop("replicas", None)
     if replicas:
-        from judgelab.models.fleet import Fleet
+        from judgelab.models.backends.fleet import Fleet
 
-        return Fleet(options.pop("model"), replicas, **options)
+        return Fleet(options.pop("model"), replicas, OpenAIBackend, **options)
     return OpenAIBackend(**options)
 
 
