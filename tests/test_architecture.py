@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "judgelab.prompts": DATA,
     "judgelab.parse": DATA,
     "judgelab.answer_layout": DATA,
+    "judgelab.answers": DATA,  # a judge's answer as the ledger stores it
     "judgelab.logprob_score": DATA,
     "judgelab.settings": DATA,  # the sampling and connection configurations
     "judgelab.models": ENGINE,
@@ -58,6 +59,7 @@ LAYERS: dict[str, int] = {
     "judgelab.testing": ENGINE,  # test doubles of the engine's backends and provider APIs
     "judgelab.stats": ANALYSIS,
     "judgelab.agree": ANALYSIS,
+    "judgelab.jury_agreement": ANALYSIS,
     "judgelab.agree_gate": ANALYSIS,
     "judgelab.agree_standardize": ANALYSIS,
     "judgelab.audit": ANALYSIS,
@@ -233,6 +235,24 @@ def test_workflow_modules_do_not_import_each_other():
     graph = import_graph()
     assert "judgelab.dhp.study" not in graph["judgelab.rate"]
     assert "judgelab.recipes.common" not in graph["judgelab.rate"]
+
+
+def test_stats_imports_no_other_analysis_module():
+    """stats/ is the bottom of the analysis layer: pure statistics that agree, audit and the recipes use."""
+    graph = import_graph()
+    up = sorted(f"{a} -> {b}" for a, t in graph.items() if a.startswith("judgelab.stats") for b in t
+                if layer_of(b) == ANALYSIS and not b.startswith("judgelab.stats"))
+    assert up == []
+
+
+def test_the_engine_is_ordered_store_then_models_then_run():
+    """store/ keeps the ledger and the judgments and imports neither models/ nor run/; models/ (backends,
+    the ledger's cached judge) imports no run/ module."""
+    graph = import_graph()
+    up = sorted(f"{a} -> {b}" for a, t in graph.items() for b in t
+                if (a.startswith("judgelab.store") and b.startswith(("judgelab.models", "judgelab.run")))
+                or (a.startswith("judgelab.models") and b.startswith("judgelab.run")))
+    assert up == []
 
 
 def test_no_import_cycle():

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
 from judgelab.secrets import mask_url_secrets, masked_argv
 
 __all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "mask_url_secrets", "write_manifest", "record_step"]
@@ -57,13 +57,7 @@ def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra
 
 def _write_json(path: Path, doc: dict[str, Any]) -> Path:
     """Write ``doc`` to ``path`` atomically (a temporary file, then a rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return write_text_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None, into: Path | None = None) -> Path:
