@@ -377,8 +377,8 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
 
     df = read_ratings(df)
     if check_standardize(standardize) != "none":
-        return standardized_agreement(df, methods, levels, criteria, variant, williams_level, n_resamples, seed,
-                                      ci_method)
+        return standardized_agreement(df, agreement, _check_criteria(df, criteria), methods, levels, criteria,
+                                      variant, williams_level, n_resamples, seed, ci_method)
     corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
     base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
     cons = self_consistency(df, criteria)

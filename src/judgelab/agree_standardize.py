@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -146,15 +146,13 @@ def before_after(raw: dict[str, pd.DataFrame], standardized: dict[str, pd.DataFr
     return pd.DataFrame(out, columns=COMPARISON_COLUMNS)
 
 
-def standardized_agreement(df: pd.DataFrame, *args: Any) -> Any:
-    """``agree.agreement(df, *args, standardize="z")``: the report of the standardised scores, with
-    ``extra`` = ``standardization`` (every statistic raw beside standardised, :func:`before_after`) and
+def standardized_agreement(df: pd.DataFrame, agreement: Callable[..., Any], chosen: list[str], *args: Any) -> Any:
+    """``agreement(df, *args)`` on the standardised scores (``agree.agreement(..., standardize="z")``
+    passes itself and the criteria it checked): the report of the standardised scores, with ``extra`` =
+    ``standardization`` (every statistic raw beside standardised, :func:`before_after`) and
     ``rater_scales`` (the maps, :func:`standardize_scores`)."""
-    from judgelab.agree import _check_criteria, agreement
-
     z_df, scales = standardize_scores(df)
     raw, z = agreement(df, *args), agreement(z_df, *args)
-    chosen = _check_criteria(df, args[2] if len(args) > 2 else None)
     side = before_after({**raw.tables(), "alpha_interval": alpha_vs_humans(df, chosen)},
                         {**z.tables(), "alpha_interval": alpha_vs_humans(z_df, chosen)})
     return dataclasses.replace(z, settings={**z.settings, "standardize": "z"},

@@ -214,11 +214,12 @@ def jury_report(ratings: pd.DataFrame, methods: list[str], level: str = "group",
     """Juries of every judge of ``ratings`` beside each single judge (:mod:`judgelab.stats.jury`).
 
     Returns:
-        The agreement table (:func:`judgelab.stats.jury.jury_vs_judges`), the learned weights, and the
+        The agreement table (:func:`judgelab.jury_agreement.jury_vs_judges`), the learned weights, and the
         juries' ratings (tidy rows of the raters ``jury:<method>``).
     """
     from judgelab.ratings import combine
-    from judgelab.stats.jury import jury, jury_vs_judges
+    from judgelab.jury_agreement import jury_vs_judges
+    from judgelab.stats.jury import jury
 
     j = jury(ratings, None, methods, folds, seed)
     both = combine([ratings, j.ratings])

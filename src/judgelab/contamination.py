@@ -184,7 +184,7 @@ def check_labels(items, label_field: str | None, source) -> None:
 
 
 def score_texts(items, k: float = 0.2, label_field: str | None = None, model_path=None,
-                scorer: "TokenScorer | None" = None, out=None, display=None) -> ContaminationResult:
+                scorer: "TokenScorer | None" = None) -> ContaminationResult:
     """Min-K% Prob (Shi et al. 2024) of each item's text under a local GGUF model, with the ROC AUC of
     members vs non-members when ``label_field`` names a 0/1 field of the items.
 
@@ -212,25 +212,4 @@ def score_texts(items, k: float = 0.2, label_field: str | None = None, model_pat
     table = pd.DataFrame(rows)
     auc = roc_auc(table["min_k_prob"], table["member"]) if label_field is not None else None
     result = ContaminationResult(table, auc, k, scorer.model_id)
-    if out is not None:
-        _write(result, out, label_field, display)
     return result
-
-
-def _write(result: ContaminationResult, out, label_field: str | None, display) -> None:
-    """The folder of ``judgelab contamination --out`` (its record: the settings and the ROC AUC)."""
-    from pathlib import Path
-
-    import pandas as pd
-
-    from judgelab.output import OutputFolder
-
-    output = OutputFolder(Path(out), result.title, command="contamination", display=display)
-    output.table(result.table, "min_k_prob", f"per text: tokens, Min-{int(result.k * 100)}% Prob, mean log-probability"
-                 + (", member label" if label_field else ""), show=False)
-    if result.roc_auc is not None:
-        output.table(pd.DataFrame([{"roc_auc": result.roc_auc, "texts": len(result.table), "k": result.k}]), "roc_auc",
-                     "ROC AUC of Min-K% Prob, members vs non-members", show=False)
-    output.record("contamination", settings={"k": result.k, "label_field": label_field, "model": result.model_id},
-                  results={"texts": len(result.table), "roc_auc": result.roc_auc})
-    output.finish()

@@ -17,8 +17,8 @@ import pandas as pd
 
 from judgelab.datasets.readers import is_frame, parse_score, read_records, records_frame
 from judgelab.errors import JudgelabError
+from judgelab.missing import is_missing as _missing
 from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN, is_human, is_individual_human, person_label
-from judgelab.stats.agreement import is_missing as _missing
 from judgelab.status import Status
 from judgelab.table import TIDY_COLUMNS, normalise
 

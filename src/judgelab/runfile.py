@@ -16,8 +16,9 @@ label (in the style of inspect_ai's and lm-evaluation-harness's task files)::
     score: parsed
     out: runs/stories
 
-The sampling block fills in the run defaults (T = 1.0, top-p 0.9, 128 tokens) for the keys it
-leaves out. Keys are checked before any work: an unknown key is one line naming it and the known keys.
+The sampling block fills in the run defaults (T = 1.0, top-p 0.9, 128 tokens; stated once in
+:mod:`judgelab.settings`) for the keys it leaves out.
+Keys are checked before any work: an unknown key is one line naming it and the known keys.
 Credentials belong in the environment (``OPENAI_API_KEY``), not in the file.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any, Optional
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import JudgelabError
-from judgelab.models.base import Sampling
+from judgelab.settings import SamplingConfig
 from judgelab.choices import RatingsFormat
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 from judgelab.spec import AskSettings, JudgeOptions, JudgeSpec, RunSpec
@@ -115,12 +116,8 @@ class RunFile(AskSettings):
         if len(set(self.judge)) != len(self.judge):
             twice = sorted({j for j in self.judge if self.judge.count(j) > 1})
             raise JudgelabError(f"the same --judge is given twice: {', '.join(twice)}")
-        return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), template=self.template,
-                        criteria=self.criteria, variant=self.variant, samples=self.samples, sampling=self.sampling,
-                        score=self.score, query_mode=self.query_mode, max_refusal_retries=self.max_refusal_retries,
-                        top_logprobs=self.top_logprobs, constrain=self.constrain, rater=self.rater,
-                        execution=self.execution, batch=self.batch)
-                for judge in self.judge]
+        asked = {name: getattr(self, name) for name in AskSettings.model_fields}  # every shared setting, as given
+        return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), **asked) for judge in self.judge]
 
     def load_items(self) -> list:
         """The items to rate (the first ``n_items`` of the file)."""
@@ -209,9 +206,9 @@ def load_run_file(path: str | Path) -> RunFile:
     if unknown:
         raise JudgelabError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(RUN_FILE_KEYS)}")
     if isinstance(doc.get("sampling"), dict):
-        bad = [k for k in doc["sampling"] if k not in Sampling.model_fields]
+        bad = [k for k in doc["sampling"] if k not in SamplingConfig.model_fields]
         if bad:
-            raise JudgelabError(f"{path}: unknown key 'sampling.{bad[0]}'; known keys: {', '.join(Sampling.model_fields)}")
+            raise JudgelabError(f"{path}: unknown key 'sampling.{bad[0]}'; known keys: {', '.join(SamplingConfig.model_fields)}")
     if "judges" in doc:
         if "judge" in doc:
             raise JudgelabError(f"{path}: give judge or judges, not both")

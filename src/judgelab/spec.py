@@ -11,13 +11,12 @@ embedded judge, parsed text elsewhere), and the label's ``{model}`` is the backe
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from judgelab.choices import Execution, QueryMode, Score, ScoreMode, Style, TokenParam, Transport
-from judgelab.models.base import Sampling
+from judgelab.choices import Execution, QueryMode, Score, ScoreMode
+from judgelab.settings import JudgeOptions, Sampling, SamplingConfig, run_sampling
 from judgelab.raters import CONSTRAINED, judge, with_variant
 
 if TYPE_CHECKING:
@@ -25,61 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSpec", "AskSettings", "JudgeSpec", "JudgeOptions", "BatchOptions", "RUN_SAMPLING"]
 
-#: Sampling of rating runs unless told otherwise: Chiang & Lee (2023), §3.2 (T = 1.0, top-p 0.9).
-RUN_SAMPLING = Sampling(temperature=1.0, top_p=0.9, max_tokens=128)
+#: The sampling of a rating run nobody tuned (:data:`judgelab.settings.RUN_SAMPLING_DEFAULTS`, merged).
+RUN_SAMPLING = run_sampling()
 
 
 
 _CONSTRAIN_LOGPROB = ("--constrain constrains generated answers; log-probability scoring reads only the scale's "
                       "labels already: use --score parsed with --constrain")
-
-
-class JudgeOptions(BaseModel):
-    """How to reach a judge: the connection options shared by every ``--judge`` of a command.
-
-    The API key is held for building the client only: it is excluded from every dump, repr and
-    recorded setting (keys never reach a store, log or report).
-
-    Args:
-        base_url: the endpoint of ``openai:MODEL`` without ``@URL``.
-        api_key: the endpoint's key (else the backend reads ``$OPENAI_API_KEY``); never recorded.
-        style: ``chat`` or ``completion`` requests.
-        concurrency: calls in flight at most (the backend's connection pool).
-        max_retries: retries of server errors, timeouts and broken connections.
-        backoff_base: the first retry's wait in seconds (doubled at each retry).
-        timeout: seconds one attempt may take.
-        supports_n: the server answers several samples in one request.
-        transport: the HTTP transport (``auto`` is aiohttp).
-        max_tokens_param: ``auto``, ``max_tokens`` or ``max_completion_tokens``.
-        model_path: the GGUF of a bare ``local``.
-
-    Example:
-        >>> options = JudgeOptions(api_key="sk-secret", concurrency=4)
-        >>> "sk-secret" in repr(options) or "sk-secret" in options.model_dump_json()
-        False
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    base_url: str | None = None
-    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
-    style: Style = "chat"
-    concurrency: int = Field(default=16, ge=1, le=1024)
-    max_retries: int = Field(default=10, ge=0, le=50)
-    backoff_base: float = Field(default=0.5, gt=0.0, le=60.0)
-    timeout: float = Field(default=120.0, gt=0.0, le=3600.0)
-    supports_n: bool = True
-    transport: Transport = "auto"
-    max_tokens_param: TokenParam = "auto"
-    model_path: Path | None = None
-
-    def for_backend(self) -> dict[str, Any]:
-        """The options as the registry's parsers take them (each backend takes those it declares)."""
-        return {"base_url": self.base_url, "api_key": self.api_key.get_secret_value() if self.api_key else None,
-                "style": self.style, "concurrency": self.concurrency, "max_retries": self.max_retries,
-                "backoff_base": self.backoff_base,
-                "supports_n": self.supports_n, "timeout": self.timeout, "transport": self.transport,
-                "max_tokens_param": self.max_tokens_param, "model_path": str(self.model_path) if self.model_path else None}
 
 
 class JudgeSpec(BaseModel):
@@ -175,7 +126,7 @@ class AskSettings(BaseModel):
     criteria: list[str] | None = None
     variant: str | None = None
     samples: int = Field(default=3, ge=1, le=128)
-    sampling: Sampling = RUN_SAMPLING
+    sampling: SamplingConfig = SamplingConfig()
     score: Score = "auto"
     query_mode: QueryMode = "independent"
     max_refusal_retries: int = Field(default=3, ge=0, le=20)
@@ -187,11 +138,9 @@ class AskSettings(BaseModel):
 
     @field_validator("sampling", mode="before")
     @classmethod
-    def _partial_sampling(cls, value: Any) -> Any:
-        """A partial mapping fills in the run defaults (:data:`RUN_SAMPLING`), not Sampling's own."""
-        if isinstance(value, dict):
-            return {**RUN_SAMPLING.model_dump(), **value}
-        return value
+    def _chosen_sampling(cls, value: Any) -> Any:
+        """A :class:`Sampling` given whole is a choice of every field (``seed`` ``None``: not set)."""
+        return value.model_dump() if isinstance(value, BaseModel) else value
 
     @field_validator("criteria", mode="before")
     @classmethod
@@ -241,6 +190,14 @@ class RunSpec(AskSettings):
     judge: JudgeSpec = JudgeSpec()
     label: str | None = None
     concurrency: int | None = Field(default=None, ge=1, le=1024)
+    sampling: Sampling = RUN_SAMPLING  # type: ignore[assignment]  # what was chosen, merged over the defaults
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _chosen_sampling(cls, value: Any) -> Any:
+        """A partial choice (a :class:`SamplingConfig` or mapping) fills in the run defaults
+        (:func:`judgelab.settings.run_sampling`), not :class:`Sampling`'s own."""
+        return value if isinstance(value, Sampling) else run_sampling(value)
 
     @field_validator("judge", mode="before")
     @classmethod

@@ -12,7 +12,8 @@ from conftest import run_cli
 from judgelab.audit import audit
 from judgelab.audit_results import sample_calibration
 from judgelab.ratings import combine, import_human
-from judgelab.stats.jury import jury, jury_vs_judges
+from judgelab.jury_agreement import jury_vs_judges
+from judgelab.stats.jury import jury
 from judgelab.stats.position import length_preference, position_bias
 
 

@@ -54,7 +54,7 @@ def test_unknown_template_and_criterion(tmp_path):
 
 
 @pytest.mark.parametrize("option,value,needle", [
-    ("--temperature", "-1", "temperature"), ("--top-p", "0", "top_p"), ("--max-tokens", "0", "max_tokens"),
+    ("--temperature", "-1", "--temperature"), ("--top-p", "0", "--top-p"), ("--max-tokens", "0", "--max-tokens"),
     ("--samples", "0", "samples"), ("--score", "vibes", "--score"),
 ])
 def test_invalid_sampling_parameters(tmp_path, option, value, needle):

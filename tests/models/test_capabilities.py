@@ -137,8 +137,9 @@ def test_a_one_slot_server_with_the_default_concurrency_ends_without_timeouts(tm
 
 
 def test_a_fleet_learns_once_for_all_its_replicas():
-    from judgelab.models.fleet import Fleet
+    from judgelab.models.backends.fleet import Fleet
+    from judgelab.models.backends.openai_compatible import OpenAIBackend
 
-    fleet = Fleet("m", ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"], api_key="k", transport="httpx")
+    fleet = Fleet("m", ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"], OpenAIBackend, api_key="k", transport="httpx")
     assert all(r.backend.learned is fleet.learned for r in fleet.replicas)
     assert "capabilities" in fleet.run_facts()

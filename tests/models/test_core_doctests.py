@@ -10,7 +10,9 @@ MODULES = ["judgelab.models", "judgelab.models.base", "judgelab.models.registry"
            "judgelab.run.runner", "judgelab.run.plan", "judgelab.run.identity", "judgelab.run.record",
            "judgelab.run.execute", "judgelab.models.retry", "judgelab.store", "judgelab.store.lock", "judgelab.store.runs",
            "judgelab.store.judgments", "judgelab.store.ledger", "judgelab.store.writer", "judgelab.status", "judgelab.parse", "judgelab.answer_layout", "judgelab.perturb.llm",
-           "judgelab.perturb.rules", "judgelab.contamination"]
+           "judgelab.perturb.rules", "judgelab.contamination", "judgelab.answers", "judgelab.settings", "judgelab.io_atomic",
+           "judgelab.secrets", "judgelab.missing", "judgelab.spec", "judgelab.runfile", "judgelab.models.backends.fleet",
+           "judgelab.models.backends.openai_answers"]
 
 
 @pytest.mark.parametrize("name", MODULES)

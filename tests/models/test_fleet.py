@@ -8,7 +8,8 @@ import pytest
 from conftest import write_items
 from judgelab.datasets.items import load_items
 from judgelab.errors import JudgelabError
-from judgelab.models.fleet import Fleet
+from judgelab.models.backends.fleet import Fleet
+from judgelab.models.backends.openai_compatible import OpenAIBackend
 from judgelab.models.spec import build_judge, parse_judge
 from judgelab.run import RunSpec, run_spec
 from judgelab.spec import JudgeOptions, JudgeSpec
@@ -146,11 +147,11 @@ def test_a_refusing_replica_is_taken_out_its_call_resent_and_tried_again_later(m
     import asyncio
 
     from judgelab.errors import ServerError, Unreachable
-    from judgelab.models import fleet as fleet_module
+    from judgelab.models.backends import fleet as fleet_module
     from judgelab.models.base import JudgeRequest, Sampling
 
     monkeypatch.setattr(fleet_module, "PAUSE_S", 0.05)
-    fleet = Fleet("m", ["http://a/v1", "http://b/v1"])
+    fleet = Fleet("m", ["http://a/v1", "http://b/v1"], OpenAIBackend)
     a = _Fake("http://a/v1", [Unreachable("refused")])
     b = _Fake("http://b/v1", [])
     fleet.replicas[0].backend, fleet.replicas[1].backend = a, b

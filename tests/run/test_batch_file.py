@@ -112,7 +112,7 @@ def test_failed_lines_are_exported_again_and_another_runs_file_is_refused(tmp_pa
 def test_refusals_are_exported_in_a_second_round(tmp_path):
     """A refusal's regeneration cannot be planned: the next export holds it once the first answer is in."""
     from judgelab.run.batch_import import import_batch
-    from judgelab.run.batchfile import export_batch
+    from judgelab.run.batch_export import export_batch
     from judgelab.datasets.items import Item
     from judgelab.run import RunSpec
 

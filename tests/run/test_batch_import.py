@@ -139,7 +139,7 @@ def test_a_bad_file_is_one_line_and_writes_nothing(exported, case):
 def exported_store(tmp_path):
     from judgelab.datasets.items import Item
     from judgelab.run import RunSpec
-    from judgelab.run.batchfile import export_batch
+    from judgelab.run.batch_export import export_batch
 
     spec = RunSpec(judge="openai:m@http://127.0.0.1:9/v1", samples=1, criteria=["cohesiveness"])
     items = [Item(f"i{n}", f"Story {n}.", context="p") for n in range(3)]

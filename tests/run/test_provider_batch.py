@@ -89,7 +89,7 @@ def test_a_batch_created_just_before_a_kill_is_found_not_created_again(tmp_path,
     """Killed after ``batches.create`` reached the provider, before its id was stored: the rerun adopts it."""
     import openai
 
-    from judgelab.run.batchfile import export_batch
+    from judgelab.run.batch_export import export_batch
     from judgelab.datasets.items import load_items
     from judgelab.run import RunSpec
     from judgelab.store import Store

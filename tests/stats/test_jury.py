@@ -8,7 +8,8 @@ import pytest
 
 from judgelab.errors import JudgelabError
 from judgelab.ratings import combine
-from judgelab.stats.jury import jury, jury_vs_judges
+from judgelab.jury_agreement import jury_vs_judges
+from judgelab.stats.jury import jury
 
 
 def _tidy(scores: dict[str, np.ndarray], systems: int = 4) -> pd.DataFrame:

@@ -46,7 +46,7 @@ from judgelab.stats.ppi import ppi_mean, ppi_mean_difference
 from judgelab.stats.ppi_core import minimum_sizes
 from judgelab.stats.ppi_plan import PPIPlan, plan_ppi_difference, plan_ppi_mean
 
-__all__ = ["human_estimates", "choose_judge", "write_estimates"]
+__all__ = ["human_estimates", "choose_judge"]
 
 
 def choose_judge(ratings: pd.DataFrame, judge: str | None = None) -> str:
@@ -280,29 +280,3 @@ def _plan_difference(criterion: str, a: str, b: str, da, db, target: float, alph
     note = "" if reachable else f"more human-rated items per system than the judge rated ({total}): add items or accept a wider interval"
     note = "; ".join(n for n in (note, _raised(plan)) if n)
     return PlanOutcome(criterion, "difference", (a, b), now, plan, max(0, plan.n - now), reachable, note)
-
-
-_DESCRIPTIONS = {"estimates": "PPI++ means per criterion and system, with the classical human-only mean",
-                 "differences": "PPI++ differences between systems", "alt_test": "the Alternative Annotator Test",
-                 "plan": "human ratings needed for the target half-width"}
-
-
-def write_estimates(result, out, notes: Sequence[str] = (), settings: dict | None = None, inputs=(),
-                    display=None):
-    """The folder of ``judgelab human-estimate``: estimates, differences, Alt-Test and plan tables,
-    estimates.json, README.md, run.json and results.json (a step beside a run's own outputs). Returns it."""
-    import json
-    from pathlib import Path
-
-    from judgelab.output import OutputFolder
-
-    with OutputFolder(Path(out), "Human + judge estimates (`judgelab human-estimate`)", command="human-estimate",
-                      step=True, display=display) as output:
-        tables = result.tables()
-        for name in ("estimates", "differences", "alt_test", "plan"):
-            if name in tables:
-                output.table(tables[name], name, _DESCRIPTIONS[name], show=False)
-        output.file("estimates.json", "all of it as one JSON document", table="estimates_document").write_text(
-            json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        output.record("human-estimate", settings=settings, inputs=list(inputs), results={"judge": result.judge})
-        return output.finish(list(notes))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Callable, Sequence
 from judgelab.annotate.selection import ItemKey, Selection
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
 from judgelab.store import describe_changes
 
 __all__ = ["AnnotationPlan", "items_digest", "load_or_make_plan", "save_plan", "Annotators", "load_annotators",
@@ -68,17 +68,7 @@ class AnnotationPlan:
 
 def _write_private(path: Path, text: str, mode: int = 0o600) -> None:
     """Write a file atomically (temporary file, then rename), readable by its owner only when ``mode`` says so."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        tmp.replace(path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_text_atomic(path, text, mode=mode, fsync=True)
 
 
 def _settings_changes(old: dict[str, Any], new: dict[str, Any]) -> str:

@@ -203,10 +203,10 @@ def _check_ties(ties: str) -> None:
 
 def _hanna_out(out: Optional[Path], command: str, table, name: str, description: str, scores: Path,
                ties: Optional[str] = None) -> None:
-    """``--out`` of the hanna subcommands (:func:`judgelab.recipes.hanna.write_hanna_table`)."""
+    """``--out`` of the hanna subcommands (:func:`judgelab.output.steps.write_hanna_table`)."""
     if out is not None:
         from judgelab.cli.common import NotesDisplay
-        from judgelab.recipes.hanna import write_hanna_table
+        from judgelab.output.steps import write_hanna_table
 
         write_hanna_table(out, command, table, name, description, scores, ties, NotesDisplay())
 

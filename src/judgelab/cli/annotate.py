@@ -146,7 +146,7 @@ def human_estimate(
     result = human_estimates(frame, judge=judge_rater, criteria=split_list(criteria), systems=split_list(systems),
                              target_half_width=target_half_width, alpha=alpha, epsilon=epsilon,
                              alt_min_items=alt_min_items, uniform_sample=uniform, quantile=quantile)
-    from judgelab.annotate.estimate import write_estimates
+    from judgelab.output.steps import write_estimates
     from judgelab.cli.common import NotesDisplay
     from judgelab.output.record import input_file
 

@@ -16,7 +16,7 @@ app.add_typer(batch_app, name="batch", rich_help_panel=RATING)
 def export_run(spec, path: Path, max_requests: int, max_bytes: int) -> None:
     """``rate --export-batch``: write the pending calls of a :class:`judgelab.runfile.RunFile` (one judge)."""
     from judgelab.errors import JudgelabError
-    from judgelab.run.batchfile import export_batch
+    from judgelab.run.batch_export import export_batch
 
     specs = spec.run_specs()
     if len(specs) != 1:

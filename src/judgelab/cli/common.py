@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, TypeVar
 
 import typer
 
 from judgelab.choices import Style, TokenParam, Transport
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE
+
+_Model = TypeVar("_Model")
 
 if TYPE_CHECKING:
     from judgelab.spec import JudgeOptions
@@ -55,20 +57,38 @@ JUDGE_SYNTAX = ("local | local:PATH.gguf | openai:MODEL | openai:MODEL@BASE_URL 
 
 
 def judge_options(
-    base_url: Optional[str] = None, api_key: Optional[str] = None, style: Style = "chat",
-    concurrency: int = 16, max_retries: int = 10, no_n: bool = False, timeout: float = 120.0,
-    transport: Transport = "auto", max_tokens_param: TokenParam = "auto", model_path: Optional[Path] = None,
+    base_url: Optional[str] = None, api_key: Optional[str] = None, style: Optional[Style] = None,
+    concurrency: Optional[int] = None, max_retries: Optional[int] = None, no_n: bool = False,
+    timeout: Optional[float] = None, transport: Optional[Transport] = None, max_tokens_param: Optional[TokenParam] = None,
+    model_path: Optional[Path] = None,
 ) -> "JudgeOptions":
     """The connection options every ``--judge`` of a command shares (:class:`judgelab.spec.JudgeOptions`):
     ``openai:MODEL`` takes the endpoint from ``--base-url`` (else ``$OPENAI_BASE_URL``), the key from
-    ``--api-key`` (else ``$OPENAI_API_KEY``); a bare ``local`` takes ``--model-path``."""
+    ``--api-key`` (else ``$OPENAI_API_KEY``); a bare ``local`` takes ``--model-path``. ``None`` is "not
+    set" (the defaults are :data:`judgelab.settings.CONNECTION_DEFAULTS`); the bounds are checked there too."""
     from pydantic import SecretStr
 
-    from judgelab.spec import JudgeOptions
+    from judgelab.settings import JudgeOptions
 
-    return JudgeOptions(base_url=base_url, api_key=SecretStr(api_key) if api_key else None, style=style,
-                        concurrency=concurrency, max_retries=max_retries, supports_n=not no_n, timeout=timeout, transport=transport,
-                        max_tokens_param=max_tokens_param, model_path=model_path)
+    return from_flags(JudgeOptions, base_url=base_url, api_key=SecretStr(api_key) if api_key else None, style=style,
+                      concurrency=concurrency, max_retries=max_retries, supports_n=False if no_n else None, timeout=timeout,
+                      transport=transport, max_tokens_param=max_tokens_param, model_path=model_path)
+
+
+def from_flags(model: type[_Model], **values: object) -> _Model:
+    """``model(**values)`` from command-line flags: a value outside the model's bounds is one line
+    naming the flag (``invalid value for --timeout: …``); the bounds live in the model only."""
+    from pydantic import ValidationError
+
+    from judgelab.errors import JudgelabError
+
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else ""
+        flag = "--no-n" if name == "supports_n" else "--" + name.replace("_", "-")
+        raise JudgelabError(f"invalid value for {flag}: {first['msg']}") from None
 
 
 def judge_specs(judges: list[str]) -> list[str]:
@@ -86,19 +106,19 @@ def judge_specs(judges: list[str]) -> list[str]:
 JudgeOpt = typer.Option(["local"], "--judge", help=f"the judge: {JUDGE_SYNTAX}; repeatable (one rater per judge)")
 BaseUrlOpt = typer.Option(None, "--base-url", help="endpoint of openai:MODEL judges without @URL (default: $OPENAI_BASE_URL or OpenAI)")
 ApiKeyOpt = typer.Option(None, "--api-key", help="API key of openai judges (default: $OPENAI_API_KEY)")
-StyleOpt = typer.Option("chat", "--style", help="chat | completion requests (openai judge)")
+StyleOpt = typer.Option(None, "--style", help="chat | completion requests (openai judge; default chat)")
 ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for the local judge (default: the shipped Gemma 3 270M); same as --judge local:PATH")
-ConcurrencyOpt = typer.Option(16, "--concurrency", min=1, max=1024, help="calls in flight at once (openai judge)")
+ConcurrencyOpt = typer.Option(None, "--concurrency", help="calls in flight at once, 1 to 1024 (openai judge; default 16)")
 MaxFailureRateOpt = typer.Option(DEFAULT_MAX_FAILURE_RATE, "--max-failure-rate", min=0.0, max=1.0,
                                  help="exit with status 3 when more than this share of judgments failed")
-MaxTokensParamOpt = typer.Option("auto", "--max-tokens-param",
-                                 help="auto | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")
-TransportOpt = typer.Option("auto", "--transport", help="HTTP transport of the openai judge: auto (aiohttp) | aiohttp | httpx")
-RetriesOpt = typer.Option(10, "--max-retries", min=0, max=50,
-                          help="retries of a call after server errors, timeouts and broken connections (rate limits "
+MaxTokensParamOpt = typer.Option(None, "--max-tokens-param",
+                                 help="auto (the default) | max_tokens | max_completion_tokens (reasoning models need the latter; auto switches once when refused)")
+TransportOpt = typer.Option(None, "--transport", help="HTTP transport of the openai judge: auto (aiohttp; the default) | aiohttp | httpx")
+RetriesOpt = typer.Option(None, "--max-retries",
+                          help="0 to 50 (default 10) retries of a call after server errors, timeouts and broken connections (rate limits "
                                "are retried with backoff without using these up); then the judgment is recorded as "
                                "'error' and asked again by the next run")
-TimeoutOpt = typer.Option(120.0, "--timeout", min=0.1, max=3600.0, help="seconds one attempt of a call may take (openai judge)")
+TimeoutOpt = typer.Option(None, "--timeout", help="seconds one attempt of a call may take, above 0 and up to 3600 (openai judge; default 120)")
 DryRunOpt = typer.Option(False, "--dry-run", help="call no model: print the calls, judgments, estimated prompt tokens "
                          "(and dollars with --price-in/--price-out) and the first prompt of each criterion")
 PriceInOpt = typer.Option(None, "--price-in", min=0.0, help="USD per 1M prompt tokens: the --dry-run estimate, and the cost of a real run (printed, in run.json)")

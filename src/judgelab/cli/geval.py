@@ -39,7 +39,7 @@ def recipe_geval(
     samples: int = typer.Option(1, "--samples", min=1, help="answers per item in parsed mode (averaged)"),
     n_resamples: int = typer.Option(999, "--n-resamples", min=0, help="bootstrap resamples of documents for the CIs (0: none)"),
     seed: int = typer.Option(0, "--seed", help="bootstrap and sampling seed"),
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/geval"), "--out", help="output folder: correlations, ratings, "
                              "README.md, run.json, store.sqlite, report.html"),
     quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,

@@ -54,7 +54,7 @@ def padding(
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="the first N rows of --items"),
     id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
     system_field: str = SystemFieldOpt, group_field: str = GroupFieldOpt,
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     model_path: Optional[Path] = ModelPathOpt,
     out: Path = typer.Option(Path("judgelab-runs/padding"), "--out", help="output folder: padded texts, ratings, "
                              "padding_effect.csv, README.md, run.json"),

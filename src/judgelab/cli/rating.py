@@ -44,17 +44,18 @@ def rate(
     criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all of the template)"),
     variant: Optional[str] = typer.Option(None, "--variant", help="instruction variant, e.g. persona or explain"),
     judge: list[str] = JudgeOpt, base_url: Optional[str] = BaseUrlOpt,
-    api_key: Optional[str] = ApiKeyOpt, style: Style = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
-    concurrency: int = ConcurrencyOpt, max_retries: int = RetriesOpt,
-    timeout: float = TimeoutOpt,
+    api_key: Optional[str] = ApiKeyOpt, style: Optional[Style] = StyleOpt, model_path: Optional[Path] = ModelPathOpt,
+    concurrency: Optional[int] = ConcurrencyOpt, max_retries: Optional[int] = RetriesOpt,
+    timeout: Optional[float] = TimeoutOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
     samples: int = typer.Option(3, "--samples", help="samples per item and criterion (the paper's three annotators)"),
-    temperature: float = typer.Option(1.0, "--temperature", help="sampling temperature of generated answers "
-                                      "(log-probability scoring reads the next token and ignores it)"),
-    top_p: float = typer.Option(0.9, "--top-p", help="nucleus sampling: the smallest set of tokens whose "
-                                "probability reaches this share"),
-    max_tokens: int = typer.Option(128, "--max-tokens", help="most tokens of one answer (a longer one is cut off "
-                                   "and recorded as truncated)"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="sampling temperature of generated "
+                                                "answers, 0 to 2 (default 1.0; log-probability scoring reads the next "
+                                                "token and ignores it)"),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="nucleus sampling: the smallest set of tokens whose "
+                                          "probability reaches this share (default 0.9)"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="most tokens of one answer (default 128; a "
+                                             "longer one is cut off and recorded as truncated)"),
     seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed sent to judges that take one (the local "
                                        "judge, OpenAI); default: none"),
     score: Score = typer.Option("auto", "--score", help="parsed | logprob | auto (the judge's default: logprob for the local judge)"),
@@ -75,8 +76,8 @@ def rate(
     quiet: bool = QuietOpt,
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
-    transport: Transport = TransportOpt,
-    max_tokens_param: TokenParam = MaxTokensParamOpt,
+    transport: Optional[Transport] = TransportOpt,
+    max_tokens_param: Optional[TokenParam] = MaxTokensParamOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
     export_batch: Optional[Path] = typer.Option(
         None, "--export-batch", help="call no model: write the calls the store lacks as OpenAI batch-input JSONL "
@@ -101,13 +102,13 @@ def rate(
     """
     from judgelab.runfile import RunFile
 
-    from judgelab.cli.common import judge_options
-    from judgelab.models.base import Sampling
+    from judgelab.cli.common import from_flags, judge_options
+    from judgelab.settings import SamplingConfig
     from judgelab.spec import BatchOptions
 
     spec = RunFile(
         items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge),
-        samples=samples, sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+        samples=samples, sampling=from_flags(SamplingConfig, temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, constrain=constrain,
         rater=rater, out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,

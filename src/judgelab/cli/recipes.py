@@ -52,9 +52,10 @@ def contamination(
     import json as _json
 
 
+    from judgelab.cli.output import emit
     from judgelab.contamination import check_labels, score_texts
     from judgelab.datasets.items import FieldMap, load_items
-    from judgelab.cli.output import emit
+    from judgelab.output.steps import write_contamination
     from judgelab.output import json_document
 
     items = load_items(texts, FieldMap(id=id_field, text=text_field), limit=n_items)
@@ -65,8 +66,9 @@ def contamination(
                    f"({model_path or 'the shipped Gemma 3 270M'}); about {round(chars / 4)} tokens "
                    "(estimated as characters / 4); nothing is written")
         return
-    result = score_texts(items, k, label_field, model_path, out=out,
-                         display=TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
+    result = score_texts(items, k, label_field, model_path)
+    if out is not None:
+        write_contamination(result, out, label_field, TerminalDisplay() if fmt == "table" else None)  # csv/json: stdout is data
     if fmt == "json":
         typer.echo(_json.dumps(json_document("contamination", rows=result.table, roc_auc=result.roc_auc, k=k,
                                              model=result.model_id)))
@@ -104,7 +106,7 @@ def recipe_chiang_lee(
     writer_field: str = typer.Option("writer", "--system-field", help="the column of the story's writer (the "
                                      "system), e.g. Model for hanna_llm_stories.csv"),
     score: Optional[Score] = ScoreOpt,
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/chiang-lee"), "--out", help=OUT_HELP),
     quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
@@ -134,7 +136,7 @@ def recipe_hanna(
     samples: int = typer.Option(3, "--samples", help="tries per story"),
     score: Optional[Score] = ScoreOpt,
     human: Optional[Path] = typer.Option(None, "--human", help="tidy human ratings of the same items"),
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/hanna"), "--out", help=OUT_HELP),
     quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,
@@ -170,7 +172,7 @@ def recipe_nle(
     retrieval: str = typer.Option("auto", "--retrieval", help="auto | sentence-transformers | tfidf"),
     price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per 1M prompt tokens"),
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per 1M completion tokens"),
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/nle"), "--out", help=OUT_HELP),
     quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt,
@@ -221,7 +223,7 @@ def pairwise(
     n_items: Optional[int] = typer.Option(None, "--n-items", min=1, help="explanations: the first N rows of --items"),
     per_delta: int = typer.Option(100, "--per-delta", min=1, help="pairs per score gap"),
     seed: int = typer.Option(0, "--seed", help="seed of the pairs drawn per score gap"),
-    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: int = ConcurrencyOpt,
+    base_url: Optional[str] = BaseUrlOpt, api_key: Optional[str] = ApiKeyOpt, concurrency: Optional[int] = ConcurrencyOpt,
     out: Path = typer.Option(Path("judgelab-runs/pairwise"), "--out", help=OUT_HELP),
     quiet: bool = QuietOpt, max_failure_rate: float = MaxFailureRateOpt,
     dry_run: bool = DryRunOpt, price_in: Optional[float] = PriceInOpt, price_out: Optional[float] = PriceOutOpt,

@@ -240,7 +240,7 @@ def frame_records(df: Any, name: str) -> Records:
     Raises:
         JudgelabError: a column name that is not text or appears twice.
     """
-    from judgelab.stats.agreement import is_missing
+    from judgelab.missing import is_missing
 
     columns = list(df.columns)
     odd = [c for c in columns if not isinstance(c, str)]

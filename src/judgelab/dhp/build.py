@@ -17,6 +17,7 @@ import pandas as pd
 from judgelab.datasets.items import Item, read_records
 from judgelab.dhp.task import DhpTask, Perturbation
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_atomic
 from judgelab.models.base import Backend
 from judgelab.perturb import rules
 from judgelab.store import Store
@@ -95,13 +96,13 @@ def save_items(items: list[Item], path: Path) -> Path:
     Returns:
         ``path``.
     """
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for i in items:
-            f.write(json.dumps({"id": i.item_id, "system": i.system, "group": i.group, "text": i.text,
-                                "context": i.context, **i.extra}, ensure_ascii=False) + "\n")
-    tmp.replace(path)
-    return path
+    def fill(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as f:
+            for i in items:
+                f.write(json.dumps({"id": i.item_id, "system": i.system, "group": i.group, "text": i.text,
+                                    "context": i.context, **i.extra}, ensure_ascii=False) + "\n")
+
+    return write_atomic(path, fill)
 
 
 def load_saved_items(path: Path) -> list[Item]:

@@ -8,15 +8,15 @@ can do (:class:`Capabilities`); asking for something it lacks raises
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from judgelab.answers import Choice, JudgeResponse, TokenLogprobs  # the answer, as the ledger stores it
 from judgelab.errors import CapabilityError
 from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.capabilities import EndpointCapabilities
 from judgelab.models.retry import RetryPolicy
+from judgelab.settings import Sampling  # the request's sampling, defined with the run's settings
 
 __all__ = [
     "Sampling",
@@ -29,28 +29,6 @@ __all__ = [
     "flatten_messages",
     "AnswerFormat",
 ]
-
-
-class Sampling(BaseModel):
-    """Sampling parameters of one request (validated: bad values are a one-line error; frozen).
-
-    Args:
-        temperature: 0 (greedy) to 2.
-        top_p: nucleus mass in (0, 1].
-        max_tokens: the answer's length limit (an answer cut off there is ``truncated``).
-        seed: a sampling seed, for backends that take one (``Capabilities.seed``).
-
-    Example:
-        >>> Sampling(temperature=1.0, top_p=0.9).model_dump()
-        {'temperature': 1.0, 'top_p': 0.9, 'max_tokens': 128, 'seed': None}
-    """
-
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=128, ge=1, le=32768)
-    seed: int | None = None
-
-    model_config = {"frozen": True}
 
 
 @dataclass(frozen=True)
@@ -112,117 +90,6 @@ class JudgeRequest:
     def as_dicts(self) -> list[dict[str, str]]:
         """The messages as OpenAI-style ``{"role", "content"}`` dicts."""
         return [{"role": r, "content": c} for r, c in self.messages]
-
-
-# One generated token: (token text, its logprob, {alternative token: logprob}).
-TokenLogprobs = tuple[str, float, dict[str, float]]
-
-
-@dataclass
-class Choice:
-    """One answer: its text, per-token log-probabilities when asked for, why it stopped
-    (``length`` = cut off at ``max_tokens``), and a reasoning model's reasoning text.
-
-    Attributes:
-        text: the answer.
-        tokens: ``(token, logprob, {alternative: logprob})`` per generated token, or ``None``.
-        finish_reason: ``stop``, ``length``, ``score`` …
-        reasoning: a reasoning model's reasoning text, when the server returns it.
-
-    Example:
-        >>> Choice("4", None, "stop").finish_reason
-        'stop'
-    """
-
-    text: str
-    tokens: list[TokenLogprobs] | None = None
-    finish_reason: str | None = None
-    reasoning: str | None = None
-
-
-@dataclass
-class JudgeResponse:
-    """A backend's answer to one request, as stored in the call ledger.
-
-    Attributes:
-        choices: one :class:`Choice` per answer (at most ``n``).
-        prompt_tokens, completion_tokens: token counts of the call.
-        latency_s: seconds the call took.
-        model: the model the server says answered.
-        extra: backend-specific details kept with the call.
-
-    Example:
-        >>> response = JudgeResponse([Choice("4", None, "stop")], prompt_tokens=12)
-        >>> JudgeResponse.from_json(response.to_json()) == response
-        True
-    """
-    choices: list[Choice]
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    model: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The response as a JSON-serialisable dict (what the ledger stores)."""
-        return {
-            "choices": [
-                {"text": c.text, "tokens": [list(t) for t in c.tokens] if c.tokens is not None else None,
-                 "finish_reason": c.finish_reason, **({"reasoning": c.reasoning} if c.reasoning is not None else {})}
-                for c in self.choices
-            ],
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_s": self.latency_s,
-            "model": self.model,
-            "extra": self.extra,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "JudgeResponse":
-        """A response back from its :meth:`to_json` form.
-
-        Args:
-            data: the stored dict.
-
-        Returns:
-            The :class:`JudgeResponse`.
-
-        Raises:
-            ValueError: ``data`` is not a stored answer (no choices, a choice without text,
-                malformed tokens): a damaged ledger entry is never read as an answer.
-
-        Example:
-            >>> JudgeResponse.from_json({})
-            Traceback (most recent call last):
-            ...
-            ValueError: not a stored answer: no choices
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"not a stored answer: {type(data).__name__}")
-        raw_choices = data.get("choices")
-        if not isinstance(raw_choices, list) or not raw_choices:
-            raise ValueError("not a stored answer: no choices")
-        choices = []
-        for c in raw_choices:
-            if not isinstance(c, dict) or not isinstance(c.get("text"), str):
-                raise ValueError("not a stored answer: a choice without text")
-            tokens = c.get("tokens")
-            if tokens is not None:
-                try:
-                    tokens = [(str(t[0]), float(t[1]), {str(k): float(v) for k, v in dict(t[2]).items()}) for t in tokens]
-                except (TypeError, ValueError, IndexError, KeyError):
-                    raise ValueError("not a stored answer: malformed tokens") from None
-            reasoning = c.get("reasoning")
-            choices.append(Choice(text=c["text"], tokens=tokens, finish_reason=c.get("finish_reason"),
-                                  reasoning=reasoning if isinstance(reasoning, str) else None))
-        extra = data.get("extra", {})
-        try:
-            return cls(choices, int(data.get("prompt_tokens", 0) or 0), int(data.get("completion_tokens", 0) or 0),
-                       float(data.get("latency_s", 0.0) or 0.0), str(data.get("model", "") or ""),
-                       extra if isinstance(extra, dict) else {})
-        except (TypeError, ValueError):
-            raise ValueError("not a stored answer: malformed counts") from None
 
 
 class Backend(abc.ABC):

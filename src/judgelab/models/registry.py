@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
+    from judgelab.answers import JudgeResponse
     from judgelab.models.base import Backend
 
 __all__ = ["BackendEntry", "BUILTIN_BACKENDS", "register_backend", "unregister_backend", "backend_entry",
@@ -52,6 +53,9 @@ class BackendEntry:
         batch: the backend answers OpenAI batch files and has a batch API
             (:meth:`~judgelab.models.base.Backend.batch_request`, ``batch_client``): ``--export-batch``
             and ``--execution batch`` are refused for other kinds before any work.
+        read_answer: ``(body, identity) -> JudgeResponse``: a batch-output line's body read as a live
+            answer of the judge with that :meth:`~judgelab.models.base.Backend.identity` is
+            (``judgelab batch import`` reads answers without building a judge); ``None`` without batches.
 
     Example:
         >>> backend_entry("scripted-test-double").options
@@ -67,12 +71,14 @@ class BackendEntry:
     default_score: Literal["parsed", "logprob"] = "parsed"
     file_argument: bool = False
     batch: bool = False
+    read_answer: Callable[[Any, dict[str, Any]], "JudgeResponse"] | None = None
 
 
 def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, Any]], dict[str, Any]],
                      build: Callable[..., "Backend"], options: tuple[str, ...] | frozenset[str] = (),
                      description: str = "", default_score: Literal["parsed", "logprob"] = "parsed",
-                     file_argument: bool = False, batch: bool = False) -> BackendEntry:
+                     file_argument: bool = False, batch: bool = False,
+                     read_answer: Callable[[Any, dict[str, Any]], "JudgeResponse"] | None = None) -> BackendEntry:
     """Register a backend kind (called at import by the backend's module).
 
     Args:
@@ -86,6 +92,7 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
         default_score: the score mode of ``--score auto`` (``parsed`` or ``logprob``).
         file_argument: the text after ``kind:`` names a file (resolved against a run file's folder).
         batch: the backend offers batch files and a batch API.
+        read_answer: reads a batch-output body for an identity (:attr:`BackendEntry.read_answer`).
 
     Returns:
         The entry registered.
@@ -102,7 +109,8 @@ def register_backend(kind: str, *, syntax: str, parse: Callable[[str, dict[str, 
     """
     if not kind or ":" in kind:
         raise ValueError(f"a backend kind is a name without ':', got {kind!r}")
-    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score, file_argument, batch)
+    entry = BackendEntry(kind, syntax, parse, build, frozenset(options), description, default_score, file_argument, batch,
+                         read_answer)
     _REGISTRY[kind] = entry
     return entry
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import platform
-import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
+from judgelab.secrets import mask_url_secrets, masked_argv
 
 __all__ = ["MANIFEST_SCHEMA", "environment", "masked_argv", "mask_url_secrets", "write_manifest", "record_step"]
 
@@ -24,7 +23,6 @@ MANIFEST_SCHEMA = 1
 
 _DISTRIBUTIONS = ("judgelab", "llama-cpp-python", "openai", "aiohttp", "numpy", "scipy", "pandas", "pydantic",
                   "jinja2", "typer", "krippendorff")
-_SECRET_OPTIONS = {"--api-key"}
 
 
 def environment() -> dict[str, Any]:
@@ -38,47 +36,6 @@ def environment() -> dict[str, Any]:
         except PackageNotFoundError:
             versions[dist] = None
     return {"python": platform.python_version(), "platform": platform.platform(), "versions": versions}
-
-
-_URL_SECRET = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?:[^/\s@?#]*@)?(?P<rest>[^\s?#]*)(?P<tail>[?#]\S*)?")
-
-
-def mask_url_secrets(text: str) -> str:
-    """``text`` with every URL's credentials (``user:pw@``) and query string or fragment masked.
-
-    Example:
-        >>> mask_url_secrets("openai:m@http://u:pw@host:8000/v1?key=sk-1 and https://x/y")
-        'openai:m@http://***@host:8000/v1?*** and https://x/y'
-    """
-    def mask(match: re.Match[str]) -> str:
-        credentials = "***@" if "@" in match.group(0).split("//", 1)[1].split("/", 1)[0] else ""
-        tail = match.group("tail")
-        return f"{match.group('scheme')}{credentials}{match.group('rest')}" + (tail[0] + "***" if tail else "")
-
-    return _URL_SECRET.sub(mask, text)
-
-
-def masked_argv(argv: list[str] | None = None) -> list[str]:
-    """The command line with the values of secret options replaced by ``***`` and the credentials
-    and query strings of URLs masked (:func:`mask_url_secrets`)."""
-    args = list(sys.argv if argv is None else argv)
-    out: list[str] = []
-    hide_next = False
-    for arg in args:
-        if hide_next:
-            out.append("***")
-            hide_next = False
-            continue
-        name, eq, _ = arg.partition("=")
-        if name in _SECRET_OPTIONS:
-            if eq:
-                out.append(f"{name}=***")
-            else:
-                out.append(arg)
-                hide_next = True
-            continue
-        out.append(mask_url_secrets(arg))
-    return out
 
 
 def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra: dict[str, Any] | None = None,
@@ -100,13 +57,7 @@ def write_manifest(folder: Path, command: str, runs: list[dict[str, Any]], extra
 
 def _write_json(path: Path, doc: dict[str, Any]) -> Path:
     """Write ``doc`` to ``path`` atomically (a temporary file, then a rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return write_text_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def record_step(folder: Path, command: str, extra: dict[str, Any] | None = None, into: Path | None = None) -> Path:

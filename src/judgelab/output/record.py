@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
 
 __all__ = ["RECORD_FILE", "RECORD_SCHEMA", "InputFile", "OutputFile", "Step", "FolderRecord", "input_file",
            "read_record", "NewerRecord", "write_record", "parse_record", "plain"]
@@ -183,14 +184,8 @@ def write_record(into: Path, step: Step, base: FolderRecord | None = None) -> Pa
     steps = [s for s in (base.steps if base else []) if s.kind != step.kind] + [step]
     record = FolderRecord(steps, __version__, base.created if base and base.created else _now())
     path = into / RECORD_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(plain(record.to_dict()), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                       encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return write_text_atomic(path, json.dumps(plain(record.to_dict()), indent=2, ensure_ascii=False,
+                                              allow_nan=False) + "\n")
 
 
 def plain(value: Any) -> Any:

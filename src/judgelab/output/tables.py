@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +41,6 @@ def write_table(df: "pd.DataFrame | None", path: str | Path, *, check_only: bool
         ['r', '0.5']
     """
     import os
-    import tempfile
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -59,27 +59,18 @@ def write_table(df: "pd.DataFrame | None", path: str | Path, *, check_only: bool
         return path
     if df is None:
         raise TypeError("write_table needs a table unless check_only=True")
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    def fill(tmp: Path) -> None:
         if suffix == ".csv":
             df.to_csv(tmp, index=False)
         elif suffix == ".parquet":
             df.to_parquet(tmp, index=False)
         else:
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the table from the user's group
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+    try:
+        write_atomic(path, fill)
     except ImportError as exc:  # .parquet without pyarrow
         raise JudgelabError(f"cannot write {path}: {' '.join(str(exc).split())}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -15,9 +15,7 @@ question per criterion on the given scale. Verbatim means byte for byte as the j
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import yaml
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
 
 __all__ = ["parse_scale", "parse_criteria", "jinja_literal", "scaffold_yaml", "write_scaffold", "Scaffold"]
 
@@ -217,16 +216,7 @@ def write_scaffold(instructions: str | Path, criteria: str | list[str], scale: s
     name = out.stem if name is None else name
     yaml_text = scaffold_yaml(text, names, bounds, name, source=Path(instructions).name)
     _check_verbatim(yaml_text, out, text, names)
-    _write_atomically(out, yaml_text)
+    write_text_atomic(out, yaml_text)
     return Scaffold(out, name, tuple(names), bounds)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None

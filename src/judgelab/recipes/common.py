@@ -8,10 +8,10 @@ from typing import Any, Callable, Mapping
 
 from judgelab.choices import Score
 from judgelab.datasets.items import Item
-from judgelab.models import Sampling
 from judgelab.prompts import Template, load_template
 from judgelab.raters import is_human
 from judgelab.run import run_spec
+from judgelab.settings import SamplingConfig, run_sampling
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
 from judgelab.output import OutputFolder
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE
@@ -67,22 +67,34 @@ class RecipeResult:
                 "tables": list(self.tables), "sanity": None if self.sanity is None else self.sanity.to_dict()}
 
 
+#: The recipes' own sampling choice, under what a recipe stage asks for itself: answers of up to 256 tokens
+#: (the papers' prompts ask for a rating with its explanation); the rest is the run defaults
+#: (:data:`judgelab.settings.RUN_SAMPLING_DEFAULTS`).
+RECIPE_SAMPLING = SamplingConfig(max_tokens=256)
+
+
 def recipe_spec(template: str | Template, judge: str | JudgeSpec, *, samples: int = 3, score: Score | None = None,
-                temperature: float = 1.0, top_p: float = 0.9, max_tokens: int = 256, variant: str | None = None,
+                temperature: float | None = None, top_p: float | None = None, max_tokens: int | None = None,
+                variant: str | None = None,
                 rater: str | None = None, criteria: list[str] | None = None, options: JudgeOptions | None = None,
                 seed: int | None = None) -> tuple[RunSpec, Template]:
     """The :class:`judgelab.spec.RunSpec` (and loaded template) of one recipe stage, without building the
     judge. ``score`` ``None`` is the judge's default (``RunSpec(score="auto")``); ``rater`` is a
-    preferred label (``{model}`` is the judge's model id; default ``model@template[+variant]``)."""
+    preferred label (``{model}`` is the judge's model id; default ``model@template[+variant]``). Sampling
+    left ``None`` is not set: the stage's choices, then :data:`RECIPE_SAMPLING`, then the run defaults
+    (:func:`judgelab.settings.run_sampling`)."""
     tpl = template if isinstance(template, Template) else load_template(template)
     spec = RunSpec(judge=JudgeSpec.of(judge, options), template=tpl.name, criteria=criteria, variant=variant,
-                   samples=samples, sampling=Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+                   samples=samples, sampling=run_sampling(
+                       SamplingConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+                       RECIPE_SAMPLING),
                    score=score or "auto", label=rater)
     return spec, tpl
 
 
 def judge_run(items: list[Item], template: str | Template, judge: str | JudgeSpec, store: Store, *, samples: int = 3,
-              score: Score | None = None, temperature: float = 1.0, top_p: float = 0.9, max_tokens: int = 256,
+              score: Score | None = None, temperature: float | None = None, top_p: float | None = None,
+              max_tokens: int | None = None,
               variant: str | None = None, rater: str | None = None, criteria: list[str] | None = None,
               options: JudgeOptions | None = None, progress: bool = True, seed: int | None = None) -> str:
     """Run one judge over items with one template through the run core (and its call ledger).

@@ -34,7 +34,7 @@ from judgelab.stats.correlation import level_correlation, matrix_frame
 from judgelab.status import Status
 
 __all__ = ["CRITERIA", "CODES", "HannaScores", "load_scores", "correlation_table", "williams_table",
-           "human_baseline", "human_icc", "to_ratings", "load_stories", "write_hanna_table"]
+           "human_baseline", "human_icc", "to_ratings", "load_stories"]
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 CODES = {"RE": "Relevance", "CH": "Coherence", "EM": "Empathy", "SU": "Surprise", "EG": "Engagement", "CX": "Complexity"}
@@ -321,19 +321,3 @@ def load_stories(path: str | Path) -> pd.DataFrame:
         if empty:
             raise JudgelabError(f"{path}: {records.where(i)}: empty {empty[0]!r}")
     return records_frame(records)
-
-
-def write_hanna_table(out: Path, command: str, table: pd.DataFrame, name: str, description: str, scores: Path,
-                      ties: str | None = None, display=None) -> Path:
-    """The ``--out`` folder of a ``judgelab hanna`` table: the table as ``name.csv``, README.md, run.json and
-    results.json (the scores file read, with its digest, and the ties rule), through the one writer."""
-    from judgelab.output import write_tables
-    from judgelab.output.record import input_file
-
-    notes = [f"scores: {scores}"]
-    if ties is not None:
-        notes.append(f"ties: {ties}" + (" (the authors' float ordering, as the published tables)" if ties == "paper"
-                                        else " (system means equal on paper are ties)"))
-    return write_tables(out, command, f"HANNA: {description}", [(table, name, description)], notes,
-                        settings={"ties": ties} if ties is not None else {}, inputs=[input_file("scores", scores)],
-                        display=display)

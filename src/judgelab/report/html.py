@@ -47,8 +47,6 @@ replaced by a line under "Problems reading the folder" — the report is still w
 from __future__ import annotations
 
 import base64
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
@@ -56,6 +54,7 @@ from typing import Callable, Iterable, TypeVar
 import pandas as pd
 
 from judgelab.errors import JudgelabError
+from judgelab.io_atomic import write_text_atomic
 from judgelab.output.legacy import OLDER_FOLDER
 from judgelab.report import html_build as B
 from judgelab.report import html_runs as R
@@ -272,16 +271,4 @@ def write_report(folder: str | Path, out: str | Path | None = None, human: Itera
         raise JudgelabError(f"{target} is a folder; give a file name for the report, e.g. {target / 'report.html'}")
     if not target.parent.exists():
         raise JudgelabError(f"cannot write {target}: folder {target.parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html.tmp", dir=target.parent)
-    except OSError as exc:
-        raise JudgelabError(f"cannot write {target}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise JudgelabError(f"cannot write {target}: {exc.strerror or exc}") from None
-    return target
+    return write_text_atomic(target, page)

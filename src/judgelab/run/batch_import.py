@@ -77,12 +77,13 @@ def judge_string(identity: dict[str, Any]) -> str:
 
 class Target(NamedTuple):
     """Where one exported request's answer is recorded: ledger key, canonical request JSON, the
-    judge's request style and model (the exported judge's, or the accepted model's)."""
+    judge's request style and model (the exported judge's, or the accepted model's) and its kind."""
 
     key: str
     request: str
     style: str
     model: str
+    kind: str = "openai"
 
 
 @dataclass(frozen=True)
@@ -249,10 +250,11 @@ def _target(key: str, request: str, accept_model: str | None) -> tuple[Target, d
     identity = described.get("judge") or {}
     model = str(identity.get("model", ""))
     style = str(identity.get("style", "chat"))
+    kind = str(identity.get("kind", "openai"))
     if not accept_model or same_model(model, accept_model):
-        return Target(key, request, style, model), identity
+        return Target(key, request, style, model, kind), identity
     new_key, new_request = keyed_json(dict(described, judge=dict(identity, model=accept_model)))
-    return Target(new_key, new_request, style, accept_model), identity
+    return Target(new_key, new_request, style, accept_model, kind), identity
 
 
 def _check_models(answered: list[tuple[str, str, str]], targets: dict[str, Target],
@@ -306,7 +308,7 @@ def import_batch(paths: list[Path], out: Path, accept_model: str | None = None) 
     Raises:
         JudgelabError: a missing store, or anything :func:`check_import` refuses.
     """
-    from judgelab.models.backends.openai_compatible import read_openai_body
+    from judgelab.models.registry import backend_entry
     from judgelab.store import Store
 
     store_path = Path(out) / "store.sqlite"
@@ -318,10 +320,13 @@ def import_batch(paths: list[Path], out: Path, accept_model: str | None = None) 
         before = store.call_keys() & requests.keys()
         answers: dict[str, Any] = {}
         failures: dict[str, str] = {}
-        for style, model in sorted({(t.style, t.model) for t in check.targets.values()}):
-            keys = {t.key for t in check.targets.values() if (t.style, t.model) == (style, model)}
+        for kind, style, model in sorted({(t.kind, t.style, t.model) for t in check.targets.values()}):
+            keys = {t.key for t in check.targets.values() if (t.kind, t.style, t.model) == (kind, style, model)}
+            read = backend_entry(kind).read_answer
+            if read is None:
+                raise JudgelabError(f"the {kind} judge cannot read batch answers; batches need an openai:MODEL judge")
             got, failed = record_output(store, _lines(paths, check.targets, keys), requests,
-                                        lambda body, s=style, m=model: read_openai_body(body, s, m))
+                                        lambda body, r=read, j={"style": style, "model": model}: r(body, j))
             answers.update(got)
             failures.update(failed)
         if not check.accepted:  # the exported requests are answered; accepted answers leave them open

@@ -11,9 +11,10 @@ URLs it serves: ``/v1/chat/completions``, ``/v1/embeddings``, ``/score`` and ``/
 * output, one answer per line: ``{"id", "custom_id", "response": {"status_code", "body"},
   "error"}``.
 
-:func:`export_batch` writes the calls a live run would send now (:func:`~judgelab.run.pending.pending_calls`),
-split into files of at most ``max_requests`` lines and ``max_bytes`` bytes, and records them
-in the store's ``batches`` table first. :func:`~judgelab.run.batch_import.import_batch` checks
+:func:`~judgelab.run.batch_export.export_batch` writes the calls a live run would send now
+(:func:`~judgelab.run.pending.pending_calls`), split into files of at most ``max_requests`` lines and
+``max_bytes`` bytes (:func:`split_lines`), and records them in the store's ``batches`` table first.
+:func:`~judgelab.run.batch_import.import_batch` checks
 the answers and records each in the call ledger exactly as a live answer (key, canonical
 request, answer), so the same ``rate`` command afterwards makes no call for them and records the
 judgments a live run would. :func:`output_line` and :func:`record_output` read and record
@@ -21,25 +22,19 @@ answers for it and for provider batches (:mod:`judgelab.run.provider_batch`).
 """
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import tempfile
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
-    from judgelab.datasets.items import Item
     from judgelab.models.base import Backend
     from judgelab.run.pending import PendingCall
-    from judgelab.spec import RunSpec
     from judgelab.store import Store
 
-__all__ = ["BatchExport", "OutputLine", "export_batch", "batch_line", "split_lines", "output_line",
+__all__ = ["OutputLine", "batch_line", "split_lines", "output_line",
            "read_output_lines", "record_output", "MAX_REQUESTS", "MAX_BYTES", "new_batch_id", "VLLM_RUN_BATCH_URLS"]
 
 #: OpenAI's limits per batch-input file (requests, bytes); vLLM has none, the same split does no harm.
@@ -91,116 +86,6 @@ def split_lines(lines: list[str], max_requests: int = MAX_REQUESTS, max_bytes: i
     if current:
         chunks.append(current)
     return chunks
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Write a file through a temporary file in its folder (no half-written file on failure)."""
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise JudgelabError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-@dataclass(frozen=True)
-class BatchExport:
-    """What :func:`export_batch` wrote.
-
-    Attributes:
-        batch: judgelab's id of the batch (``judgelab batch list``); "" when nothing was pending.
-        rater: the run's label.
-        model: the judge's model (``vllm run-batch --model``).
-        files: the batch-input files written.
-        requests: requests in them.
-        store: the store that records the batch.
-        url: the request URL of its lines (``/v1/chat/completions`` or ``/v1/completions``; "" when empty).
-    """
-
-    batch: str
-    rater: str
-    model: str
-    files: tuple[Path, ...]
-    requests: int
-    store: Path
-    url: str = ""
-
-    @property
-    def vllm_accepts(self) -> bool:
-        """Whether ``vllm run-batch`` reads these lines (it serves :data:`VLLM_RUN_BATCH_URLS` only)."""
-        return self.url in VLLM_RUN_BATCH_URLS
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": 1, "batch": self.batch, "rater": self.rater, "model": self.model,
-                "files": [str(f) for f in self.files], "requests": self.requests, "store": str(self.store), "url": self.url}
-
-
-def _file_names(path: Path, n: int) -> list[Path]:
-    if n == 1:
-        return [path]
-    suffix = path.suffix or ".jsonl"
-    return [path.with_name(f"{path.stem}-{i:03d}{suffix}") for i in range(1, n + 1)]
-
-
-def export_batch(items: "list[Item]", spec: "RunSpec", out: Path, path: Path, max_requests: int = MAX_REQUESTS,
-                 max_bytes: int = MAX_BYTES) -> BatchExport:
-    """Write the calls a live run of ``spec`` over ``items`` would send now as batch-input JSONL.
-
-    The batch and its keys are recorded in ``out/store.sqlite`` (created) before the files are
-    written. Nothing is called; no judgment is recorded.
-
-    Args:
-        items: the items; spec: the run (one judge, which must offer batches: ``openai:MODEL``).
-        out: the run's output folder (its store records the batch).
-        path: the batch-input file; several files ``STEM-001.jsonl`` … when the limits split it.
-        max_requests, max_bytes: the most lines and bytes per file.
-
-    Returns:
-        :class:`BatchExport` (``requests == 0``: the ledger answers every call; no file is written).
-
-    Raises:
-        JudgelabError: a judge without batches, an unwritable file or folder.
-    """
-    from judgelab.paths import output_folder
-    from judgelab.run.identity import identity_digest
-    from judgelab.run.pending import pending_calls
-    from judgelab.run.runner import Runner
-    from judgelab.store import Store
-
-    from judgelab.models.registry import backend_entry
-
-    if not backend_entry(spec.judge.kind).batch:  # before the store is opened: a refused export writes nothing
-        raise JudgelabError(f"the {spec.judge.kind} judge cannot be asked through a batch file; batches need an "
-                            "openai:MODEL judge")
-    if path.is_dir():
-        raise JudgelabError(f"--export-batch {path} is a folder; give a .jsonl file")
-    if not path.parent.is_dir():
-        raise JudgelabError(f"the folder of --export-batch {path} does not exist")
-    backend = spec.judge.build()
-    try:
-        store_path = output_folder(out) / "store.sqlite"
-        with Store(store_path) as store:
-            runner = Runner(backend, store, spec)
-            calls = asyncio.run(pending_calls(runner, items))
-            lines = [batch_line(backend, call) for call in calls]  # a judge without batches fails here, before writing
-            chunks = split_lines(lines, max_requests, max_bytes)
-            files = _file_names(path, len(chunks))
-            if not calls:
-                return BatchExport("", runner.rater, backend.model_id, (), 0, store_path)
-            rater = runner.claim()
-            batch = new_batch_id()
-            store.add_batch(batch, "file", identity_digest(runner.identity), rater,
-                            [(c.key, c.request_json) for c in calls], state="exported",
-                            detail={"files": [str(f) for f in files], "model": backend.model_id,
-                                    "judge": backend.identity(), "requests": len(calls)})
-            for file, chunk in zip(files, chunks):
-                _write_text(file, "\n".join(chunk) + "\n")
-            url = backend.batch_request(calls[0].request)[0]
-            return BatchExport(batch, rater, backend.model_id, tuple(files), len(calls), store_path, url)
-    finally:
-        asyncio.run(backend.aclose())
 
 
 # -- answers ---------------------------------------------------------------------------------

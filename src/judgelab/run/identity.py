@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from judgelab.digest import sha256_hex
 from judgelab.prompts import Template
+from judgelab.secrets import url_without_credentials
 from judgelab.spec import RunSpec
 
 __all__ = ["run_identity", "public_identity", "identity_digest"]
@@ -71,9 +71,5 @@ def public_identity(identity: dict[str, Any]) -> dict[str, Any]:
     out = dict(identity)
     url = out.get("base_url")
     if isinstance(url, str):
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        out["base_url"] = urlunsplit((parts.scheme, host, parts.path, "", ""))
+        out["base_url"] = url_without_credentials(url)
     return out

@@ -13,32 +13,14 @@ was expected, never a silent NaN.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Literal, cast
 
 import numpy as np
 
+from judgelab.missing import is_missing
+
 __all__ = ["krippendorff_alpha", "exact_agreement", "gwet_ac1", "is_missing", "as_float_array"]
-
-
-def is_missing(value) -> bool:
-    """Whether one value is missing: ``None``, NaN of any float type, ``pandas.NA``, ``NaT``.
-
-    Example:
-        >>> import numpy as np
-        >>> [is_missing(v) for v in (None, float("nan"), np.float32("nan"), 0.0, "", "a")]
-        [True, True, True, False, False, False]
-    """
-    if value is None:
-        return True
-    pandas = sys.modules.get("pandas")  # a pandas.NA exists only once pandas is imported
-    if pandas is not None and value is pandas.NA:
-        return True
-    try:
-        return bool(value != value)  # NaN of every float type, pandas.NaT and numpy's NaT
-    except (TypeError, ValueError):  # arrays and objects without a truth value are not one missing value
-        return False
 
 
 def as_float_array(data, what: str = "data") -> np.ndarray:

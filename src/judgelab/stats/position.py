@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.stats.bias import _NAN, BiasEffect, _ci, _interval_text, _wmean
+from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci, _interval_text, _wmean
 
 __all__ = ["position_bias", "length_preference"]
 

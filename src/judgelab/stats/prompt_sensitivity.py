@@ -19,7 +19,8 @@ import pandas as pd
 
 from judgelab.raters import model_of, template_part
 from judgelab.ratings import item_means
-from judgelab.stats.bias import _NAN, BiasEffect, _ci, _criteria
+from judgelab.stats.bias import _criteria
+from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci
 
 __all__ = ["prompt_sensitivity", "variant_groups"]
 

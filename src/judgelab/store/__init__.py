@@ -35,7 +35,7 @@ from judgelab.store.ledger import Ledger, _as_json
 from judgelab.store.lock import last_store_summary, remember_opened, take_lock
 from judgelab.store.runs import RunLabels, describe_changes
 from judgelab.store.schema import (JUDGMENT_COLUMNS, SCHEMA, STORE_FORMAT, STORE_VERSION, check_format, migrate,
-                                   upgraded_copy)
+                                   upgraded_copy, write_error)
 from judgelab.store.writer import GroupWriter
 
 __all__ = ["Judgment", "Store", "BatchRecord", "GroupWriter", "prompt_key", "RATING_COLUMNS", "last_store_summary",
@@ -175,7 +175,7 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
                     self._db.executemany(f"INSERT OR REPLACE INTO items ({ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                          item_rows)
         except sqlite3.OperationalError as exc:
-            raise _write_error(self.path, exc) from None
+            raise write_error(self.path, exc) from None
         if call_rows:
             self._committed(row[0] for row in call_rows)
 
@@ -183,7 +183,7 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
         try:
             self._db.execute(sql, params)
         except sqlite3.OperationalError as exc:
-            raise _write_error(self.path, exc) from None
+            raise write_error(self.path, exc) from None
 
     def _write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """``executemany`` in one transaction; a full disk or a read-only store is one line."""
@@ -192,16 +192,4 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
                 self._db.execute("BEGIN")
                 self._db.executemany(sql, rows)
         except sqlite3.OperationalError as exc:
-            raise _write_error(self.path, exc) from None
-
-
-def _write_error(path: str, exc: sqlite3.OperationalError) -> JudgelabError:
-    text = str(exc)
-    if "full" in text:
-        return JudgelabError(f"{path}: the disk is full ({text}); finished judgments are kept — free space and run again")
-    if "readonly" in text or "read-only" in text:
-        return JudgelabError(f"{path}: the store cannot be written ({text})")
-    return JudgelabError(f"{path}: cannot write the store ({text})")
-
-
-
+            raise write_error(self.path, exc) from None

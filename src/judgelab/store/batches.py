@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from judgelab.store.schema import in_chunks
+from judgelab.store.schema import in_chunks, write_error
 
 __all__ = ["BatchTable", "BatchRecord", "OPEN_STATES", "FINAL_STATES"]
 
@@ -110,9 +110,7 @@ class BatchTable:
                                  (batch_id, kind, run, rater, endpoint, state, json.dumps(detail or {}), now, now))
                 self._db.executemany("INSERT INTO batch_requests VALUES (?, ?, ?, ?)", rows)
         except sqlite3.OperationalError as exc:
-            from judgelab.store import _write_error
-
-            raise _write_error(getattr(self, "path", ""), exc) from None
+            raise write_error(getattr(self, "path", ""), exc) from None
 
     def update_batch(self, batch_id: str, state: str | None = None, provider_file: str | None = None,
                      provider_batch: str | None = None, detail: dict[str, Any] | None = None,
@@ -138,9 +136,7 @@ class BatchTable:
                 self._db.execute("DELETE FROM batch_requests WHERE batch = ?", (batch_id,))
                 self._db.execute("DELETE FROM batches WHERE id = ?", (batch_id,))
         except sqlite3.OperationalError as exc:
-            from judgelab.store import _write_error
-
-            raise _write_error(getattr(self, "path", ""), exc) from None
+            raise write_error(getattr(self, "path", ""), exc) from None
 
     def set_request_states(self, batch_id: str, states: Iterable[tuple[str, str]]) -> None:
         """``(key, state)`` of a batch's requests, in one transaction."""

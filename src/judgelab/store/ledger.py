@@ -56,7 +56,7 @@ class Ledger:
                                     "move it away and run again") from None
             logger.warning("%s was not a journal file; moved aside to %s", path, aside.name)
             return
-        from judgelab.models.base import JudgeResponse
+        from judgelab.answers import JudgeResponse
 
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -133,7 +133,7 @@ class Ledger:
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         if not row:
             return None
-        from judgelab.models.base import JudgeResponse
+        from judgelab.answers import JudgeResponse
 
         try:
             data = json.loads(row[0])

@@ -94,7 +94,7 @@ def take_lock(path: str) -> IO[str] | None:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no lock
         return None
-    from judgelab.output.manifest import masked_argv
+    from judgelab.secrets import masked_argv
 
     # the command line without secrets (an --api-key value never reaches a file); ready before the lock
     record = f"judgelab process {os.getpid()} ({' '.join(masked_argv())[:200]})\n"

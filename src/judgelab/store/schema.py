@@ -9,7 +9,7 @@ from judgelab.errors import JudgelabError
 from judgelab.raters import FIELDS, parse_label
 from judgelab.store.judgments import prompt_key
 
-__all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate", "upgraded_copy"]
+__all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate", "upgraded_copy", "write_error"]
 
 STORE_FORMAT = "judgelab-store"
 STORE_VERSION = 5
@@ -209,3 +209,13 @@ def in_chunks(keys: list[str], size: int = 500):
     for start in range(0, len(keys), size):
         chunk = keys[start:start + size]
         yield chunk, ",".join("?" * len(chunk))
+
+
+def write_error(path: str, exc: sqlite3.OperationalError) -> JudgelabError:
+    """The one line a failed write of the store gives (a full disk, a read-only file, anything else)."""
+    text = str(exc)
+    if "full" in text:
+        return JudgelabError(f"{path}: the disk is full ({text}); finished judgments are kept — free space and run again")
+    if "readonly" in text or "read-only" in text:
+        return JudgelabError(f"{path}: the store cannot be written ({text})")
+    return JudgelabError(f"{path}: cannot write the store ({text})")

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from judgelab.io_atomic import replace_atomic
+
 __all__ = ["BatchAPI"]
 
 FINAL = ("completed", "expired", "failed", "cancelled")
@@ -86,10 +88,9 @@ class BatchAPI:
 
     # -- state -----------------------------------------------------------------------------
     def _save(self) -> None:
-        tmp = self.dir / "state.json.tmp"
-        tmp.write_text(json.dumps({"files": self.files, "batches": self.batches, "submitted": self.submitted,
-                                  "failed": self.failed}))
-        tmp.replace(self.dir / "state.json")
+        state = json.dumps({"files": self.files, "batches": self.batches, "submitted": self.submitted,
+                            "failed": self.failed})
+        replace_atomic(self.dir / "state.json", lambda tmp: tmp.write_text(state))
 
     def _new_file(self, name: str, content: bytes, purpose: str) -> dict[str, Any]:
         file_id = f"file-{len(self.files) + 1:06d}{hashlib.sha256(content).hexdigest()[:8]}"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from judgelab.errors import BackendError
+from judgelab.io_atomic import replace_atomic
 
 __all__ = ["DEFAULT_MODEL", "BLOCK", "cache_dir", "default_model_path", "file_sha256", "CpuPath", "choose_cpu_path",
            "run_probe", "safe_cpu_path", "open_llama", "llama_cpp_version"]
@@ -65,9 +66,8 @@ def default_model_path(cache_dir_: str | os.PathLike[str] | None = None) -> Path
         return target
     try:
         base.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".partial")
-        shipped.assemble(tmp, overwrite=True)
-        tmp.replace(target)  # atomic: a killed assembly never leaves a half file under the real name
+        # atomic: a killed assembly never leaves a half file under the real name
+        replace_atomic(target, lambda tmp: shipped.assemble(tmp, overwrite=True))
     except OSError as exc:
         raise BackendError(f"cannot assemble the embedded model into {base}: {exc.strerror or exc}") from None
     return target
@@ -177,9 +177,7 @@ def _write_verdict(key: str, verdict: dict[str, Any]) -> None:
     path = _verdict_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(path)
+        replace_atomic(path, lambda tmp: tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8"))
     except OSError:
         pass  # no cache: the probe simply runs again next time
 

@@ -3,6 +3,7 @@ reader of live answers (the SDK's objects) and of batch answers (a batch-output 
 validated into the same SDK types first), so both are recorded alike."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from judgelab.errors import BackendError
@@ -88,3 +89,18 @@ def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
     tops = lp.top_logprobs or [{}] * len(lp.tokens)
     return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
             for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]
+
+
+def _space_then_digit(choices: list[Choice]) -> bool:
+    """Does the tokenizer spell " 4" as a bare space followed by "4"?
+
+    Read off the first scoring answer: the alternatives after the cue include a bare-space token
+    and no space-plus-number token (a tokenizer with " 4" tokens offers some among its top
+    alternatives after "Answer:"). Decided once per judge, as the embedded judge decides it once
+    from its tokenizer.
+    """
+    if not choices or not choices[0].tokens:
+        return False
+    token, _lp, alternatives = choices[0].tokens[0]
+    seen = {token, *alternatives}
+    return " " in seen and not any(re.fullmatch(r"\s+\d+", t) for t in seen)

@@ -9,7 +9,6 @@ connection is raised as a :class:`~judgelab.errors.TransientError` (with the ser
 from __future__ import annotations
 
 import os
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,7 @@ from judgelab.errors import (
     ServerError,
     Unreachable,
 )
-from judgelab.models.backends.openai_answers import read_chat, read_completion, read_openai_body
+from judgelab.models.backends.openai_answers import _space_then_digit, read_chat, read_completion, read_openai_body
 from judgelab.models.backends.openai_http import (
     OVERLOADED,
     RETRY_LATER,
@@ -39,13 +38,13 @@ from judgelab.models.backends.openai_http import (
 from judgelab.models.capabilities import EndpointCapabilities, refuses_response_format
 from judgelab.models.registry import register_backend
 from judgelab.models.retry import RetryPolicy
+from judgelab.settings import connection_default
 
 if TYPE_CHECKING:
     import openai
 from judgelab.models.base import (
     Backend,
     Capabilities,
-    Choice,
     JudgeRequest,
     JudgeResponse,
     flatten_messages,
@@ -87,17 +86,17 @@ class OpenAIBackend(Backend):
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        style: str = "chat",
-        concurrency: int = 16,
-        max_retries: int = 10,
-        backoff_base: float = 0.5,
+        style: str = connection_default("style"),
+        concurrency: int = connection_default("concurrency"),
+        max_retries: int = connection_default("max_retries"),
+        backoff_base: float = connection_default("backoff_base"),
         backoff_cap: float = 30.0,
-        timeout: float = 120.0,
-        supports_n: bool = True,
+        timeout: float = connection_default("timeout"),
+        supports_n: bool = connection_default("supports_n"),
         top_logprobs: int = 20,
         supports_seed: bool = True,
-        transport: str = "auto",
-        max_tokens_param: str = "auto",
+        transport: str = connection_default("transport"),
+        max_tokens_param: str = connection_default("max_tokens_param"),
     ) -> None:
         import openai
         if style not in {"chat", "completion"}:
@@ -117,7 +116,7 @@ class OpenAIBackend(Backend):
         self.model_id = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         if not self.base_url.startswith(("http://", "https://")):
-            from judgelab.output.manifest import mask_url_secrets
+            from judgelab.secrets import mask_url_secrets
 
             raise BackendError(f"the judge endpoint must be an http(s) URL, not {mask_url_secrets(self.base_url)!r}")
         if "@" in self.base_url.split("//", 1)[1].split("/", 1)[0]:
@@ -350,21 +349,6 @@ class OpenAIBackend(Backend):
         return response
 
 
-def _space_then_digit(choices: list[Choice]) -> bool:
-    """Does the tokenizer spell " 4" as a bare space followed by "4"?
-
-    Read off the first scoring answer: the alternatives after the cue include a bare-space token
-    and no space-plus-number token (a tokenizer with " 4" tokens offers some among its top
-    alternatives after "Answer:"). Decided once per judge, as the embedded judge decides it once
-    from its tokenizer.
-    """
-    if not choices or not choices[0].tokens:
-        return False
-    token, _lp, alternatives = choices[0].tokens[0]
-    seen = {token, *alternatives}
-    return " " in seen and not any(re.fullmatch(r"\s+\d+", t) for t in seen)
-
-
 # -- registry ------------------------------------------------------------------
 _OPTIONS = ("api_key", "style", "concurrency", "max_retries", "backoff_base", "supports_n", "timeout", "transport",
             "max_tokens_param")
@@ -389,12 +373,13 @@ def _build(**options: Any) -> Backend:
         raise JudgelabError("the openai judge needs --model")
     replicas = options.pop("replicas", None)
     if replicas:
-        from judgelab.models.fleet import Fleet
+        from judgelab.models.backends.fleet import Fleet
 
-        return Fleet(options.pop("model"), replicas, **options)
+        return Fleet(options.pop("model"), replicas, OpenAIBackend, **options)
     return OpenAIBackend(**options)
 
 
 register_backend("openai", syntax="openai:MODEL[@BASE_URL[,BASE_URL…]]", parse=_parse_spec, build=_build,
                  options=("model", "base_url", *_OPTIONS), description="any OpenAI-compatible endpoint (official SDK)",
-                 batch=True)
+                 batch=True, read_answer=lambda body, judge: read_openai_body(body, str(judge.get("style", "chat")),
+                                                                              str(judge.get("model", ""))))

@@ -18,7 +18,7 @@ which order they are named, so a run can grow, shrink or reorder its fleet and k
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from judgelab.errors import (
     CallTimeout,
@@ -28,6 +28,9 @@ from judgelab.errors import (
     Unreachable,
 )
 from judgelab.models.base import Backend, Capabilities, JudgeRequest, JudgeResponse
+
+if TYPE_CHECKING:
+    from judgelab.models.backends.openai_compatible import OpenAIBackend
 
 __all__ = ["Fleet", "Replica"]
 
@@ -70,12 +73,16 @@ class Fleet(Backend):
     Args:
         model: the model every replica serves.
         replicas: the base URLs (two or more, each once).
+        replica: makes one replica from the model, ``base_url=`` and the options
+            (:class:`~judgelab.models.backends.openai_compatible.OpenAIBackend`; the ``openai`` kind
+            passes it, so this module does not import the backend it serves).
         **options: the options of each replica's :class:`~judgelab.models.backends.openai_compatible.OpenAIBackend`
             (``concurrency`` is per replica; the fleet's is their sum).
 
     Example:
-        >>> fleet = Fleet("m", ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
-        >>> fleet.identity() == Fleet("m", ["http://127.0.0.1:10/v1", "http://127.0.0.1:9/v1"]).identity()
+        >>> from judgelab.models.backends.openai_compatible import OpenAIBackend
+        >>> fleet = Fleet("m", ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"], OpenAIBackend)
+        >>> fleet.identity() == Fleet("m", ["http://127.0.0.1:10/v1", "http://127.0.0.1:9/v1"], OpenAIBackend).identity()
         True
         >>> fleet.capabilities.concurrency
         32
@@ -83,9 +90,8 @@ class Fleet(Backend):
 
     kind = "openai"
 
-    def __init__(self, model: str, replicas: list[str], **options: Any) -> None:
+    def __init__(self, model: str, replicas: list[str], replica: Callable[..., OpenAIBackend], **options: Any) -> None:
         from judgelab.errors import JudgelabError
-        from judgelab.models.backends.openai_compatible import OpenAIBackend
 
         urls = [u.strip() for u in replicas if u.strip()]
         if len(urls) < 2:
@@ -93,7 +99,7 @@ class Fleet(Backend):
         if len(set(urls)) != len(urls):
             raise JudgelabError(f"a replica is named twice in the fleet: {', '.join(sorted({u for u in urls if urls.count(u) > 1}))}")
         options.pop("base_url", None)
-        self.replicas = [Replica(OpenAIBackend(model, base_url=url, **options)) for url in urls]
+        self.replicas = [Replica(replica(model, base_url=url, **options)) for url in urls]
         first = self.replicas[0].backend
         self.model_id = model
         self.style = first.style
@@ -105,8 +111,8 @@ class Fleet(Backend):
         self.resent = 0
         #: One record of what the endpoints showed for the whole fleet (replicas of one model and server).
         self.learned = first.caps
-        for replica in self.replicas:
-            replica.backend.share_capabilities(first.caps)
+        for each in self.replicas:
+            each.backend.share_capabilities(first.caps)
 
     def identity(self) -> dict[str, Any]:
         """Kind, model and request style, with ``"endpoint": "fleet"`` (not the replica list)."""
