@@ -167,16 +167,13 @@ def cancel_batches(out: "Path | str", batch: str | None = None, api_key: str | N
         JudgelabError: no store, no such batch, nothing open, a provider refusing.
     """
     import os
-    from pathlib import Path
 
     import openai
 
     from judgelab.store import Store
-    from judgelab.store.batches import OPEN_STATES
+    from judgelab.store.batches import OPEN_STATES, batch_store
 
-    path = Path(out) / "store.sqlite"
-    if not path.is_file():
-        raise JudgelabError(f"no store in {out}")
+    path = batch_store(out)
     with Store(path, read_only=True) as store:
         records = [b for b in store.batches(kind="openai", states=OPEN_STATES) if b.provider_batch]
     if batch is not None:
