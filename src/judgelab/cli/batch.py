@@ -111,7 +111,11 @@ def cancel_command(
     """Ask the provider to cancel a store's open batches; the next run records what they finished."""
     from judgelab.run.provider_api import cancel_batches
 
-    for record, status in cancel_batches(out, batch, api_key):
+    cancelled = cancel_batches(out, batch, api_key)
+    if not cancelled:
+        typer.echo(f"no open batches in {out / 'store.sqlite'}: nothing to cancel")
+        return
+    for record, status in cancelled:
         typer.echo(f"{record.id} (provider {record.provider_batch}): {status}")
     typer.echo("run the same rate command to record what the batches finished (cancelled requests are submitted "
                "again, up to --batch-max-attempts)")

@@ -164,7 +164,7 @@ def cancel_batches(out: "Path | str", batch: str | None = None, api_key: str | N
         ``(batch record, provider status after the request)`` per batch.
 
     Raises:
-        JudgelabError: no store, no such batch, nothing open, a provider refusing.
+        JudgelabError: no store, no open batch of the id ``batch``, a provider refusing.
     """
     import os
 
@@ -180,9 +180,7 @@ def cancel_batches(out: "Path | str", batch: str | None = None, api_key: str | N
         records = [b for b in records if batch in (b.id, b.provider_batch)]
         if not records:
             raise JudgelabError(f"no open provider batch {batch!r} in {path} (judgelab batch list {out})")
-    if not records:
-        raise JudgelabError(f"no open provider batch in {path}")
-    done = []
+    done: list[tuple[Any, str]] = []  # nothing open: nothing to cancel (an empty list, not an error)
     for record in records:
         client = openai.OpenAI(base_url=record.endpoint, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
                                max_retries=2)
