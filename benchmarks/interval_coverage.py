@@ -26,17 +26,21 @@ Bootstrap scenarios (``k`` clusters × 8 rows; clusters resampled):
 
 Run: ``python benchmarks/interval_coverage.py [--part ppi|bootstrap|all] [--ppi-reps 4000]
 [--boot-reps 2000] [--resamples 999] [--jobs 2]``. Writes ``benchmarks/interval_coverage.json``;
-the figures are copied into ``docs/intervals.md``.
+the figures are copied into ``docs/intervals.md``. At the defaults on 2 CPU cores the PPI part takes
+about 1 minute and the bootstrap part about 11 minutes; the script says so when it starts and prints
+a progress line (studies simulated, time left) every few seconds (``--progress-seconds``).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import platform
+import queue
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +50,10 @@ LEVELS = np.arange(1, 6, dtype=float)
 PROBS = np.array([0.1, 0.2, 0.3, 0.25, 0.15])
 SKEWED = np.array([0.02, 0.03, 0.05, 0.30, 0.60])
 PROBS_B = np.array([0.15, 0.25, 0.3, 0.2, 0.1])
+#: seconds each part took at the default replications on 2 CPU cores (benchmarks/README.md)
+MEASURED_SECONDS = {"ppi": 42, "bootstrap": 660}
+#: a worker reports its progress after this many simulated studies
+REPORT_EVERY = 25
 
 
 def _mc(hits: np.ndarray) -> dict:
@@ -62,7 +70,13 @@ def _draw(rng, reps, n, N, probs, judge, bias=0.5, noise=0.7):
     return y[:, :n], f[:, :n], f[:, n:]
 
 
-def ppi_cell(scenario: str, n: int, reps: int, seed: int) -> dict:
+def _tick(progress, i: int) -> None:
+    """Tell the main process that one more batch of studies is done (``progress``: a queue, or None)."""
+    if progress is not None and (i + 1) % REPORT_EVERY == 0:
+        progress.put(REPORT_EVERY)
+
+
+def ppi_cell(scenario: str, n: int, reps: int, seed: int, progress=None) -> dict:
     """Coverage of the t and normal PPI++ intervals (and the t human-only one) in one scenario at one n."""
     from judgelab.stats.ppi import ppi_mean, ppi_mean_difference
 
@@ -77,6 +91,7 @@ def ppi_cell(scenario: str, n: int, reps: int, seed: int) -> dict:
             hits, nan = np.zeros(reps, bool), 0
             for i in range(reps):
                 d = ppi_mean_difference(a[0][i], a[1][i], a[2][i], b[0][i], b[1][i], b[2][i], quantile=q)
+                _tick(progress, i)
                 hits[i] = d.ci_low <= truth <= d.ci_high
                 nan += math.isnan(d.ci_low)
             out[q] = {**_mc(hits), "no_interval": nan}
@@ -89,6 +104,7 @@ def ppi_cell(scenario: str, n: int, reps: int, seed: int) -> dict:
         hits, human, nan, noted = np.zeros(reps, bool), np.zeros(reps, bool), 0, np.zeros(reps, bool)
         for i in range(reps):
             r = ppi_mean(y[i], f[i], fu[i], quantile=q)
+            _tick(progress, i)
             hits[i] = r.ci_low <= truth <= r.ci_high
             human[i] = r.human_only.ci_low <= truth <= r.human_only.ci_high
             nan += math.isnan(r.ci_low)
@@ -109,7 +125,7 @@ def _clusters(rng, scenario: str, k: int, per: int = 8):
     return np.repeat(rng.normal(size=k), per) + rng.normal(size=k * per), None, 0.0
 
 
-def bootstrap_cell(scenario: str, k: int, reps: int, resamples: int, seed: int) -> dict:
+def bootstrap_cell(scenario: str, k: int, reps: int, resamples: int, seed: int, progress=None) -> dict:
     """Coverage of each cluster-bootstrap method in one scenario with ``k`` clusters of 8 rows."""
     import pandas as pd
 
@@ -138,9 +154,36 @@ def bootstrap_cell(scenario: str, k: int, reps: int, resamples: int, seed: int) 
                 continue
             hits[m][i] = ci.low <= truth <= ci.high
             width[m].append(ci.high - ci.low)
+        _tick(progress, i)
     return {"scenario": scenario, "k": k, "rows_per_cluster": per, "resamples": resamples,
             **{m: {**_mc(hits[m]), "no_interval": nan[m], "mean_width": round(float(np.mean(width[m])), 4)}
                for m in methods}}
+
+
+def _collect(part: str, jobs: list[Future], studies: int, progress, every: float) -> list[dict]:
+    """The cells' results in submission order, printing a progress line every ``every`` seconds meanwhile."""
+    start = last = time.perf_counter()
+    done = 0
+    while not all(j.done() for j in jobs):
+        try:
+            done += progress.get(timeout=0.5)
+        except queue.Empty:
+            pass
+        now = time.perf_counter()
+        if now - last >= every:
+            last = now
+            share = min(done / studies, 1.0)
+            left = f", about {_duration((now - start) * (1 - share) / share)} left" if share > 0 else ""
+            cells = sum(j.done() for j in jobs)
+            print(f"  {part}: {done:,} of {studies:,} simulated studies ({share:.0%}), {cells} of {len(jobs)} cells "
+                  f"done, {_duration(now - start)} so far{left}", flush=True)
+    results = [j.result() for j in jobs]
+    print(f"  {part}: done in {_duration(time.perf_counter() - start)}", flush=True)
+    return results
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
 def main() -> None:
@@ -152,7 +195,23 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "interval_coverage.json")
+    parser.add_argument("--progress-seconds", type=float, default=5.0, help="seconds between two progress lines")
     args = parser.parse_args()
+
+    ppi_scenarios = ["uninformative", "informative", "informative_N20", "skewed_uninformative",
+                     "skewed_informative", "difference"]
+    ppi_ns = (3, 5, 10, 20, 30, 50, 100)
+    cells = [(s, k) for s in ("mean", "skewed_mean", "pearson") for k in (4, 5, 10, 20, 30)]
+    cells.append(("mean_rows_resampled", 30))
+    boot_reps = [args.boot_reps if k == 30 else args.boot_reps_other_k for _, k in cells]
+    # each PPI study is simulated for the t and the normal interval
+    ppi_studies = 2 * len(ppi_scenarios) * len(ppi_ns) * args.ppi_reps
+    parts = ["ppi", "bootstrap"] if args.part == "all" else [args.part]
+    scale = {"ppi": args.ppi_reps / 4000, "bootstrap": sum(boot_reps) / (2 * 2000 + 14 * 1000) * args.resamples / 999}
+    guess = sum(MEASURED_SECONDS[p] * scale[p] for p in parts) * 2 / max(1, args.jobs)
+    print(f"interval_coverage: simulating how often judgelab's intervals hold the truth ({' and '.join(parts)}; "
+          f"{args.jobs} processes); about {_duration(guess)} on 2 CPU cores at these settings. "
+          f"Results go to {args.out}.", flush=True)
 
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     import numpy
@@ -162,22 +221,19 @@ def main() -> None:
 
     results["machine"] = {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
                           "judgelab": getattr(judgelab, "__version__", "dev"), "cpus": os.cpu_count()}
-    with ProcessPoolExecutor(args.jobs) as pool:
-        if args.part in ("ppi", "all"):
+    with multiprocessing.Manager() as manager, ProcessPoolExecutor(args.jobs) as pool:
+        progress = manager.Queue()
+        if "ppi" in parts:
             start = time.perf_counter()
-            scenarios = ["uninformative", "informative", "informative_N20", "skewed_uninformative",
-                         "skewed_informative", "difference"]
-            jobs = [pool.submit(ppi_cell, s, n, args.ppi_reps, 1000 * j + n)
-                    for j, s in enumerate(scenarios) for n in (3, 5, 10, 20, 30, 50, 100)]
-            results["ppi"] = [j.result() for j in jobs]
+            jobs = [pool.submit(ppi_cell, s, n, args.ppi_reps, 1000 * j + n, progress)
+                    for j, s in enumerate(ppi_scenarios) for n in ppi_ns]
+            results["ppi"] = _collect("ppi", jobs, ppi_studies, progress, args.progress_seconds)
             results["ppi_seconds"] = round(time.perf_counter() - start, 1)
-        if args.part in ("bootstrap", "all"):
+        if "bootstrap" in parts:
             start = time.perf_counter()
-            cells = [(s, k) for s in ("mean", "skewed_mean", "pearson") for k in (4, 5, 10, 20, 30)]
-            cells.append(("mean_rows_resampled", 30))
-            jobs = [pool.submit(bootstrap_cell, s, k, args.boot_reps if k == 30 else args.boot_reps_other_k,
-                                args.resamples, 7000 + 100 * i + k) for i, (s, k) in enumerate(cells)]
-            results["bootstrap"] = [j.result() for j in jobs]
+            jobs = [pool.submit(bootstrap_cell, s, k, reps, args.resamples, 7000 + 100 * i + k, progress)
+                    for i, ((s, k), reps) in enumerate(zip(cells, boot_reps))]
+            results["bootstrap"] = _collect("bootstrap", jobs, sum(boot_reps), progress, args.progress_seconds)
             results["bootstrap_seconds"] = round(time.perf_counter() - start, 1)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     for row in results.get("ppi", []):

@@ -102,7 +102,7 @@ class ServerProcess:
 
     def __init__(self, argv: Sequence[str], log_dir: Path, *, ready_line: str | None = None,
                  ready_url: str | Callable[[re.Match[str]], str] | None = None, env: dict[str, str] | None = None,
-                 startup_s: float = STARTUP_S, name: str | None = None) -> None:
+                 startup_s: float = STARTUP_S, name: str | None = None, cwd: Path | None = None) -> None:
         if ready_line is None and (ready_url is None or callable(ready_url)):
             raise ValueError("say how the server shows it is ready: ready_line, ready_url or both")
         self.argv = list(argv)
@@ -112,7 +112,8 @@ class ServerProcess:
         self.stdout_path, self.stderr_path = stem.with_suffix(".out"), stem.with_suffix(".err")
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_env)
+            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_env,
+                                         cwd=cwd)
         self.ready_match: re.Match[str] | None = None
         self._wait_ready(ready_line, ready_url, startup_s)
 

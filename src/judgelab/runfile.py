@@ -117,7 +117,15 @@ class RunFile(AskSettings):
             twice = sorted({j for j in self.judge if self.judge.count(j) > 1})
             raise JudgelabError(f"the same --judge is given twice: {', '.join(twice)}")
         asked = {name: getattr(self, name) for name in AskSettings.model_fields}  # every shared setting, as given
-        return [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), **asked) for judge in self.judge]
+        specs = [RunSpec(judge=JudgeSpec(spec=judge, options=self.options), **asked) for judge in self.judge]
+        if "samples" in self.model_fields_set and self.samples > 1 and all(s.score_mode == "logprob" for s in specs):
+            # samples asked for and none would be taken: refused, never quietly one
+            raise JudgelabError(
+                f"--samples {self.samples} with log-probability scoring: the score is read from the distribution of "
+                "one answer's next token, so further samples add nothing; leave out --samples, or sample answers with "
+                "--score parsed" + ("" if self.score == "logprob" else
+                                    " (this judge scores by log-probabilities unless told --score parsed)"))
+        return specs
 
     def load_items(self) -> list:
         """The items to rate (the first ``n_items`` of the file)."""

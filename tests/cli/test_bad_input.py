@@ -62,6 +62,25 @@ def test_invalid_sampling_parameters(tmp_path, option, value, needle):
     check(run_cli("rate", "--items", str(items), option, value, *scripted(tmp_path)), needle)
 
 
+def test_samples_with_log_probability_scoring_are_refused_not_ignored(tmp_path):
+    """Log-probability scoring reads one answer's distribution: ``--samples 3`` with it was quietly one sample."""
+    items = write_items(tmp_path / "items.jsonl", 2)
+    check(run_cli("rate", "--items", str(items), "--score", "logprob", "--samples", "3", *scripted(tmp_path)),
+          "--samples 3 with log-probability scoring", "--score parsed")
+    # the embedded judge scores by log-probabilities by default: refused before its model is loaded
+    check(run_cli("rate", "--items", str(items), "--judge", "local", "--samples", "2", "--out", str(tmp_path / "l")),
+          "--samples 2", "unless told --score parsed")
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text(f"items: {items}\njudge: scripted-test-double:{tmp_path / 'script.json'}\nscore: logprob\nsamples: 3\n")
+    check(run_cli("run", str(run_file), "--quiet"), "--samples 3 with log-probability scoring")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "l").exists()
+    one = run_cli("rate", "--items", str(items), "--score", "logprob", "--samples", "1", *scripted(tmp_path), "--dry-run")
+    default = run_cli("rate", "--items", str(items), "--score", "logprob", *scripted(tmp_path), "--dry-run")
+    assert one.returncode == default.returncode == 0, (one.stderr, default.stderr)
+    parsed = run_cli("rate", "--items", str(items), "--score", "parsed", "--samples", "3", *scripted(tmp_path), "--dry-run")
+    assert parsed.returncode == 0, parsed.stderr
+
+
 def test_unreachable_endpoint_keeps_finished_judgments(tmp_path, stub_factory):
     stub = stub_factory()
     out = tmp_path / "out"

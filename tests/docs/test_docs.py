@@ -117,3 +117,15 @@ def test_every_option_of_every_command_is_documented() -> None:
 
     walk(typer.main.get_command(app), ["judgelab"])
     assert not undocumented, f"options no page names: {undocumented}"
+
+
+INTERNAL = re.compile(r"\bthe issue'?s?\b|\bissue \d+|\bthe brief\b|\bspec papers\b|`search` tools?|\bthe lead\b|"
+                      r"\bhelper session|\bclosing note\b", re.I)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_pages_are_product_documentation_without_internal_wording(page: Path) -> None:
+    """The pages say what the product does: no word of how its work was organised (issues, briefs, leads)."""
+    found = [f"line {text[:m.start()].count(chr(10)) + 1}: {m.group(0)!r}"
+             for text in [page.read_text(encoding="utf-8")] for m in INTERNAL.finditer(text)]
+    assert not found, f"{page.relative_to(ROOT)}: internal wording {found}"

@@ -1,8 +1,9 @@
 """docs/templates.md's "Your raters' instructions as a template" runs as written, in an empty folder.
 
 The files, the commands, the YAML and the prompt are read from the page itself: the section's
-fenced blocks are, in order, the instructions (``text``), the reviews (``json``), the commands
-(``bash``), the template the commands write (``yaml``) and the dry run's prompt (``text``). The
+fenced blocks are, in order, the instructions and the reviews (``bash``: each written by a ``cat > FILE``
+heredoc), the commands (``bash``), the template the commands write (``yaml``) and the dry run's prompt
+(``text``). The
 commands run in-process (:func:`conftest.run_cli`). The page's dry run names ``--judge local``;
 the test runs it with the scripted test double instead (a dry run calls no model, and the prompt
 it prints does not depend on the judge), so it needs no model file.
@@ -26,10 +27,18 @@ def section_blocks() -> list[tuple[str, str]]:
     return re.findall(r"^```(\w+)\n(.*?)^```", match.group(1), re.S | re.M)
 
 
+def heredoc(block: str, name: str) -> str:
+    """The text a ``cat > NAME <<'EOF' … EOF`` block writes."""
+    match = re.fullmatch(rf"cat > {re.escape(name)} <<'EOF'\n(.*)EOF\n", block, re.S)
+    assert match, f"the block does not write {name} with a heredoc:\n{block}"
+    return match.group(1)
+
+
 def test_the_instructions_walk_through_runs_as_written(tmp_path):
     blocks = section_blocks()
-    assert [lang for lang, _ in blocks] == ["text", "json", "bash", "yaml", "text"]
+    assert [lang for lang, _ in blocks] == ["bash", "bash", "bash", "yaml", "text"]
     (_, instructions), (_, reviews), (_, commands), (_, template), (_, prompt) = blocks
+    instructions, reviews = heredoc(instructions, "instructions.txt"), heredoc(reviews, "reviews.jsonl")
     (tmp_path / "instructions.txt").write_text(instructions, encoding="utf-8")
     (tmp_path / "reviews.jsonl").write_text(reviews, encoding="utf-8")
     (tmp_path / "judge.json").write_text('{"default": "3"}')

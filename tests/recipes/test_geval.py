@@ -348,6 +348,14 @@ def test_bad_inputs_exit_2_with_one_line(tmp_path, args, needle):
     one_line_error(r, needle)
 
 
+def test_a_dataset_name_without_its_file_says_where_the_file_is_looked_for(tmp_path, monkeypatch):
+    monkeypatch.delenv("JUDGELAB_SHARED_DATA", raising=False)
+    (tmp_path / "work").mkdir()
+    r = run_cli("recipe", "geval", "--dataset", "summeval", "--judge", "local", "--out", "o", cwd=tmp_path / "work")
+    one_line_error(r, "summeval/summeval_expert_means.jsonl", "../shared/data seen from the folder you run in",
+                   str(tmp_path / "shared" / "data"), "JUDGELAB_SHARED_DATA", "--items FILE")
+
+
 @pytest.mark.slow
 @needs_topical
 def test_recipe_on_the_embedded_judge(tmp_path):

@@ -144,3 +144,13 @@ def test_partly_undefined_statistic_is_noted_and_bca_refuses():
         assert np.isfinite(ci.low) and "undefined in" in ci.note and "from the others" in ci.note
     bca = cluster_bootstrap_ci(df, sometimes, "c", n_resamples=200, method="BCa")
     assert np.isnan(bca.low) and "BCa is undefined here" in bca.reason
+
+
+def test_the_few_clusters_note_carries_the_measured_coverage_not_a_repository_path():
+    """The note reaches report.html, the tables and the terminal of an installed judgelab, where the
+    repository's docs/ is not at hand: it states the simulation's figures itself."""
+    from judgelab.stats.bootstrap import caveats
+
+    note = caveats(8, "item", 0.95, 0, 999)
+    assert "often cover less than 95%" in note and "84-93%" in note and "92.5-97%" in note
+    assert "docs/" not in note and ".md" not in note

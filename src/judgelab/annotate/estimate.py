@@ -242,7 +242,7 @@ def _raised(plan: PPIPlan) -> str:
     if plan.n <= plan.n_for_width:
         return ""
     return (f"{plan.n_for_width} would reach the half-width, but the {plan.quantile} interval keeps its level only from "
-            f"{plan.valid_from} human-rated items (skewed ratings raise this number; docs/intervals.md)")
+            f"{plan.valid_from} human-rated items (skewed ratings raise this number: Cochran's rule asks for more than 25 g1² items, g1 their skewness)")
 
 
 def _plan_mean(criterion: str, system: str, data, target: float, alpha: float, quantile: str) -> PlanOutcome:

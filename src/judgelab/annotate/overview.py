@@ -187,7 +187,9 @@ def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Seque
     from judgelab.ratings import is_human
 
     selected = set(keys)
-    df = ratings[[(s, i) in selected for s, i in zip(ratings["system"], ratings["item_id"])]]
+    # a boolean array, not a list: an empty list would select no columns of an empty store's table
+    mask = np.fromiter(((s, i) in selected for s, i in zip(ratings["system"], ratings["item_id"])), bool, len(ratings))
+    df = ratings.loc[mask]
     df = df[df["criterion"].isin(list(outputs))]
     human = df[df["rater"].map(is_human) & (df["status"] == Status.OK)]
     agreement = []

@@ -206,6 +206,7 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 <h1>Overview</h1>
 {% if note %}<p class="note" id="note">{{ note }}</p>{% endif %}
 <p class="help">Template {{ template }}; questions: {{ outputs|join(", ") }}; selection: {{ sample }}{% if not uniform %} (not a uniform random sample: PPI estimates do not apply){% endif %}. Refreshes every 30 s.</p>
+{% if not overview.human_ratings %}<p id="nothing-yet">No ratings yet: progress, agreement and the judge's correlation with the people appear here as the annotators submit their first ratings.</p>{% endif %}
 <h2>Progress</h2>
 <table id="progress-table"><tr><th>annotator</th><th>done</th><th>of</th><th>last rating (UTC)</th></tr>
 {% for a in overview.annotators %}<tr><td>{{ a.annotator }}</td><td class="num">{{ a.done }}</td><td class="num">{{ a.total }}</td><td>{{ a.last_submitted or "–" }}</td></tr>

@@ -85,16 +85,15 @@ def list_command(
     out: Path = typer.Argument(..., metavar="FOLDER", help="a run's output folder (its store.sqlite is read)"),
 ) -> None:
     """List the batches of a store: id, kind, state, requests, provider ids."""
-    from judgelab.errors import JudgelabError
     from judgelab.store import Store
+    from judgelab.store.batches import batch_store
 
-    path = out / "store.sqlite"
-    if not path.is_file():
-        raise JudgelabError(f"no store in {out}")
+    path = batch_store(out)
     with Store(path, read_only=True) as store:
         records = store.batches()
-    if not records:
-        typer.echo(f"no batches in {path}")
+    if not records:  # an empty list, not an error
+        typer.echo(f"no batches in {path}: its runs made live calls (batches come from rate --execution batch "
+                   "or --export-batch)")
         return
     for b in records:
         provider = f" provider batch {b.provider_batch}" if b.provider_batch else ""
@@ -112,7 +111,11 @@ def cancel_command(
     """Ask the provider to cancel a store's open batches; the next run records what they finished."""
     from judgelab.run.provider_api import cancel_batches
 
-    for record, status in cancel_batches(out, batch, api_key):
+    cancelled = cancel_batches(out, batch, api_key)
+    if not cancelled:
+        typer.echo(f"no open batches in {out / 'store.sqlite'}: nothing to cancel")
+        return
+    for record, status in cancelled:
         typer.echo(f"{record.id} (provider {record.provider_batch}): {status}")
     typer.echo("run the same rate command to record what the batches finished (cancelled requests are submitted "
                "again, up to --batch-max-attempts)")

@@ -48,7 +48,8 @@ def rate(
     concurrency: Optional[int] = ConcurrencyOpt, max_retries: Optional[int] = RetriesOpt,
     timeout: Optional[float] = TimeoutOpt,
     no_n: bool = typer.Option(False, "--no-n", help="the server does not support n samples per request"),
-    samples: int = typer.Option(3, "--samples", help="samples per item and criterion (the paper's three annotators)"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="samples per item and criterion (default 3, the "
+                                          "paper's three annotators; log-probability scoring reads one answer)"),
     temperature: Optional[float] = typer.Option(None, "--temperature", help="sampling temperature of generated "
                                                 "answers, 0 to 2 (default 1.0; log-probability scoring reads the next "
                                                 "token and ignores it)"),
@@ -108,7 +109,7 @@ def rate(
 
     spec = RunFile(
         items=items, template=template, criteria=split_list(criteria), variant=variant, judge=judge_specs(judge),
-        samples=samples, sampling=from_flags(SamplingConfig, temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+        **({} if samples is None else {"samples": samples}), sampling=from_flags(SamplingConfig, temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, constrain=constrain,
         rater=rater, out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,

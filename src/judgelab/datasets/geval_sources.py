@@ -75,9 +75,14 @@ def resolve_data(data: str | Path, dataset: str | None = None) -> tuple[str, Pat
     if text in DATASETS:
         if dataset is not None and dataset != text:
             raise JudgelabError(f"data set {text} contradicts --dataset {dataset}")
-        path = shared_data_path() / DATASETS[text]
+        folder = shared_data_path()
+        path = folder / DATASETS[text]
         if not path.exists():
-            raise JudgelabError(f"{text}: {path} not found (set JUDGELAB_SHARED_DATA or give --items FILE)")
+            where = ("$JUDGELAB_SHARED_DATA" if os.environ.get("JUDGELAB_SHARED_DATA")
+                     else "../shared/data seen from the folder you run in")
+            raise JudgelabError(f"--dataset {text} reads {DATASETS[text]} in the shared data folder ({where}: "
+                                f"{folder.resolve()}), and it is not there: run from the project folder beside shared/, "
+                                "set JUDGELAB_SHARED_DATA to the data folder, or give the file with --items FILE")
         return text, path
     path = Path(data)
     if not path.exists():

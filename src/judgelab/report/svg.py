@@ -34,19 +34,20 @@ def _finite(x: float | None) -> TypeGuard[float]:
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
-    if hi <= lo:
+    """About ``n`` round tick values covering [lo, hi].
+
+    A range with no spread, or one narrower than floating point resolves at its values (estimates
+    equal but for rounding), is widened to one unit: a step below the values' resolution would never
+    move a tick (``v + step == v``) and the ticks would grow without end.
+    """
+    if not hi - lo > max(abs(lo), abs(hi), 1.0) * 1e-12:
         hi = lo + 1.0
     raw = (hi - lo) / max(1, n - 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.floor(lo / step) * step
-    ticks = []
-    v = start
-    while v <= hi + step * 1e-9:
-        if v >= lo - step * 1e-9:
-            ticks.append(round(v, 10))
-        v += step
-    return ticks
+    start = math.floor(lo / step)
+    count = math.floor(hi / step + 1e-9) - start + 1  # ticks are multiples of step, counted, never accumulated
+    return [round(k * step, 10) for k in range(start, start + count) if k * step >= lo - step * 1e-9]
 
 
 def _fmt_tick(v: float) -> str:
@@ -123,7 +124,7 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
         values.append(reference)
     if domain is None:
         lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-        pad = (hi - lo) * 0.08 or 0.5
+        pad = (hi - lo) * 0.08 if hi - lo > max(abs(lo), abs(hi), 1.0) * 1e-12 else 0.5  # equal values: ±0.5
         lo, hi = lo - pad, hi + pad
     else:
         lo, hi = domain

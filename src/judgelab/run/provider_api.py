@@ -164,28 +164,23 @@ def cancel_batches(out: "Path | str", batch: str | None = None, api_key: str | N
         ``(batch record, provider status after the request)`` per batch.
 
     Raises:
-        JudgelabError: no store, no such batch, nothing open, a provider refusing.
+        JudgelabError: no store, no open batch of the id ``batch``, a provider refusing.
     """
     import os
-    from pathlib import Path
 
     import openai
 
     from judgelab.store import Store
-    from judgelab.store.batches import OPEN_STATES
+    from judgelab.store.batches import OPEN_STATES, batch_store
 
-    path = Path(out) / "store.sqlite"
-    if not path.is_file():
-        raise JudgelabError(f"no store in {out}")
+    path = batch_store(out)
     with Store(path, read_only=True) as store:
         records = [b for b in store.batches(kind="openai", states=OPEN_STATES) if b.provider_batch]
     if batch is not None:
         records = [b for b in records if batch in (b.id, b.provider_batch)]
         if not records:
             raise JudgelabError(f"no open provider batch {batch!r} in {path} (judgelab batch list {out})")
-    if not records:
-        raise JudgelabError(f"no open provider batch in {path}")
-    done = []
+    done: list[tuple[Any, str]] = []  # nothing open: nothing to cancel (an empty list, not an error)
     for record in records:
         client = openai.OpenAI(base_url=record.endpoint, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
                                max_retries=2)

@@ -66,6 +66,11 @@ FEW_CLUSTERS = 20
 and BCa intervals covered 84–93% of a clustered mean or a correlation in simulation, the expanded
 one 92.5–97% (docs/intervals.md)."""
 
+#: What the note on few clusters says of the simulation (:data:`FEW_CLUSTERS`), in the note itself: the
+#: note reaches report.html, tables and the terminal, where no page of the repository's docs/ is at hand.
+FEW_CLUSTERS_COVERAGE = ("in simulation, 95% intervals from 5-10 clusters covered 84-93% of a mean or a "
+                         "correlation; the expanded percentile interval 92.5-97%")
+
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
@@ -126,7 +131,7 @@ def caveats(clusters: int, cluster: str, confidence_level: float, undefined: int
     notes = []
     if clusters < FEW_CLUSTERS:
         notes.append(f"only {clusters} {cluster} values: bootstrap intervals from fewer than {FEW_CLUSTERS} clusters "
-                     f"often cover less than {confidence_level:.0%} (docs/intervals.md)")
+                     f"often cover less than {confidence_level:.0%} ({FEW_CLUSTERS_COVERAGE})")
     if undefined:
         notes.append(f"the statistic is undefined in {undefined} of {n_resamples} resamples (the interval is from "
                      "the others)")  # one clause: notes are "; "-separated clauses

@@ -24,8 +24,10 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
+from judgelab.errors import JudgelabError
 from judgelab.store.schema import in_chunks, write_error
 
 __all__ = ["BatchTable", "BatchRecord", "OPEN_STATES", "FINAL_STATES"]
@@ -195,3 +197,17 @@ class BatchTable:
                     f"WHERE b.kind = ? AND r.key IN ({marks}) GROUP BY r.key", [kind, *chunk]):
                 counts[key] = int(n)
         return counts
+
+
+def batch_store(out: str | Path) -> Path:
+    """The store of a run's output folder, whose batches ``batch list`` and ``batch cancel`` read.
+
+    Raises:
+        JudgelabError: the folder has no store (one line naming the command that writes it).
+    """
+    path = Path(out) / "store.sqlite"
+    if not path.is_file():
+        raise JudgelabError(f"no store in {out}: a run's batches are kept in the store.sqlite that `judgelab rate "
+                            f"--out {out}` writes; name the --out folder of that rate command")
+    return path
+
