@@ -84,15 +84,19 @@ def test_ctrl_c_exits_130_and_names_the_store(tmp_path, stub_factory):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     line = err.strip().splitlines()[-1]
-    assert line.startswith("judgelab: interrupted; ") and str(store) in line and "run the same command to resume" in line
+    assert line.startswith("judgelab: interrupted; ") and str(store) in line and "run the same command to resume" in line, err
     kept = int(line.split("interrupted; ")[1].split()[0])
-    assert kept >= done
+    assert kept >= done, (kept, done, err)
     assert not (out / "ratings.csv").exists()  # an interrupted run writes no ratings table
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    statuses = dict(db.execute("SELECT status, COUNT(*) FROM judgments GROUP BY status").fetchall())
+    db.close()
     # ... and the same command resumes and completes, asking no finished call again
     again = run("rate", "--items", str(items), "--criteria", "grammaticality", "--judge", "openai:m",
                 "--base-url", stub.base_url, "--concurrency", "8", "--out", str(out), "--quiet")
     assert again.returncode == 0, again.stderr
-    assert f"({kept} already in the store)" in again.stdout.replace("\n", " ")
+    # (this test failed once in .ci/run beside two CPU-bound loops, not reproduced in 16 runs: each assertion says what it saw)
+    assert f"({kept} already in the store)" in again.stdout.replace("\n", " "), (kept, statuses, again.stdout, err)
 
 
 def test_too_many_failures_exit_3_with_examples(tmp_path):
