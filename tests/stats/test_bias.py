@@ -66,6 +66,20 @@ def test_scale_use_by_hand():
     assert {e.bias for e in effects if e.rater == "judge"} >= {f"scale_point:{p}" for p in range(2, 6)}
 
 
+def test_scale_use_leaves_out_a_criterion_no_human_rated():
+    """From Python too (the command filters such criteria first): a criterion only judges rated gives
+    no effect, the others theirs (it raised ValueError: the humans' lowest rating of nothing is NaN)."""
+    rows = []
+    for i in range(6):
+        rows += [(f"i{i}", "s", "human:1", 2 + i % 3), (f"i{i}", "s", "human:2", 3 + i % 3), (f"i{i}", "s", "judge", 5)]
+    df = _tidy(rows)
+    judge_only = df[df["rater"] == "judge"].assign(criterion="r")
+    effects = scale_use(pd.concat([df, judge_only], ignore_index=True), n_resamples=100)
+    assert {e.criterion for e in effects} == {"q"}
+    assert _effect(effects, "leniency", "judge").estimate == pytest.approx(
+        _effect(scale_use(df, n_resamples=100), "leniency", "judge").estimate)
+
+
 def test_scale_use_matches_by_label_not_position():
     rng = np.random.default_rng(3)
     rows = [(f"i{i}", "s", r, rng.integers(1, 6)) for i in range(30) for r in ("human:1", "human:2", "judge")]

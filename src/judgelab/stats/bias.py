@@ -74,6 +74,7 @@ def scale_use(df: pd.DataFrame, criterion: str | list[str] | None = None, points
     Returns:
         Per (criterion, rater): a ``leniency``, a ``spread_ratio`` and one ``scale_point:<p>`` effect
         per point (the rater's share minus the humans', with the rater's and the humans' shares in ``note``).
+        A criterion no human rated, and a rater with no other human beside it, give none.
 
     Example:
         >>> effects = scale_use(ratings)  # doctest: +SKIP
@@ -83,6 +84,8 @@ def scale_use(df: pd.DataFrame, criterion: str | list[str] | None = None, points
     for crit in _criteria(df, criterion):
         m = means[means["criterion"] == crit]
         humans = m[m["rater"].map(is_human)][["rater", "system", "item_id", "score"]]
+        if humans.empty:  # no human ratings of this criterion: nothing to compare with
+            continue
         pts = points
         if pts is None:
             lo, hi = math.floor(humans["score"].min() + 0.5), math.floor(humans["score"].max() + 0.5)
