@@ -20,10 +20,16 @@ BEFORE = Path(__file__).resolve().parent / "table_before"
 JUDGE = "scripted-test-double@chiang-lee-story"
 
 
+def _numbers(tables: dict) -> dict:
+    """The tables without their ``note`` texts: the numbers are what must not change (a note's wording may,
+    e.g. the few-clusters note now states the measured coverage instead of naming a docs page)."""
+    return {name: [{k: v for k, v in row.items() if k != "note"} for row in rows] for name, rows in tables.items()}
+
+
 def _agree_tables(*args: str) -> dict:
     result = run_cli("agree", *args, "--format", "json", "--n-resamples", "200")
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)["tables"]
+    return _numbers(json.loads(result.stdout)["tables"])
 
 
 def test_an_older_ratings_file_reads_with_the_identity_columns():
@@ -36,7 +42,7 @@ def test_an_older_ratings_file_reads_with_the_identity_columns():
 
 
 def test_agree_on_an_older_ratings_file_gives_the_numbers_it_gave_before():
-    before = json.loads((BEFORE / "agree_main.json").read_text())["tables"]
+    before = _numbers(json.loads((BEFORE / "agree_main.json").read_text())["tables"])
     assert _agree_tables(str(BEFORE / "ratings.csv"), "--human", str(BEFORE / "human.csv")) == before
 
 
@@ -61,7 +67,7 @@ def test_a_new_ratings_file_has_the_identity_and_gives_the_same_numbers(tmp_path
     assert run_cli("export", str(out / "store.sqlite"), "--to", str(tmp_path / "all.csv")).returncode == 0
     new, old = read_ratings(tmp_path / "all.csv"), read_ratings(BEFORE / "ratings.csv")
     pd.testing.assert_frame_equal(new, old)
-    before = json.loads((BEFORE / "agree_main.json").read_text())["tables"]
+    before = _numbers(json.loads((BEFORE / "agree_main.json").read_text())["tables"])
     assert _agree_tables(str(tmp_path / "all.csv"), "--human", str(BEFORE / "human.csv")) == before
 
 
