@@ -104,11 +104,6 @@ LAYERS: dict[str, int] = {
     "judgelab.cli": CLI,
 }
 
-# Edges that break a layer rule today in code another part of the redesign rewrites (report/ and
-# output/ reading analysis modules, label parsing moving into raters). The merge empties this set;
-# nothing else is exempt.
-KNOWN_UNTIL_REDESIGN: set[tuple[str, str]] = set()
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC).with_suffix("").parts)
@@ -206,7 +201,7 @@ def layer_violations(graph: dict[str, dict[str, int]], modules: dict[str, Path])
         for target, line in targets.items():
             low, high = layer_of(name), layer_of(target)
             wrong = high > low or (high in NOT_BELOW.get(low, set()) and target not in RESULT_MODULES)
-            if wrong and (name, target) not in KNOWN_UNTIL_REDESIGN:
+            if wrong:  # no exceptions: every import obeys the layers
                 where = modules[name].relative_to(SRC.parent)
                 out.append(f"{where}:{line}: {name} ({LAYER_NAMES[low]}) imports {target} ({LAYER_NAMES[high]})")
     return out
@@ -266,12 +261,9 @@ def test_every_import_goes_to_the_same_layer_or_lower():
     assert violations == [], "\n".join(violations)
 
 
-def test_every_module_has_a_layer_and_the_known_exceptions_still_exist():
-    graph = import_graph()
-    for name in graph:
+def test_every_module_has_a_layer():
+    for name in import_graph():
         layer_of(name)  # raises when no prefix names it
-    stale = {(a, b) for a, b in KNOWN_UNTIL_REDESIGN if b not in graph.get(a, {})}
-    assert stale == set(), f"remove these from KNOWN_UNTIL_REDESIGN, they no longer exist: {sorted(stale)}"
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
