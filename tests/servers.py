@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -35,6 +36,14 @@ POLL_S = 0.05
 TAIL_CHARS = 2000
 
 T = TypeVar("T")
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a child a test interrupts: SIGINT back to its default action, as a
+    terminal's foreground process has it. A test run in the background of a non-interactive shell
+    (``.ci/run … &``, ``nohup``) starts with SIGINT ignored, and its children inherit that: a Python
+    child then never sees the Ctrl-C the test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class ServerExited(AssertionError):
@@ -113,7 +122,7 @@ class ServerProcess:
         child_env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(self.argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_env,
-                                         cwd=cwd)
+                                         cwd=cwd, preexec_fn=interruptible)
         self.ready_match: re.Match[str] | None = None
         self._wait_ready(ready_line, ready_url, startup_s)
 
