@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "judgelab.answer_layout": DATA,
     "judgelab.answers": DATA,  # a judge's answer as the ledger stores it
     "judgelab.logprob_score": DATA,
+    "judgelab.call_costs": DATA,  # the store's accounting: calls, tokens, latency, statuses per rater (a record part)
     "judgelab.settings": DATA,  # the sampling and connection configurations
     "judgelab.models": ENGINE,
     "judgelab.store": ENGINE,
@@ -85,6 +86,7 @@ LAYERS: dict[str, int] = {
     # the folder writer (which writes a folder's page last) above them
     "judgelab.output.record": RECORDS,
     "judgelab.output.legacy": RECORDS,
+    "judgelab.output.accounting": RECORDS,
     "judgelab.output.manifest": RECORDS,
     "judgelab.output.index": RECORDS,
     "judgelab.output.tables": RECORDS,

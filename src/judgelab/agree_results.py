@@ -25,6 +25,9 @@ class MatchedMeans:
     items: tuple[str, ...]
     judge: tuple[float, ...]
     human: tuple[float, ...]
+    #: the judge's and the humans' mean over the matched pairs (None: no pair, or a record written before)
+    judge_mean: float | None = None
+    human_mean: float | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class AgreeRecord:
         return {"skipped": dict(self.skipped), "standardize": self.standardize,
                 "human_summary": self.human_summary.to_record(), "judge_summary": self.judge_summary.to_record(),
                 "matched": [{"rater": m.rater, "criterion": m.criterion, "system": list(m.systems), "item_id": list(m.items),
-                             "judge": [num(v) for v in m.judge], "human": [num(v) for v in m.human]} for m in self.matched]}
+                             "judge": [num(v) for v in m.judge], "human": [num(v) for v in m.human],
+                             "judge_mean": m.judge_mean, "human_mean": m.human_mean} for m in self.matched]}
 
     @classmethod
     def from_record(cls, doc: dict[str, Any]) -> "AgreeRecord":
@@ -58,10 +62,15 @@ class AgreeRecord:
             return tuple(nan if v is None else float(v) for v in values or [])
 
         matched = tuple(MatchedMeans(str(m["rater"]), str(m["criterion"]), tuple(map(str, m.get("system") or [])),
-                                     tuple(map(str, m.get("item_id") or [])), nums(m.get("judge")), nums(m.get("human")))
+                                     tuple(map(str, m.get("item_id") or [])), nums(m.get("judge")), nums(m.get("human")),
+                                     _mean(m.get("judge_mean")), _mean(m.get("human_mean")))
                         for m in doc.get("matched") or [])
         def summary(key: str) -> ScoreSummary:
             return ScoreSummary.from_record(doc[key]) if doc.get(key) else ScoreSummary(())
 
         return cls({str(k): str(v) for k, v in (doc.get("skipped") or {}).items()}, str(doc.get("standardize") or "none"),
                    summary("human_summary"), matched, summary("judge_summary"))
+
+
+def _mean(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -84,7 +84,9 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
     for rater, criterion in pairs:
         m = matched_means(df, str(rater), str(criterion), means).dropna(subset=["score_x", "score_y"])
         matched.append(MatchedMeans(str(rater), str(criterion), tuple(m["system"].astype(str)), tuple(m["item_id"].astype(str)),
-                                    tuple(m["score_x"].astype(float)), tuple(m["score_y"].astype(float))))
+                                    tuple(m["score_x"].astype(float)), tuple(m["score_y"].astype(float)),
+                                    float(m["score_x"].mean()) if len(m) else None,
+                                    float(m["score_y"].mean()) if len(m) else None))
     return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans),
                        tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
 

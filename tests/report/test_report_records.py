@@ -65,6 +65,27 @@ def test_the_page_shows_the_mean_the_record_holds(tmp_path, capsys):
     assert ">3.142<" in html  # shown with the column's three decimals
 
 
+def test_cost_time_and_failures_are_drawn_from_the_record(tmp_path, capsys):
+    """The latency, tokens and status counts the page shows are the record's (results.json's ``call_costs``,
+    counted once when rate wrote the folder), not recounted from the store."""
+    out = _rate_folder(tmp_path)
+    doc = json.loads((out / "results.json").read_text())
+    costs = doc["steps"][-1]["results"]["call_costs"]
+    [rater] = costs["raters"]
+    assert rater["judgments"] == 10 and rater["calls"] >= 5 and rater["latency_sum_s"] is not None  # 5 items × 2 samples
+    assert [(s["status"], s["judgments"], s["share"]) for s in costs["statuses"]] == [("ok", 10, 1.0)]
+    rater.update(latency_p95_s=7.25, prompt_tokens=123456)
+    costs["statuses"] = [{**costs["statuses"][0], "judgments": 7, "share": 0.7},
+                         {"rater": rater["rater"], "criterion": None, "status": "refusal", "judgments": 3, "share": 0.3}]
+    (out / "results.json").write_text(json.dumps(doc))
+    data = build_report(out)
+    row = dict(zip(data.cost.table.columns, data.cost.table.rows[0]))
+    assert row["call latency, 95th percentile (s)"] == 7.25 and row["prompt tokens"] == 123456
+    assert (data.failures.total, data.failures.failed) == (10, 3)
+    shown = {r[1]: r[2] for r in data.failures.by_status.rows}
+    assert shown == {"ok": 7, "refusal": 3}
+
+
 def test_a_record_of_a_newer_schema_is_refused_in_one_line(tmp_path, capsys):
     out = _rate_folder(tmp_path)
     doc = json.loads((out / "results.json").read_text())

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from judgelab.errors import JudgelabError
+from judgelab.output.accounting import folder_call_costs
 from judgelab.output.index import write_index
 from judgelab.output.manifest import record_step, write_manifest
 from judgelab.output.legacy import folder_record
@@ -294,8 +295,10 @@ class OutputFolder:
     def _write_record(self) -> None:
         """results.json: the folder's record with this step (its files as listed in the index)."""
         files = [OutputFile(n, d, self._tables.get(n)) for n, d in self.entries]
+        costs = folder_call_costs(self.folder)
+        results = self._step.results if costs is None else {**self._step.results, "call_costs": costs}
         step = Step(self._step.kind, time.strftime("%Y-%m-%dT%H:%M:%S%z"), self._step.settings, self._step.inputs,
-                    files, self._step.results)
+                    files, results)
         base = None
         if (self.folder / "results.json").exists() or (self.folder / "run.json").exists():
             try:  # the folder's record so far (an older folder's rebuilt from its files); a newer one is refused

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.errors import JudgelabError
+from judgelab.output.accounting import RATINGS_FILES as _RATINGS
+from judgelab.output.accounting import folder_call_costs
 from judgelab.output.record import FolderRecord, InputFile, NewerRecord, OutputFile, Step, read_record
 
 __all__ = ["folder_record", "rebuilt_record", "NO_INTERVAL", "OLDER_FOLDER"]
@@ -24,7 +26,6 @@ OLDER_FOLDER = ("Parts of this folder were written before judgelab recorded resu
                 "files: what those files do not hold (a mean's interval, the humans' means, the judge-vs-human "
                 "pictures) is not shown. Run `judgelab rate` (answered from the store, no calls) or `judgelab agree … "
                 "--out` again to record it.")
-_RATINGS = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 
 
 def folder_record(folder: str | Path) -> tuple[FolderRecord, list[str]]:
@@ -59,7 +60,8 @@ def rebuilt_record(path: Path, files: list[str], manifest: dict[str, Any] | None
     ``ratings.*``; ``audit.json``), a ``rate`` step from ``summary.csv``, and an ``agree`` step per agree
     recorded in ``run.json`` (its inputs and ``--human`` options)."""
     listed = [OutputFile(name, "", _role(name)) for name in files if _role(name)]
-    steps = [Step("files", "", files=listed, source="rebuilt")]
+    costs = folder_call_costs(path)
+    steps = [Step("files", "", files=listed, results={} if costs is None else {"call_costs": costs}, source="rebuilt")]
     if "summary.csv" in files:
         steps.append(Step("rate", "", results={"summary": _summary(path / "summary.csv")}, source="rebuilt"))
     for rec in _agree_records(manifest):

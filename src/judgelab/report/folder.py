@@ -14,13 +14,13 @@ the texts each rater judged).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
 
+from judgelab.call_costs import attempt_keys
 from judgelab.errors import JudgelabError
 from judgelab.output.legacy import folder_record
 from judgelab.output.record import FolderRecord
@@ -38,20 +38,6 @@ MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES)
 _TEXT = (*TEXT_COLUMNS, "group", "raw", *IDENTITY_COLUMNS)
 
 
-_KEY = re.compile(r'"key":\s*"([^"\\]*)"')
-
-
-def attempt_keys(attempts: object) -> list[str]:
-    """The ledger keys of a judgment's attempts, in order, read from its ``attempts`` JSON.
-
-    A quoted ``"key": "`` cannot occur inside a JSON string value (its quotes would be
-    escaped), so the keys are found without parsing the whole list.
-    """
-    if isinstance(attempts, list):
-        return [str(a.get("key")) for a in attempts if isinstance(a, dict) and a.get("key")]
-    if not isinstance(attempts, str) or not attempts:
-        return []
-    return _KEY.findall(attempts)
 
 
 @dataclass

@@ -186,7 +186,7 @@ def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, ski
             pairs = pd.DataFrame({"score_x": m.judge, "score_y": m.human}, dtype=float).dropna()
             items = len(pairs)
             if items:
-                jm, hm = float(pairs["score_x"].mean()), float(pairs["score_y"].mean())
+                jm, hm = m.judge_mean, m.human_mean  # the record's (None in a record written before)
                 figure, confusion = _picture(pairs, judge, criterion, k)
         rows.append(HeadlineRow(
             judge=judge, criterion=criterion, method=method, level=level, r=_num(row.r),

@@ -150,7 +150,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
-        data.failures = _guard(problems, "Failures", lambda: B.failures(judge))
+        data.failures = _guard(problems, "Failures", lambda: B.failures(R.recorded_costs(rf), judge))
         if judge is not None:
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates,
                                                                                  texts))
@@ -162,7 +162,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
                                                                            if humans.problems else "")
                                     + "; items are ranked by the spread of the judge's own samples.")
         infos = data.what_ran.runs if data.what_ran is not None else []
-        data.cost = _guard(problems, "Cost and time", lambda: R.cost_time(rf, judge, calls, infos, reader))
+        data.cost = _guard(problems, "Cost and time", lambda: R.cost_time(rf, infos, reader))
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
                                                                                               errors="replace"))

@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 import numpy as np
 import pandas as pd
 
+from judgelab.call_costs import CallCosts
 from judgelab.report.folder import HUMAN_FILES, RunFolder, read_table
 from judgelab.report.html_model import (
     ColumnKind,
@@ -201,25 +202,26 @@ def discernment(folder: RunFolder) -> Discernment | None:
 
 
 # -- failures -----------------------------------------------------------------------------
-def failures(judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failures | None:
-    """The "Failures" section: counts by status and up to ``examples_per_status`` raw answers each."""
-    if judge is None or judge.empty:
+def failures(costs: CallCosts | None, judge: pd.DataFrame | None, examples_per_status: int = 3) -> Failures | None:
+    """The "Failures" section: the record's judgments by status (and by criterion, where any failed) and
+    up to ``examples_per_status`` raw answers each, from the judgments."""
+    if costs is None or not costs.statuses:
         return None
     from judgelab.report.html_items import parse_attempts
 
-    total = len(judge)
-    failed = int((judge["status"] != Status.OK).sum())
-    counts = judge.groupby(["rater", "status"]).size().reset_index(name="judgments")
-    per_rater = judge.groupby("rater").size()
-    counts["share"] = [c / per_rater[r] for r, c in zip(counts["rater"], counts["judgments"])]
+    total, failed = costs.total, costs.failed
+    counts = pd.DataFrame([(s.rater, s.status, s.judgments, s.share) for s in costs.statuses],
+                          columns=["rater", "status", "judgments", "share"])
     by_status = df_table(counts, "failures-status", "Judgments by status", kinds={"judgments": "int", "share": "num"},
                          note="ok = a rating was read. refusal, no_rating, out_of_range, empty, truncated … are failures "
                               "and never enter the statistics.")
     by_criterion = None
-    if judge["criterion"].nunique() > 1 and failed:
-        bad = judge[judge["status"] != Status.OK].groupby(["rater", "criterion", "status"]).size().reset_index(name="judgments")
-        by_criterion = df_table(bad, "failures-criterion", "Failed judgments by criterion and status",
-                                kinds={"judgments": "int"})
+    bad_counts = [(s.rater, s.criterion, s.status, s.judgments) for s in costs.statuses_by_criterion if s.status != Status.OK]
+    if bad_counts:
+        by_criterion = df_table(pd.DataFrame(bad_counts, columns=["rater", "criterion", "status", "judgments"]),
+                                "failures-criterion", "Failed judgments by criterion and status", kinds={"judgments": "int"})
+    if judge is None or judge.empty:
+        return Failures(total, failed, by_status, by_criterion, [])
     examples = []
     bad = judge[judge["status"] != Status.OK].sort_values("seq", kind="mergesort")
     for (rater, status), grp in bad.groupby(["rater", "status"], sort=True):

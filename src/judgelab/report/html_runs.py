@@ -5,16 +5,16 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from judgelab.call_costs import CallCosts
 from judgelab.report.folder import RunFolder, StoreReader, read_table
 from judgelab.report.html_build import _finite, df_table, table_file
 from judgelab.report.html_calls import CallCache, messages_of
 from judgelab.report.html_model import CostTime, PromptExample, RunInfo, Table, WhatRan
 from judgelab.report.humans import HumanRatings
 
-__all__ = ["run_infos", "first_prompts", "what_ran", "cost_time"]
+__all__ = ["run_infos", "first_prompts", "what_ran", "cost_time", "recorded_costs"]
 
 
 # -- what ran ------------------------------------------------------------------
@@ -42,17 +42,6 @@ def _flatten(settings: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 # -- what ran ------------------------------------------------------------------
-def _prices(entry: dict[str, Any], manifest: dict[str, Any]) -> tuple[float | None, float | None]:
-    for source in (entry, manifest):
-        raw = source.get("prices")
-        prices = raw if isinstance(raw, dict) else {}
-        pin = source.get("price_in", prices.get("in"))
-        pout = source.get("price_out", prices.get("out"))
-        if _finite(pin) and _finite(pout):
-            return float(pin), float(pout)
-    return None, None
-
-
 def run_infos(folder: RunFolder, store_runs: dict[str, dict[str, Any]]) -> list[RunInfo]:
     """Runs of the manifest first, then the store's other runs."""
     manifest = folder.manifest or {}
@@ -63,11 +52,8 @@ def run_infos(folder: RunFolder, store_runs: dict[str, dict[str, Any]]) -> list[
             continue
         rater = str(entry.get("rater", ""))
         settings = entry.get("settings") or store_runs.get(rater) or {}
-        pin, pout = _prices(entry, manifest)
         pt, ct = entry.get("prompt_tokens"), entry.get("completion_tokens")
         cost = entry.get("cost_usd")
-        if not _finite(cost) and pin is not None and _finite(pt) and _finite(ct):
-            cost = (float(pt) * pin + float(ct) * (pout or 0.0)) / 1e6
         notes = [str(n) for n in entry.get("backend_notes") or []]
         for key in ("transport", "cpu_path", "max_tokens_param"):
             if entry.get(key):
@@ -155,55 +141,43 @@ def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame 
 
 
 # -- cost and time ---------------------------------------------------------------------------
-def cost_time(folder: RunFolder, judge: pd.DataFrame | None, calls: CallCache,
-              infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
-    """The "Cost and time" section: tokens, calls, wall time and (with prices) dollars per run."""
+def recorded_costs(folder: RunFolder) -> CallCosts | None:
+    """The calls, tokens, latency and statuses the folder's record holds (None: a folder written before
+    judgelab recorded them)."""
+    doc = folder.record.result("call_costs")
+    return CallCosts.from_record(doc) if isinstance(doc, dict) else None
+
+
+def cost_time(folder: RunFolder, infos: list[RunInfo], reader: StoreReader | None) -> CostTime | None:
+    """The "Cost and time" section: the record's calls, tokens and latency per rater beside run.json's
+    wall time and cost per run (nothing is computed here)."""
     manifest = folder.manifest or {}
+    costs = recorded_costs(folder)
+    measured = {r.rater: r for r in costs.raters} if costs is not None else {}
+    by_rater = {i.rater: i for i in infos}
     rows = []
     notes = []
-    raters = sorted(judge["rater"].unique()) if judge is not None and not judge.empty else []
-    by_rater = {i.rater: i for i in infos}
-    for rater in dict.fromkeys([*by_rater, *raters]):
-        info = by_rater.get(rater)
-        keys: set[str] = set()
-        n_judgments = None
-        if judge is not None and rater in raters:
-            mine = judge[judge["rater"] == rater]
-            n_judgments = len(mine)
-            for row in mine["keys"]:
-                keys.update(row)
-        pt = ct = 0
-        latencies = []
-        found = 0
-        for key in keys:
-            resp = calls.response(key)
-            if resp is None:
-                continue
-            found += 1
-            pt += int(resp.get("prompt_tokens") or 0)
-            ct += int(resp.get("completion_tokens") or 0)
-            if _finite(resp.get("latency_s")):
-                latencies.append(float(resp["latency_s"]))
-        lat = np.asarray(latencies, float)
-        cost = info.cost_usd if info else None
-        pin, pout = _prices({}, manifest)
-        if cost is None and pin is not None and found:
-            cost = (pt * pin + ct * pout) / 1e6  # type: ignore[operator]
+    for rater in dict.fromkeys([*by_rater, *measured]):
+        info, m = by_rater.get(rater), measured.get(rater)
+        got = m if m is not None and m.calls > 0 else None  # calls found in the store: its counts, else run.json's
         rows.append([
-            rater, n_judgments if n_judgments is not None else (info.judgments if info else None),
-            found or (info.calls_made if info else None),
-            pt if found else (info.prompt_tokens if info else None),
-            ct if found else (info.completion_tokens if info else None),
-            (pt + ct) / n_judgments if found and n_judgments else None,
-            float(lat.sum()) if lat.size else None, float(lat.mean()) if lat.size else None,
-            float(np.percentile(lat, 95)) if lat.size else None,
-            info.wall_s if info else None, cost,
+            rater, m.judgments if m is not None else (info.judgments if info else None),
+            got.calls if got else (info.calls_made if info else None),
+            got.prompt_tokens if got else (info.prompt_tokens if info else None),
+            got.completion_tokens if got else (info.completion_tokens if info else None),
+            got.tokens_per_judgment if got else None,
+            got.latency_sum_s if got else None, got.latency_mean_s if got else None,
+            got.latency_p95_s if got else None,
+            info.wall_s if info else None, info.cost_usd if info else None,
         ])
     if not rows:
         return None
+    if costs is None:
+        notes.append("This folder's record holds no calls, tokens or latency per rater (written by an older judgelab): "
+                     "the counts shown are run.json's; rerun the same command (0 calls) to record them.")
     if not any(r[10] is not None for r in rows):
-        notes.append("No prices were recorded, so no money is shown (run.json keys price_in / price_out in USD per "
-                     "million tokens, per run or for the folder, or cost_usd).")
+        notes.append("No cost was recorded, so no money is shown (rate's --price-in and --price-out, in USD per "
+                     "million tokens, record it in run.json).")
     if manifest.get("wall_s") is not None:
         notes.append(f"The command ({manifest.get('command') or 'unknown'}) took {manifest['wall_s']} s in all, from "
                      f"{manifest.get('started')} to {manifest.get('finished')}.")

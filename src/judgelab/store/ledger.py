@@ -175,6 +175,13 @@ class Ledger:
                 out[key] = (request, response)
         return out
 
+    def responses_of(self, keys: Iterable[str]) -> dict[str, str]:
+        """key → the response JSON as stored, for the given keys (absent keys are left out)."""
+        out: dict[str, str] = {}
+        for chunk, marks in in_chunks(sorted({k for k in keys if k})):
+            out.update(self._db.execute(f"SELECT key, response FROM calls WHERE key IN ({marks})", chunk).fetchall())
+        return out
+
     def call_span(self) -> tuple[float, float, int] | None:
         """(first, last) recording time of the calls and their number; None when there are none."""
         row = self._db.execute("SELECT MIN(created), MAX(created), COUNT(*) FROM calls").fetchone()

@@ -1,0 +1,61 @@
+"""A folder's accounting for its record: the judges' calls, tokens, latency and judgments by status
+(:mod:`judgelab.call_costs`), read from the folder's store — or, in a folder with only a ratings
+file, its statuses — when a command writes the folder (:class:`judgelab.output.folder.OutputFolder`)
+or when an older folder's record is rebuilt (:mod:`judgelab.output.legacy`). The report renders it.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from judgelab.errors import JudgelabError
+
+__all__ = ["folder_call_costs", "RATINGS_FILES"]
+
+RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
+_COLUMNS = ["rater", "criterion", "status", "attempts"]
+
+
+def folder_call_costs(folder: Path) -> dict[str, Any] | None:
+    """The record part ``call_costs`` of ``folder`` (None: no store or ratings file, or one that cannot be read)."""
+    import pandas as pd
+
+    from judgelab.call_costs import call_costs, keys_of
+    from judgelab.raters import is_human
+    from judgelab.store import Store
+
+    store = folder / "store.sqlite"
+    responses: dict[str, str] = {}
+    try:
+        if store.is_file():
+            with Store(store, read_only=True) as s:
+                judgments = pd.DataFrame.from_records(s.judgment_rows(_COLUMNS), columns=_COLUMNS)
+                judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
+                responses = s.responses_of(keys_of(judgments["attempts"]))
+        else:
+            ratings = next((folder / n for n in RATINGS_FILES if (folder / n).is_file()), None)
+            if ratings is None:
+                return None
+            judgments = _statuses_of(ratings)
+            judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
+    except (JudgelabError, sqlite3.Error, OSError, ValueError, KeyError):
+        return None
+    return call_costs(judgments, responses).to_record()
+
+
+def _statuses_of(path: Path) -> Any:
+    """A ratings file's rater, criterion and status (``ok`` where it has no status column)."""
+    import pandas as pd
+
+    if path.suffix == ".parquet":
+        df = pd.read_parquet(path)
+    elif path.suffix == ".jsonl":
+        df = pd.read_json(path, lines=True, dtype=False) if path.stat().st_size else pd.DataFrame()
+    else:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.stat().st_size else pd.DataFrame()
+    if "rater" not in df.columns or "criterion" not in df.columns:
+        raise KeyError("rater")
+    status = df["status"].replace("", "ok") if "status" in df.columns else "ok"
+    return pd.DataFrame({"rater": df["rater"].astype(str), "criterion": df["criterion"].astype(str),
+                         "status": status, "attempts": None})
