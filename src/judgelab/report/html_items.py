@@ -50,7 +50,7 @@ from judgelab.report.html_calls import (
     messages_of,
     parse_attempts,
 )
-from judgelab.report.html_model import ItemBrowser
+from judgelab.report.html_model import ItemBrowser, natural_key
 from judgelab.report.humans import HumanRatings
 from judgelab.status import Status
 from judgelab.store.items import ItemText
@@ -176,7 +176,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
     encoded: dict[tuple[tuple[str, str], ...], list[Any]] = {}
     raters: dict[str, int] = {}
     criteria: dict[str, int] = {}
-    systems: dict[str, int] = {}
+    systems: dict[str, int] = {str(s): k for k, s in enumerate(sorted({str(s) for s in judge["system"]}, key=natural_key))}
     units: list[dict[str, Any]] = []
     prompts_available = False
     texts_shown = 0
