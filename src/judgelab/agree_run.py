@@ -31,6 +31,8 @@ TABLE_DESCRIPTIONS = {
     "standardization": "--standardize: every statistic on the raw scores beside the same statistic on each rater's "
                        "standardised scores, and the change (the other tables are the standardised ones)",
     "rater_scales": "--standardize: each rater's mean and SD per criterion, the map of its standardisation",
+    "human_means": "the humans' mean per system and criterion over the texts a judge was compared on, with its 95% "
+                   "t-interval over items (the report's Results rows and the first screen's human mean)",
 }
 
 
@@ -215,6 +217,14 @@ def write_agree(run: AgreeRun, out: str | Path, display: Display | None = None) 
             if name in report.skipped:
                 what += f" — **no rows: {report.skipped[name]}**"
             output.table(table, name, what, show=False)  # a table without rows is its header line, never a 0-byte file
+        rows = run.record.human_summary.rows
+        if rows:  # the record's rows, as they are: the page and this file show one number
+            import pandas as pd
+
+            output.table(pd.DataFrame([{"rater": r.rater, "system": r.system, "criterion": r.criterion, "items": r.n,
+                                        "mean": r.mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                        "note": r.interval_note} for r in rows]),
+                         "human_means", TABLE_DESCRIPTIONS["human_means"], show=False)
         s = report.settings
         notes = [f"CIs: {s['confidence_level']:.0%} {s['ci_method']} cluster bootstrap, {s['n_resamples']} resamples, seed "
                  f"{s['seed']}; clusters: items at the overall and system levels (systems fixed), groups at the "

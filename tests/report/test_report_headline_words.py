@@ -171,3 +171,61 @@ def test_a_note_in_an_interval_chart_fits_its_width():
     width = float(re.search(r'width="(\d+)"', svg).group(1))
     left = float(re.search(r'<text x="([\d.]+)" y="[\d.]+" fill="#777">', svg).group(1))
     assert left + label_width(note) <= width
+
+
+def test_agree_writes_the_human_means_the_page_shows(one_system):
+    run, folder = one_system
+    csv = pd.read_csv(folder / "human_means.csv")
+    assert set(csv["system"]) == {"M11"} and list(csv["items"]) == [8, 8]
+    data = build_report(folder)
+    card = {r.criterion: r.human_mean for r in data.headline.rows}
+    table = {row[2]: row[5] for row in data.results.summary.rows if str(row[0]).startswith("humans")}
+    for row in csv.itertuples(index=False):  # one mean per cell: the CSV's, the Results table's and the card's
+        assert row.mean == pytest.approx(table[row.criterion]) == pytest.approx(card[row.criterion])
+    assert "human_means.csv" not in {t.caption for t in data.other_tables}
+
+
+# -- ratings collected with annotate beside imported humans --------------------------------------------------
+def _annotated(tmp_path_factory, tmp_path):
+    import shutil
+
+    from report_helpers import rate_agree_folder
+
+    from judgelab.store import Judgment, Store
+
+    folder = tmp_path / "run"
+    shutil.copytree(rate_agree_folder(tmp_path_factory), folder)
+    with Store(folder / "store.sqlite") as store:
+        judged = store.ratings()
+        first = judged[~judged["rater"].str.startswith("human:")].iloc[0]
+        store.put(judgments=[Judgment(str(first.item_id), str(first.system), None, str(first.criterion), "human:alice", 0,
+                                      5.0, None, None, None, "ok", None)])
+    return folder, first
+
+
+def _unit(folder, first, **kwargs):
+    from report_helpers import decode_units, parse
+
+    page = render_report(build_report(folder, **kwargs))
+    units = decode_units(parse(page))
+    return page, next(u for u in units if (u["item_id"], u["criterion"], u["system"]) ==
+                      (str(first.item_id), str(first.criterion), str(first.system)))
+
+
+def test_annotated_ratings_are_shown_apart_from_imported_humans(tmp_path_factory, tmp_path):
+    folder, first = _annotated(tmp_path_factory, tmp_path)
+    page, unit = _unit(folder, first)
+    names = [name for name, _ in unit["humans"]]
+    assert "human:alice (annotate, not in the human mean)" in names
+    imported = [v for name, v in unit["humans"] if not name.startswith("human:alice")]
+    assert unit["human"] == pytest.approx(sum(imported) / len(imported))  # alice's 5 is not averaged in
+    assert "are not in the human mean" in page and "--pool-humans" in page
+
+
+def test_pooling_annotated_ratings_only_when_asked_and_said(tmp_path_factory, tmp_path):
+    folder, first = _annotated(tmp_path_factory, tmp_path)
+    page, unit = _unit(folder, first, pool_humans=True)
+    values = [v for _, v in unit["humans"]]
+    assert ["human:alice", 5.0] in unit["humans"]
+    assert unit["human"] == pytest.approx(sum(values) / len(values))
+    assert "Pooled as asked (--pool-humans)" in page

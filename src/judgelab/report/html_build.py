@@ -34,7 +34,8 @@ __all__ = ["df_table", "results", "discernment", "failures", "other_tables", "CO
 
 #: The tables the sections show (results.json names the file of each); any other CSV is under "Other tables".
 CONSUMED_TABLES = {"ratings", "summary", "welch", "correlations", "williams", "human_baseline", "self_consistency",
-                   "discernment", "perturbations", "perturbation_report", "cost", "human_ratings"}
+                   "discernment", "perturbations", "perturbation_report", "cost", "human_ratings",
+                   "human_means"}
 OTHER_TABLE_ROWS = 500
 
 
