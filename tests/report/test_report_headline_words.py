@@ -229,3 +229,11 @@ def test_pooling_annotated_ratings_only_when_asked_and_said(tmp_path_factory, tm
     assert ["human:alice", 5.0] in unit["humans"]
     assert unit["human"] == pytest.approx(sum(values) / len(values))
     assert "Pooled as asked (--pool-humans)" in page
+
+
+def test_humans_are_counted_as_people_never_a_file_of_means_as_one():
+    from judgelab.summary import humans_label
+
+    assert humans_label({"human:a", "human:b", "human:c"}) == "humans (mean of 3 raters)"
+    assert humans_label({"human:mean"}) == "humans (the file's means; its raters are not named)"
+    assert humans_label({"human:mean", "human:alice"}) == "humans (mean of 1 rater and the file's means)"
