@@ -4,6 +4,7 @@ texts the judge rated (one mean for the card, the table and the chart), a judge 
 different scales never on one axis with an equality line, systems in natural order, labels that fit."""
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -237,3 +238,15 @@ def test_humans_are_counted_as_people_never_a_file_of_means_as_one():
     assert humans_label({"human:a", "human:b", "human:c"}) == "humans (mean of 3 raters)"
     assert humans_label({"human:mean"}) == "humans (the file's means; its raters are not named)"
     assert humans_label({"human:mean", "human:alice"}) == "humans (mean of 1 rater and the file's means)"
+
+
+def test_a_legend_of_long_names_fits_its_chart():
+    from judgelab.report.svg import BarSeries, bar_chart
+
+    names = ["scripted-test-double@geval-summeval+variant-one", "humans (the file's means; its raters are not named)"]
+    for svg in (interval_chart([Point("a", 0.5, 0.4, 0.6, 0), Point("b", 0.6, 0.5, 0.7, 1)], "f", "t", "d", "r", "rater",
+                               series_names=names),
+                bar_chart(["a"], [BarSeries(n, [1.0]) for n in names], "g", "t", "d", "D", "perturbation")):
+        width = float(re.search(r'width="(\d+)"', svg).group(1))
+        last = [m for m in re.finditer(r'<text x="([\d.]+)" y="16(?:\.0)?">([^<]*)</text>', svg)][-1]
+        assert float(last.group(1)) + label_width(html.unescape(last.group(2))) <= width

@@ -149,10 +149,11 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
     def sx(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
+    leg, cx = _legend(list(series_names), left, 16) if series_names or extra_markers else ([], left)
+    width = max(width, cx + (14 + label_width(extra_label) if extra_markers else 0) + 8)  # the legend fits too
     out = _svg_open(width, height, fig_id, title, desc)
     bottom = top + _ROW_H * max(1, len(points))
     if series_names or extra_markers:
-        leg, cx = _legend(list(series_names), left, 16)
         out += leg
         if extra_markers:
             out.append(f'<path d="M{cx + 5:.1f},{16 - 9:.1f} l5,5 l-5,5 l-5,-5 z" fill="white" stroke="#333" stroke-width="1.5"/>')
@@ -221,8 +222,9 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
     def sx(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
+    leg, cx = _legend([s.name for s in series], left, 16, marker="rect")
+    width = max(width, cx + 8)  # the legend fits too
     out = _svg_open(width, height, fig_id, title, desc)
-    leg, _ = _legend([s.name for s in series], left, 16, marker="rect")
     out += leg
     out += _x_axis(ticks, sx, top, bottom, left, plot_w, xlabel, ylabel)
     zero = sx(0.0)
