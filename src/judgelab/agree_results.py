@@ -28,6 +28,15 @@ class MatchedMeans:
     #: the judge's and the humans' mean over the matched pairs (None: no pair, or a record written before)
     judge_mean: float | None = None
     human_mean: float | None = None
+    #: what one pair is (``summary``) and what the bootstrap resamples (``article``), from the judge's template's
+    #: ``fields`` ("" where not known: the page says "texts" and "items")
+    text_unit: str = ""
+    cluster_unit: str = ""
+    #: the judge's scale (low, high) from its template (None: not known)
+    judge_scale: tuple[float, float] | None = None
+    #: False when a human mean lies outside the judge's scale (e.g. judge 1–3, humans 1–5): the two are
+    #: then never drawn on one axis or compared as means
+    same_scale: bool = True
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,10 @@ class AgreeRecord:
                 "human_summary": self.human_summary.to_record(), "judge_summary": self.judge_summary.to_record(),
                 "matched": [{"rater": m.rater, "criterion": m.criterion, "system": list(m.systems), "item_id": list(m.items),
                              "judge": [num(v) for v in m.judge], "human": [num(v) for v in m.human],
-                             "judge_mean": m.judge_mean, "human_mean": m.human_mean} for m in self.matched]}
+                             "judge_mean": m.judge_mean, "human_mean": m.human_mean, "text_unit": m.text_unit,
+                             "cluster_unit": m.cluster_unit,
+                             "judge_scale": list(m.judge_scale) if m.judge_scale is not None else None,
+                             "same_scale": m.same_scale} for m in self.matched]}
 
     @classmethod
     def from_record(cls, doc: dict[str, Any]) -> "AgreeRecord":
@@ -63,7 +75,9 @@ class AgreeRecord:
 
         matched = tuple(MatchedMeans(str(m["rater"]), str(m["criterion"]), tuple(map(str, m.get("system") or [])),
                                      tuple(map(str, m.get("item_id") or [])), nums(m.get("judge")), nums(m.get("human")),
-                                     _mean(m.get("judge_mean")), _mean(m.get("human_mean")))
+                                     _mean(m.get("judge_mean")), _mean(m.get("human_mean")),
+                                     str(m.get("text_unit") or ""), str(m.get("cluster_unit") or ""),
+                                     _scale(m.get("judge_scale")), bool(m.get("same_scale", True)))
                         for m in doc.get("matched") or [])
         def summary(key: str) -> ScoreSummary:
             return ScoreSummary.from_record(doc[key]) if doc.get(key) else ScoreSummary(())
@@ -74,3 +88,7 @@ class AgreeRecord:
 
 def _mean(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def _scale(value: Any) -> tuple[float, float] | None:
+    return (float(value[0]), float(value[1])) if isinstance(value, (list, tuple)) and len(value) == 2 else None

@@ -31,6 +31,8 @@ TABLE_DESCRIPTIONS = {
     "standardization": "--standardize: every statistic on the raw scores beside the same statistic on each rater's "
                        "standardised scores, and the change (the other tables are the standardised ones)",
     "rater_scales": "--standardize: each rater's mean and SD per criterion, the map of its standardisation",
+    "human_means": "the humans' mean per system and criterion over the texts a judge was compared on, with its 95% "
+                   "t-interval over items (the report's Results rows and the first screen's human mean)",
 }
 
 
@@ -70,8 +72,10 @@ class AgreeRun:
 
 
 def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
-    """The record of an agreement over the tidy ratings ``df`` (raw scores): the humans' means and, per judge
-    and criterion of the correlations table, the matched per-item means."""
+    """The record of an agreement over the tidy ratings ``df`` (raw scores): per judge and criterion of the
+    correlations table the matched per-item means (with what they count and the judge's scale), and the humans'
+    means over the texts compared — the (system, item, criterion) some judge's pair holds, so that a human row
+    never stands for texts no judge rated and its mean is the pairs' own."""
     from judgelab.agree import matched_means
     from judgelab.ratings import is_human, item_means
     from judgelab.summary import human_summary, score_summary
@@ -83,12 +87,68 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
     pairs = [] if corr.empty else list(corr[["rater", "criterion"]].drop_duplicates().itertuples(index=False))
     for rater, criterion in pairs:
         m = matched_means(df, str(rater), str(criterion), means).dropna(subset=["score_x", "score_y"])
+        several = bool(len(m)) and bool((m.groupby("item_id")["system"].nunique() > 1).any())
+        text_unit, cluster_unit, scale = _template_facts(str(rater), str(criterion), several)
+        human = m["score_y"].astype(float)
+        same = scale is None or bool(((human >= scale[0] - 1e-9) & (human <= scale[1] + 1e-9)).all())
         matched.append(MatchedMeans(str(rater), str(criterion), tuple(m["system"].astype(str)), tuple(m["item_id"].astype(str)),
-                                    tuple(m["score_x"].astype(float)), tuple(m["score_y"].astype(float)),
+                                    tuple(m["score_x"].astype(float)), tuple(human),
                                     float(m["score_x"].mean()) if len(m) else None,
-                                    float(m["score_y"].mean()) if len(m) else None))
+                                    float(human.mean()) if len(m) else None, text_unit, cluster_unit, scale, same))
+    if matched:
+        humans = _compared(humans, matched)
     return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans),
                        tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
+
+
+def _compared(humans: pd.DataFrame, matched: list[MatchedMeans]) -> pd.DataFrame:
+    """The human rows of the texts some judge was compared on: (criterion, system, item) of a matched pair, or
+    (criterion, item) for a human row without a system (matched on item and criterion alone)."""
+    with_system = {(m.criterion, s, i) for m in matched for s, i in zip(m.systems, m.items)}
+    without = {(c, i) for c, _, i in with_system}
+    keep = [(c, s, i) in with_system if isinstance(s, str) and s else (c, i) in without
+            for c, s, i in zip(humans["criterion"].astype(str), humans["system"], humans["item_id"].astype(str))]
+    return humans[keep]
+
+
+def _template_facts(rater: str, criterion: str, several_systems: bool) -> tuple[str, str, tuple[float, float] | None]:
+    """(what a rated text is, what the bootstrap resamples, the criterion's scale) from the judge's template's
+    ``fields`` and scales; ("", "", None) where the label names no template that loads. The resampled unit is the
+    item — the text itself when each item has one system, else the context the systems' texts share."""
+    from judgelab.errors import JudgelabError
+    from judgelab.prompts import load_template
+    from judgelab.raters import parse_label
+
+    name = parse_label(rater).template
+    if not name:
+        return "", "", None
+    try:
+        t = load_template(name)
+    except (JudgelabError, OSError, ValueError):
+        return "", "", None
+    text = unit_noun(t.fields.get("text", ""))
+    cluster = unit_noun(t.fields.get("context", "")) if several_systems else text
+    own = t.criteria.get(criterion)
+    if t.answer != "rating":
+        scale = None
+    elif own is not None:
+        scale = own.scale or t.scale
+    else:  # a metric or a renamed criterion: the template's scale when every criterion has it
+        scale = t.scale if all(c.scale in (None, t.scale) for c in t.criteria.values()) else None
+    return text, cluster, (float(scale[0]), float(scale[1])) if scale is not None else None
+
+
+def unit_noun(description: str) -> str:
+    """The noun a template's field description names: "the summary to rate" → ``summary``, "the source article" →
+    ``article``, "the writing prompt the story was based on" → ``prompt`` ("" when none)."""
+    words = str(description).lower().split()
+    while words and words[0] in {"the", "a", "an"}:
+        words = words[1:]
+    text = " ".join(words)
+    for cut in (" to ", " (", ",", ";", ":", " the ", " that ", " which ", " for ", " it "):
+        text = text.split(cut)[0]
+    nouns = [w for w in text.split() if w.replace("-", "").isalpha()]
+    return nouns[-1] if nouns else ""
 
 
 def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFile | str | Path | None = None,
@@ -157,6 +217,14 @@ def write_agree(run: AgreeRun, out: str | Path, display: Display | None = None) 
             if name in report.skipped:
                 what += f" — **no rows: {report.skipped[name]}**"
             output.table(table, name, what, show=False)  # a table without rows is its header line, never a 0-byte file
+        rows = run.record.human_summary.rows
+        if rows:  # the record's rows, as they are: the page and this file show one number
+            import pandas as pd
+
+            output.table(pd.DataFrame([{"rater": r.rater, "system": r.system, "criterion": r.criterion, "items": r.n,
+                                        "mean": r.mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                        "note": r.interval_note} for r in rows]),
+                         "human_means", TABLE_DESCRIPTIONS["human_means"], show=False)
         s = report.settings
         notes = [f"CIs: {s['confidence_level']:.0%} {s['ci_method']} cluster bootstrap, {s['n_resamples']} resamples, seed "
                  f"{s['seed']}; clusters: items at the overall and system levels (systems fixed), groups at the "

@@ -22,7 +22,7 @@ from judgelab.status import Status
 if TYPE_CHECKING:
     from judgelab.summary_results import ScoreSummary
 
-__all__ = ["sample_matrix", "score_means", "summarize", "score_summary", "judges_summary", "human_summary", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
+__all__ = ["sample_matrix", "score_means", "summarize", "score_summary", "judges_summary", "human_summary", "humans_label", "compare_systems", "annotator_agreement", "AnnotatorAgreement",
            "TABLE1_ALPHA_LEVEL"]
 
 #: The level of Krippendorff's alpha in Table 1 of Chiang & Lee (2023), decided once for every
@@ -207,10 +207,23 @@ def human_summary(humans: pd.DataFrame) -> "ScoreSummary":
     for (system, criterion), values in per_item.groupby(level=["system", "criterion"]):
         arr = values.to_numpy(float)
         low, high, why = _interval(arr)
-        raters = ok[(ok["system"] == system) & (ok["criterion"] == criterion)]["rater"].nunique()
-        rows.append(ScoreRow(f"humans (mean of {raters} rater{'s' if raters != 1 else ''})", str(system), str(criterion),
+        raters = set(ok[(ok["system"] == system) & (ok["criterion"] == criterion)]["rater"])
+        rows.append(ScoreRow(humans_label(raters), str(system), str(criterion),
                              int(arr.size), int(arr.size), None, float(arr.mean()), low, high, why))
     return ScoreSummary(tuple(rows))
+
+
+def humans_label(raters: set[str]) -> str:
+    """The humans' row label: ``humans (mean of N raters)`` counting people; a file of means (``human:mean``) gives
+    each item's mean of raters it does not name, so it is never counted as one rater."""
+    from judgelab.raters import parse_label
+
+    people = sum(parse_label(r).kind == "human" for r in raters)
+    given = len(raters) > people
+    if not people:
+        return "humans (the file's means; its raters are not named)"
+    counted = f"{people} rater{'s' if people != 1 else ''}"
+    return f"humans (mean of {counted} and the file's means)" if given else f"humans (mean of {counted})"
 
 
 def _num(value: object) -> float | None:

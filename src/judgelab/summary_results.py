@@ -22,7 +22,7 @@ class ScoreRow:
     """One rater × system × criterion of a summary (``None`` where a value is undefined, with ``why`` for the interval).
 
     Attributes:
-        rater: the rater's label (for humans: ``humans (mean of N raters)``).
+        rater: the rater's label (for humans: ``summary.humans_label``, e.g. ``humans (mean of N raters)``).
         items: the items rated (successful or not); ``n``: those with a successful rating (the interval's n).
         samples: samples per item (``None`` for humans).
         mean: the mean of item means; ``ci_low``/``ci_high`` its interval, ``interval_note`` why there is none.

@@ -342,7 +342,8 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
         assert {c.get_attribute("data-criterion") for c in cards} == {"coherence", "consistency", "fluency", "relevance"}
         first = cards[0]
         assert first.location["y"] + 200 < 900 and "95% CI [" in first.text and "Spearman ρ = " in first.text
-        assert "n = 160" in first.text and "Mean score on the 160 items both rated" in first.text
+        assert "n = 160 summaries (10 articles resampled)" in first.text
+        assert "Mean score on the 160 summaries both rated" in first.text
         assert "Caution: only 10 item_id values" in first.text  # fewer than 20 clusters: the caveat is said
         assert "the human ratings are means" in first.text  # no baseline from expert means, said in words
         assert first.find_elements("css selector", "svg")
@@ -363,6 +364,75 @@ def test_summeval_walk_through_shows_the_headline_and_the_expert_means(driver, t
         context = first.find_element("css selector", ".unit-context")
         assert len(context.find_element("css selector", "pre.item-text").get_attribute("textContent")) <= 302
         assert context.find_element("css selector", "button.show-all").get_attribute("aria-expanded") == "false"
+    finally:
+        driver.set_window_size(1366, 900)
+
+
+def _clipped_labels(driver, selector: str) -> list[str]:
+    """The texts of the SVG charts under ``selector`` that reach outside their chart's box (as drawn)."""
+    return driver.execute_script("""
+        const out = [];
+        for (const svg of document.querySelectorAll(arguments[0] + ' svg.chart')) {
+          const box = svg.getBoundingClientRect();  // as drawn, rotated labels included
+          for (const t of svg.querySelectorAll('text')) {
+            const b = t.getBoundingClientRect();
+            if (b.left < box.left - 0.5 || b.top < box.top - 0.5 || b.right > box.right + 0.5 || b.bottom > box.bottom + 0.5)
+              out.push(t.textContent);
+          }
+        }
+        return out;""", selector)
+
+
+@pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+def test_a_judge_of_12_summaries_of_one_system_names_no_other_and_says_whether_to_trust_it(driver, tmp_path):
+    """A judge that rated 12 summaries of M11, with the experts' means of all 16 systems as humans (the file as
+    it is): at 1400×1000 the first screen says in words whether the judge can be trusted yet, n is named
+    (summaries), the page names no other system anywhere, and no chart label is clipped."""
+    import json
+    import re
+
+    from conftest import run_cli
+
+    experts = SHARED_DATA / "summeval" / "summeval_expert_means.jsonl"
+    rows = [json.loads(line) for line in experts.read_text(encoding="utf-8").splitlines()]
+    mine = [r for r in rows if r["system"] == "M11"][:12]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps({"id": r["doc_id"], "text": r["summary"], "context": r["source"],
+                                                              "system": r["system"]}) + "\n" for r in mine))
+    script = _summeval_script(tmp_path / "script.json")
+    for criterion in ("coherence", "fluency"):  # fluency on 1–3: another scale than the experts' 1–5
+        r = run_cli("rate", "--items", "items.jsonl", "--template", "geval-summeval", "--criteria", criterion, "--judge",
+                    f"scripted-test-double:{script}", "--score", "parsed", "--quiet", "--out", f"runs/{criterion}", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    r = run_cli("agree", "runs/coherence/ratings.csv", "runs/fluency/ratings.csv", "--human", str(experts),
+                "--method", "spearman", "--out", "agreement/", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    report = tmp_path / "agreement" / "report.html"
+    driver.set_window_size(1400, 1000)
+    try:
+        _open(driver, report)
+        _no_console_errors(driver)
+        words = driver.find_element("css selector", "#headline .hl-words")
+        assert words.location["y"] + words.size["height"] < 1000  # on the first screen
+        assert words.text.startswith("Can the judge be trusted yet?")
+        for criterion in ("coherence", "fluency"):
+            line = next(li.text for li in words.find_elements("css selector", "li") if li.text.startswith(criterion))
+            assert re.search(r"(Inconclusive|Too few|No verdict|agreement|disagreement)", line), line
+            assert "12 summaries" in line
+        cards = {c.get_attribute("data-criterion"): c for c in driver.find_elements("css selector", "#headline article.hl-card")}
+        assert "n = 12 summaries (each resampled)" in cards["coherence"].text
+        assert "Not comparable as means: the judge rated on 1–3" in cards["fluency"].text
+        assert not cards["fluency"].find_elements("css selector", "svg line[stroke-dasharray]")  # no equality line
+        page_text = driver.execute_script("return document.body.innerText")
+        assert set(re.findall(r"\bM\d+\b", page_text)) == {"M11"}
+        markup = re.sub(r"<script.*?</script>", "", report.read_text(encoding="utf-8"), flags=re.S)  # the data payloads
+        assert set(re.findall(r"\bM\d+\b", markup)) <= {"M11"}
+        options = [o.get_attribute("textContent") for o in driver.find_elements("css selector", "#f-system option")
+                   if o.get_attribute("value")]
+        assert options == ["M11"]
+        assert "humans (the file's means; its raters are not named)" in page_text and "mean of 1 rater" not in page_text
+        assert not _clipped_labels(driver, "main")
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "report-first-screen-one-system.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         driver.set_window_size(1366, 900)
 

@@ -16,6 +16,8 @@ def report(
     human: Optional[list[Path]] = typer.Option(None, "--human", metavar="FILE", help="human ratings to show beside the judge's "
                                                "on the item cards (tidy long layout: item_id, criterion, rater, score[, "
                                                "system]); repeatable; agreement statistics come from `judgelab agree`"),
+    pool_humans: bool = typer.Option(False, "--pool-humans", help="average the ratings collected with `judgelab annotate` "
+                                     "into the imported humans' mean on the item cards (default: shown apart)"),
 ) -> None:
     """Write an output folder's report: one self-contained HTML file (no network needed).
 
@@ -25,7 +27,7 @@ def report(
     from judgelab.report.html import write_report
 
     check_human_files(human or ())  # a --human file that is not there is refused before the folder is read
-    path = write_report(folder, out, human or ())
+    path = write_report(folder, out, human or (), pool_humans)
     size = path.stat().st_size
     typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")
 

@@ -6,7 +6,9 @@ tables, and the per-item pairs those correlations were computed from (results.js
 judge-vs-human scatter (or, when both sides are whole numbers on a small scale, a confusion
 table). An interval that cannot keep its promise is said in words, never drawn: fewer than
 five clusters, a zero-width or degenerate interval, a single group (the reason comes from the
-statistics' own notes).
+statistics' own notes). Each card leads with one sentence a reviewer can quote (:func:`verdict_words`), and
+counts are named by what they count (the units the agree step recorded: "40 summaries (10 articles
+resampled)"). A judge and humans on different scales are never drawn on one axis with an equality line.
 """
 from __future__ import annotations
 
@@ -21,12 +23,18 @@ from judgelab.agree_results import MatchedMeans
 from judgelab.report.html_model import Figure, Table
 from judgelab.report.svg import count_scatter
 
-__all__ = ["HeadlineRow", "Headline", "build_headline", "interval_words"]
+__all__ = ["HeadlineRow", "Headline", "build_headline", "interval_words", "verdict_words", "strength_word", "plural",
+           "STRENGTH"]
 
 #: Levels in the order the first screen prefers them (the summary level first).
 LEVEL_ORDER = ("overall", "system", "group")
 #: A confusion table is drawn instead of a scatter when both sides take at most this many whole values.
 CONFUSION_MAX_VALUES = 11
+#: Words for the size of a correlation |r| (lower bounds), after Schober, Boer & Schwarte (2018), "Correlation
+#: coefficients: appropriate use and interpretation", Anesthesia & Analgesia 126(5), Table 1.
+STRENGTH = ((0.90, "very strong"), (0.70, "strong"), (0.40, "moderate"), (0.10, "weak"), (0.0, "negligible"))
+#: Fewer clusters than this give no interval (docs/intervals.md); the verdict then says "too few".
+MIN_CLUSTERS = 5
 
 
 @dataclass
@@ -50,6 +58,11 @@ class HeadlineRow:
     items: int
     figure: Figure | None = None
     confusion: Table | None = None
+    verdict: str = ""  # the sentence a reviewer can quote (verdict_words)
+    counted: str = ""  # n named: "40 summaries"
+    resampled: str = ""  # the clusters named: "10 articles resampled"
+    scales: str = ""  # why the means are not compared (different scales), else ""
+    items_named: str = ""  # the matched pairs named: "12 summaries"
 
 
 @dataclass
@@ -96,6 +109,52 @@ def interval_words(r: Any, low: Any, high: Any, note: Any, n_clusters: Any, leve
     return f"95% CI [{lo:.2f}, {hi:.2f}]", reason
 
 
+def plural(noun: str, n: int | None) -> str:
+    """``noun`` for ``n`` things ("summary" → "summaries", "story" → "stories")."""
+    if n == 1:
+        return noun
+    if noun.endswith("y") and noun[-2:-1] not in set("aeiou"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def strength_word(r: float) -> str:
+    """The size of ``|r|`` in words (:data:`STRENGTH`)."""
+    return next(word for bound, word in STRENGTH if abs(r) >= bound)
+
+
+def verdict_words(r: float | None, low: float | None, high: float | None, n: int | None, units: str,
+                  n_clusters: int | None = None, cluster_units: str = "items", caveat: str = "") -> str:
+    """One sentence a reviewer can quote, decided from a recorded correlation and its 95% interval (the rule of
+    docs/report-and-annotate.md):
+
+    * no correlation → "no verdict"; no interval → "too few …" when under :data:`MIN_CLUSTERS` clusters, else
+      "no verdict yet: no interval";
+    * the interval includes 0 → "inconclusive: the interval includes 0 with N units — it cannot be trusted yet";
+    * the interval lies below 0 → the judge ranks against the humans;
+    * above 0 → the strength of r (:data:`STRENGTH`) and of the interval's lower end;
+    * a caveat on the interval (few clusters) is added as a warning that it may be too narrow.
+
+    ``units``: what n counts, plural ("summaries"); ``cluster_units`` what the bootstrap resampled ("articles").
+    """
+    counted = f"{n:,} {units}" if n is not None else units
+    if r is None:
+        return "No verdict: the correlation is undefined."
+    if low is None or high is None or not high > low:
+        if n_clusters is not None and n_clusters < MIN_CLUSTERS:
+            return (f"Too few {cluster_units} for an interval ({n_clusters:,}, with {counted}): no verdict yet — "
+                    "it cannot be trusted yet.")
+        return f"No verdict yet: no interval with {counted} — it cannot be trusted yet."
+    few = f" Few {cluster_units} ({n_clusters:,}): the interval may be too narrow." if caveat and n_clusters else ""
+    if low <= 0 <= high:
+        return f"Inconclusive: the interval includes 0 with {counted} — it cannot be trusted yet.{few}"
+    if high < 0:
+        return (f"{strength_word(r).capitalize()} disagreement: the interval lies below 0 with {counted} — the judge "
+                f"ranks against the humans.{few}")
+    return (f"{strength_word(r).capitalize()} agreement: the interval lies above 0 with {counted} (its lower end, "
+            f"{low:.2f}, is {strength_word(low)}).{few}")
+
+
 def _baseline_words(baseline: pd.DataFrame | None, criterion: str, level: str, method: str, skipped: str) -> str:
     if baseline is None or baseline.empty or not {"criterion", "level", "method"} <= set(baseline.columns):
         return f"no human baseline: {skipped}" if skipped else "no human baseline"
@@ -133,14 +192,16 @@ def _pick_level(corr: pd.DataFrame) -> str:
     return levels[0] if levels else str(corr["level"].iloc[0])
 
 
-def _picture(pairs: pd.DataFrame, judge: str, criterion: str, k: int) -> tuple[Figure | None, Table | None]:
+def _picture(pairs: pd.DataFrame, judge: str, criterion: str, k: int,
+             m: MatchedMeans | None = None) -> tuple[Figure | None, Table | None]:
     x, y = pairs["score_x"].to_numpy(float), pairs["score_y"].to_numpy(float)
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     if x.size == 0:
         return None, None
+    same = m is None or m.same_scale
     whole = np.all(x == np.round(x)) and np.all(y == np.round(y))
-    if whole and len(np.unique(x)) <= CONFUSION_MAX_VALUES and len(np.unique(y)) <= CONFUSION_MAX_VALUES:
+    if same and whole and len(np.unique(x)) <= CONFUSION_MAX_VALUES and len(np.unique(y)) <= CONFUSION_MAX_VALUES:
         xs, ys = sorted({int(v) for v in x}), sorted({int(v) for v in y})
         counts = pd.crosstab(pd.Series(y.astype(int), name="human"), pd.Series(x.astype(int), name="judge"))
         rows = [[f"human {h}", *[int(counts.at[h, j]) if j in counts.columns and h in counts.index else 0 for j in xs]]
@@ -152,11 +213,35 @@ def _picture(pairs: pd.DataFrame, judge: str, criterion: str, k: int) -> tuple[F
         return None, table
     fig_id = f"fig-headline-{k}"
     title = f"{criterion}: judge ({judge}) vs mean human rating per item"
+    line = ("The dashed line is equality." if same else
+            "The judge and the humans rated on different scales: each axis has its own, and there is no equality line.")
     svg = count_scatter(x, y, fig_id, title, f"Each circle is a (judge mean, human mean) pair; its area counts the "
-                        f"{x.size:,} items at that point. The dashed line is equality.",
-                        f"judge ({judge}), mean of samples", "humans, mean of raters")
-    return Figure(fig_id, title, f"Judge mean against human mean for {x.size:,} items; circle area = items; dashed "
-                                 "line: judge = human.", svg), None
+                        f"{x.size:,} items at that point. {line}",
+                        f"judge ({judge}), mean of samples", "humans, mean of raters", identity=same,
+                        x_domain=None if same or m is None else m.judge_scale)
+    return Figure(fig_id, title, f"Judge mean against human mean for {x.size:,} items; circle area = items; "
+                                 + ("dashed line: judge = human." if same else
+                                    "different scales on the two axes, no equality line."), svg), None
+
+
+def _scales_words(m: MatchedMeans, pairs: pd.DataFrame) -> str:
+    if m.same_scale or m.judge_scale is None:
+        return ""
+    lo, hi = m.judge_scale
+    return (f"Not comparable as means: the judge rated on {lo:g}–{hi:g}, the humans' means run from "
+            f"{pairs['score_y'].min():.2f} to {pairs['score_y'].max():.2f} (another scale); only the correlation, "
+            "which compares orders, is read across them.")
+
+
+def _named(m: MatchedMeans | None, n: int | None, k: int | None, level: str) -> tuple[str, str]:
+    """(n named, the resampled clusters named): "40 summaries", "10 articles resampled"."""
+    text = m.text_unit if m is not None and m.text_unit else "text"
+    cluster = "group" if level == "group" else (m.cluster_unit if m is not None and m.cluster_unit else "item")
+    counted = f"{n:,} {plural(text, n)}" if n is not None else ""
+    resampled = f"{k:,} {plural(cluster, k)} resampled" if k else ""
+    if k and k == n and cluster == text:  # one text per item: the texts themselves are resampled
+        resampled = "each resampled"
+    return counted, resampled
 
 
 def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, skipped: dict[str, str],
@@ -181,19 +266,29 @@ def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, ski
         jm = hm = None
         items = 0
         figure, confusion = None, None
+        scales = ""
         m = by_pair.get((judge, criterion))
         if m is not None:
             pairs = pd.DataFrame({"score_x": m.judge, "score_y": m.human}, dtype=float).dropna()
             items = len(pairs)
             if items:
                 jm, hm = m.judge_mean, m.human_mean  # the record's (None in a record written before)
-                figure, confusion = _picture(pairs, judge, criterion, k)
+                figure, confusion = _picture(pairs, judge, criterion, k, m)
+                scales = _scales_words(m, pairs)
+        r, lo, hi = _num(row.r), _num(getattr(row, "ci_low", None)), _num(getattr(row, "ci_high", None))
+        n = int(row.n) if _num(getattr(row, "n", None)) is not None else None
+        n_clusters = int(row.n_clusters) if _num(getattr(row, "n_clusters", None)) is not None else None
+        counted, resampled = _named(m, n, n_clusters, level)
+        text_units = counted.split(" ", 1)[1] if counted else "texts"
+        cluster_units = (text_units if resampled == "each resampled" else
+                         resampled.split(" ", 1)[1].removesuffix(" resampled") if resampled else "items")
+        shown = (lo, hi) if interval.startswith("95% CI") else (None, None)
         rows.append(HeadlineRow(
-            judge=judge, criterion=criterion, method=method, level=level, r=_num(row.r),
-            ci_low=_num(getattr(row, "ci_low", None)), ci_high=_num(getattr(row, "ci_high", None)),
-            n=int(row.n) if _num(getattr(row, "n", None)) is not None else None,
-            n_clusters=int(row.n_clusters) if _num(getattr(row, "n_clusters", None)) is not None else None,
-            interval=interval, caveat=caveat,
+            judge=judge, criterion=criterion, method=method, level=level, r=r, ci_low=lo, ci_high=hi, n=n,
+            n_clusters=n_clusters, interval=interval, caveat=caveat,
             baseline=_baseline_words(baseline, criterion, level, method, skipped.get("human_baseline", "")),
-            judge_mean=jm, human_mean=hm, items=items, figure=figure, confusion=confusion))
+            judge_mean=jm, human_mean=hm, items=items, figure=figure, confusion=confusion,
+            verdict=verdict_words(r, *shown, n, text_units, n_clusters, cluster_units, caveat),
+            counted=counted, resampled=resampled, scales=scales,
+            items_named=f"{items:,} {plural(m.text_unit or 'text', items)}" if m is not None else ""))
     return Headline(rows, notes)

@@ -91,10 +91,11 @@ def _guard(problems: list[str], what: str, build: Callable[[], T]) -> T | None:
         return None
 
 
-def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> ReportData:
+def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_humans: bool = False) -> ReportData:
     """Read ``folder`` into :class:`ReportData` (writes nothing).
 
-    ``human``: extra human-ratings files (tidy long layout) to compare the judge with.
+    ``human``: extra human-ratings files (tidy long layout) to compare the judge with; ``pool_humans``: average
+    the ratings collected with ``annotate`` into the imported humans' mean on the cards (else shown apart).
     Raises :class:`JudgelabError` (one line) when ``folder`` is missing or not a judgelab
     output folder; never because a section's data is absent.
     """
@@ -120,7 +121,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = ()) -> Report
     if judgments is None and agree_inputs(rf):  # an `agree --out` folder: the ratings agree read, where they are
         reader, judgments = _guard(problems, "the ratings named in run.json", lambda: _agree_judgments(rf)) or (None, None)
     try:
-        humans = load_humans(rf, judgments, human)
+        humans = load_humans(rf, judgments, human, pool_humans)
         problems += humans.problems
         judge = None if judgments is None else judgments[~judgments["rater"].map(is_human)].reset_index(drop=True)
         if judge is not None and judge.empty:
@@ -257,14 +258,15 @@ def render_report(data: ReportData) -> str:
     return render(data)
 
 
-def write_report(folder: str | Path, out: str | Path | None = None, human: Iterable[str | Path] = ()) -> Path:
+def write_report(folder: str | Path, out: str | Path | None = None, human: Iterable[str | Path] = (),
+                 pool_humans: bool = False) -> Path:
     """Write the HTML report of ``folder`` to ``out`` (default ``folder/report.html``) and return its path.
 
     The file is written atomically (a temporary file, then renamed). Raises
     :class:`JudgelabError` with one line when the folder is missing or not an output folder,
     or when ``out`` cannot be written; never because a section's data is absent.
     """
-    data = build_report(folder, human)
+    data = build_report(folder, human, pool_humans)
     page = render_report(data)
     target = Path(out) if out is not None else Path(folder) / "report.html"
     if target.is_dir():

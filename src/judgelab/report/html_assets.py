@@ -72,6 +72,9 @@ article.hl-card h3 { margin: 0.2rem 0 0.3rem; }
 .hl-r, .hl-base, .hl-means { margin: 0.2rem 0; }
 .hl-r strong { font-size: 1.15rem; }
 .hl-none { color: var(--bad); }
+.hl-words { border-left: 4px solid var(--line); padding: 0.1rem 0.8rem; margin: 0.4rem 0 0.6rem; }
+.hl-words p, .hl-words ul { margin: 0.2rem 0; }
+.hl-verdict { margin: 0.2rem 0; }
 article.hl-card figure { margin: 0.3rem 0; }
 article.hl-card figcaption { font-size: 0.82rem; }
 .unit-side { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 0.6rem; margin: 0.3rem 0; }

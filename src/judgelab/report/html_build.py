@@ -24,6 +24,7 @@ from judgelab.report.html_model import (
     Figure,
     Results,
     Table,
+    natural_key,
 )
 from judgelab.report.svg import BarSeries, Point, bar_chart, interval_chart
 from judgelab.status import Status
@@ -33,7 +34,8 @@ __all__ = ["df_table", "results", "discernment", "failures", "other_tables", "CO
 
 #: The tables the sections show (results.json names the file of each); any other CSV is under "Other tables".
 CONSUMED_TABLES = {"ratings", "summary", "welch", "correlations", "williams", "human_baseline", "self_consistency",
-                   "discernment", "perturbations", "perturbation_report", "cost", "human_ratings"}
+                   "discernment", "perturbations", "perturbation_report", "cost", "human_ratings",
+                   "human_means"}
 OTHER_TABLE_ROWS = 500
 
 
@@ -117,10 +119,13 @@ def results(folder: RunFolder) -> Results | None:
     humans = ScoreSummary.from_record(human_found) if human_found else None
     if judges is None and humans is None:
         return None
+    def order(row: Any) -> tuple[Any, ...]:  # as recorded, systems in natural order (M2 before M10)
+        return (row.rater, natural_key(row.system), row.criterion)
+
     rows: list[list[Any]] = [[r.rater, r.system, r.criterion, r.items, r.samples, r.mean, r.ci_low, r.ci_high, r.sd, r.alpha,
-             r.exact_agreement, r.failed, r.failure_rate] for r in (judges.rows if judges else ())]
+             r.exact_agreement, r.failed, r.failure_rate] for r in sorted(judges.rows if judges else (), key=order)]
     rows += [[r.rater, r.system, r.criterion, r.n, None, r.mean, r.ci_low, r.ci_high, None, None, None, None, None]
-             for r in (humans.rows if humans else ())]
+             for r in sorted(humans.rows if humans else (), key=order)]
     level = judges.alpha_level if judges else "interval"
     missing = sorted({r.interval_note for r in (judges.rows if judges else ()) if r.interval_note.startswith("not recorded")})
     table = Table(
@@ -133,6 +138,7 @@ def results(folder: RunFolder) -> Results | None:
              f"95% CI = {(judges or humans or ScoreSummary(())).interval}. SD over all successful ratings; "
              f"α = Krippendorff's α ({level}) with samples as annotators; exact agreement = share of "
              "items whose samples all agree." + "".join(f" 95% CI: {m}." for m in missing))
+    apart = _other_scales(folder.record.result("matched") or [])
     figures = []
     for k, criterion in enumerate(sorted({r[2] for r in rows})):
         mine = [r for r in rows if r[2] == criterion]
@@ -143,12 +149,24 @@ def results(folder: RunFolder) -> Results | None:
             id=f"fig-results-{k}", title=f"Mean {criterion} score by system, with 95% CI",
             description=f"Dot plot of the mean {criterion} score of each system"
                         + (f" for raters {', '.join(raters)}" if len(raters) > 1 else f" rated by {raters[0]}")
-                        + "; horizontal lines are 95% confidence intervals over items.",
+                        + "; horizontal lines are 95% confidence intervals over items."
+                        + (f" The judge and the humans rated {criterion} on different scales ({apart[criterion]}): "
+                           "their means are not comparable across rows." if criterion in apart else ""),
             svg=interval_chart(points, f"fig-results-{k}", f"Mean {criterion} score by system, with 95% CI",
                                f"Mean {criterion} score per system with 95% confidence intervals over items.",
                                f"mean {criterion} score (95% CI over items)", "system" if len(raters) == 1 else "system · rater",
                                series_names=raters if len(raters) > 1 else ())))
     return Results(table, figures, welch, "")
+
+
+def _other_scales(matched: list[dict[str, Any]]) -> dict[str, str]:
+    """criterion -> "judge on 1–3" where the agree step recorded the humans' means outside the judge's scale."""
+    out = {}
+    for m in matched:
+        scale = m.get("judge_scale")
+        if m.get("same_scale", True) is False and isinstance(scale, list) and len(scale) == 2:
+            out[str(m.get("criterion"))] = f"judge on {scale[0]:g}–{scale[1]:g}, humans beyond it"
+    return out
 
 
 # -- discernment -------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from judgelab.report.html_calls import (
     messages_of,
     parse_attempts,
 )
-from judgelab.report.html_model import ItemBrowser
+from judgelab.report.html_model import ItemBrowser, natural_key
 from judgelab.report.humans import HumanRatings
 from judgelab.status import Status
 from judgelab.store.items import ItemText
@@ -59,6 +59,18 @@ __all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "
            "text_of_unit"]
 
 PAGE_SIZE = 50
+#: After the name of a rater whose ratings were collected with ``annotate`` and kept out of the human mean.
+APART = " (annotate, not in the human mean)"
+
+
+def _collected_note(humans: HumanRatings) -> str:
+    names = ", ".join(sorted(humans.collected))
+    if humans.pooled:
+        return (f"Pooled as asked (--pool-humans): the ratings collected with `judgelab annotate` ({names}) are "
+                "averaged into the human mean with the imported ones.")
+    return (f"The ratings collected with `judgelab annotate` ({names}) are listed on each card apart from the "
+            "imported human ratings and are not in the human mean, which is the imported humans' alone; "
+            "`judgelab report --pool-humans` averages them in.")
 
 
 def unit_key(rater: str, criterion: str, system: str, item_id: str) -> tuple[str, str, str, str]:
@@ -172,11 +184,12 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
     for (_, s, i), t in texts.items():
         by_item.setdefault((s, i), set()).add(t)
     human_idx = _human_index(humans)
+    apart = humans.apart
     strings = _Interner()
     encoded: dict[tuple[tuple[str, str], ...], list[Any]] = {}
     raters: dict[str, int] = {}
     criteria: dict[str, int] = {}
-    systems: dict[str, int] = {}
+    systems: dict[str, int] = {str(s): k for k, s in enumerate(sorted({str(s) for s in judge["system"]}, key=natural_key))}
     units: list[dict[str, Any]] = []
     prompts_available = False
     texts_shown = 0
@@ -239,8 +252,9 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         for source in (human_idx.get((criterion, system, item)), human_idx.get((criterion, None, item))):
             for name, values in (source or {}).items():
                 human_scores.setdefault(name, []).extend(values)
-        per_rater = [sum(v) / len(v) for v in human_scores.values()]
-        hlist = [[name, round(v, 4)] for name, values in sorted(human_scores.items()) for v in values]
+        per_rater = [sum(v) / len(v) for name, v in human_scores.items() if not (apart and name in humans.collected)]
+        hlist = [[name + (APART if apart and name in humans.collected else ""), round(v, 4)]
+                 for name, values in sorted(human_scores.items()) for v in values]
         rated: list[Any] | None = None
         record: dict[str, Any] = {}
         shown = text_of_unit(texts, by_item, rater, system, item)
@@ -295,6 +309,8 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                      "own samples. Human ratings are read from human:<name> raters in store.sqlite or the ratings "
                      "file, from human_ratings.csv|.jsonl|.parquet in the folder, from the --human file of a "
                      "recorded `judgelab agree` command, or from `judgelab report --human FILE`.")
+    if humans.collected:
+        notes.append(_collected_note(humans))
     if not prompts_available:
         notes.append("The prompts sent are not available (no store.sqlite with the calls in this folder).")
     if units and texts_shown < len(units):

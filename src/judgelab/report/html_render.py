@@ -162,15 +162,21 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.headline %}{% set h = d.headline %}
 <section id="headline" aria-labelledby="h-headline">
 <h2 id="h-headline">Judge vs humans</h2>
+<div class="hl-words" role="note" aria-label="The verdict in words">
+<p><strong>Can the judge be trusted yet?</strong></p>
+<ul>{% for r in h.rows %}<li><strong>{{ r.criterion }}</strong>{% if h.rows | map(attribute="judge") | unique | list | length > 1 %} ({{ r.judge }}){% endif %}: {{ r.verdict }}</li>{% endfor %}</ul>
+</div>
 {%- for note in h.notes %}<p class="note">{{ note }}</p>{% endfor %}
 <div class="hl-grid">
 {%- for r in h.rows %}
 <article class="hl-card" data-criterion="{{ r.criterion }}" data-judge="{{ r.judge }}">
 <h3>{{ r.criterion }} <span class="hl-judge">{{ r.judge }}</span></h3>
-<p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ count(r.n) }}{% endif %}{% if r.n_clusters %} ({{ count(r.n_clusters) }} {{ "groups" if r.level == "group" else "items" }} resampled){% endif %}</p>
+<p class="hl-verdict"><strong>{{ r.verdict }}</strong></p>
+<p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ r.counted or count(r.n) }}{% endif %}{% if r.resampled %} ({{ r.resampled }}){% endif %}</p>
 {%- if r.caveat %}<p class="note hl-caveat">Caution: {{ r.caveat }}</p>{% endif %}
 <p class="hl-base">Humans: {{ r.baseline }}</p>
-{%- if r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ count(r.items) }} items both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
+{%- if r.scales %}<p class="hl-means hl-scales">{{ r.scales }}</p>
+{%- elif r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ r.items_named or count(r.items) ~ " items" }} both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
 {%- if r.figure %}{{ figure(r.figure) }}{% endif %}
 {%- if r.confusion %}{{ table(r.confusion, sortable=False) }}{% endif %}
 </article>

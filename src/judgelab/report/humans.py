@@ -14,6 +14,11 @@ Human ratings (rater names ``human:<id>``) are gathered from, in this order:
 
 The same rating (rater, criterion, system, item, sample) found twice is counted once. Reading
 the folder itself (its files, manifest and store) is :mod:`judgelab.report.folder`.
+
+Ratings collected with ``judgelab annotate`` (the store's human rows) are kept apart from imported ones
+(every file) when both are present: :attr:`HumanRatings.collected` names their raters, and the cards'
+human mean is the imported humans' unless ``pool=True`` (``judgelab report --pool-humans``) asks to
+average them in — which the page then says.
 """
 from __future__ import annotations
 
@@ -45,6 +50,15 @@ class HumanRatings:
     table: pd.DataFrame
     sources: list[str]
     problems: list[str] = field(default_factory=list)
+    #: raters whose ratings were collected with ``annotate`` (the store's human rows) beside imported ones
+    collected: frozenset[str] = frozenset()
+    #: True: ``collected`` are averaged into the human mean (asked for); False: shown apart
+    pooled: bool = False
+
+    @property
+    def apart(self) -> bool:
+        """Whether annotate's ratings are shown apart from the imported humans (both present, pooling not asked)."""
+        return bool(self.collected) and not self.pooled
 
 
 def _tidy_humans(df: pd.DataFrame, where: str) -> pd.DataFrame:
@@ -139,8 +153,10 @@ def _given_humans(path: Path, folder: RunFolder) -> pd.DataFrame:
     return df
 
 
-def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterable[str | Path] = ()) -> HumanRatings:
-    """Human ratings from every supported source (see the module docstring).
+def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterable[str | Path] = (),
+                pool: bool = False) -> HumanRatings:
+    """Human ratings from every supported source (see the module docstring); ``pool``: average the ratings
+    collected with ``annotate`` into the imported humans' mean instead of showing them apart.
 
     A source found in the folder that cannot be read is a line in ``problems``; a file named
     in ``extra`` (``--human``) that is missing, unreadable, without the tidy columns or
@@ -180,4 +196,8 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
     table = pd.concat(frames, ignore_index=True)
     table["system_key"] = table["system"].where(table["system"].notna(), None)
     table = table.drop_duplicates(["rater", "criterion", "system_key", "item_id", "sample"], keep="first")
-    return HumanRatings(table.drop(columns=["system_key"]).reset_index(drop=True), sources, problems)
+    from_store = table["source"] == "store.sqlite"
+    collected = frozenset(table.loc[from_store, "rater"]) - frozenset(table.loc[~from_store, "rater"])
+    if from_store.all():  # annotate's ratings are the only humans: nothing to keep them apart from
+        collected = frozenset()
+    return HumanRatings(table.drop(columns=["system_key"]).reset_index(drop=True), sources, problems, collected, pool)

@@ -14,7 +14,8 @@ from typing import Sequence, TypeGuard
 
 from markupsafe import escape
 
-__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart", "count_scatter", "reliability_diagram"]
+__all__ = ["PALETTE", "Point", "BarSeries", "esc", "interval_chart", "bar_chart", "count_scatter", "reliability_diagram", "wrap_label",
+           "label_width"]
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -75,6 +76,19 @@ def _svg_open(width: float, height: float, fig_id: str, title: str, desc: str) -
     ]
 
 
+def label_width(text: str, bold: bool = False) -> float:
+    """The width a label takes at 12px (:data:`_CHAR_W` per character; bold text a tenth wider)."""
+    return _CHAR_W * len(str(text)) * (1.1 if bold else 1.0)
+
+
+def _fit_width(width: float, left: float, plot_w: float, xlabel: str, ylabel: str, notes: Sequence[str] = ()) -> float:
+    """A chart's width widened until its axis labels (bold, the x label centred under the plot, the y label from
+    x = 12) and the notes written in rows (from ``left + 4``) fit: no label is clipped by the edge."""
+    need = [width, 12 + label_width(ylabel, True) + 8, left + plot_w / 2 + label_width(xlabel, True) / 2 + 8]
+    need += [left + 4 + label_width(n) + 8 for n in notes]
+    return max(need)
+
+
 def _x_axis(ticks, sx, top: float, bottom: float, left: float, plot_w: float, xlabel: str, ylabel: str) -> list[str]:
     """Grid lines and labels of the ticks, the x axis with its label, and the y label."""
     out = []
@@ -118,6 +132,7 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
     top = 48.0
     height = top + _ROW_H * max(1, len(points)) + 56
     width = left + plot_w + right
+    width = _fit_width(width, left, plot_w, xlabel, ylabel, [p.note or "undefined" for p in points if not _finite(p.value)])
     values = [v for p in points for v in (p.value, p.low, p.high) if _finite(v)]
     values += [m.value for m in extra_markers if _finite(m.value)]
     if reference is not None:
@@ -134,10 +149,11 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
     def sx(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
+    leg, cx = _legend(list(series_names), left, 16) if series_names or extra_markers else ([], left)
+    width = max(width, cx + (14 + label_width(extra_label) if extra_markers else 0) + 8)  # the legend fits too
     out = _svg_open(width, height, fig_id, title, desc)
     bottom = top + _ROW_H * max(1, len(points))
     if series_names or extra_markers:
-        leg, cx = _legend(list(series_names), left, 16)
         out += leg
         if extra_markers:
             out.append(f'<path d="M{cx + 5:.1f},{16 - 9:.1f} l5,5 l-5,5 l-5,-5 z" fill="white" stroke="#333" stroke-width="1.5"/>')
@@ -193,7 +209,7 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
     group_h = bar_h * max(1, len(series)) + 8
     top = 48.0
     bottom = top + group_h * max(1, len(categories))
-    width = left + plot_w + 30
+    width = _fit_width(left + plot_w + 30, left, plot_w, xlabel, ylabel)
     height = bottom + 56
     values = [v for s in series for v in s.values if _finite(v)] + [0.0]
     if threshold is not None:
@@ -206,8 +222,9 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
     def sx(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
 
+    leg, cx = _legend([s.name for s in series], left, 16, marker="rect")
+    width = max(width, cx + 8)  # the legend fits too
     out = _svg_open(width, height, fig_id, title, desc)
-    leg, _ = _legend([s.name for s in series], left, 16, marker="rect")
     out += leg
     out += _x_axis(ticks, sx, top, bottom, left, plot_w, xlabel, ylabel)
     zero = sx(0.0)
@@ -234,44 +251,89 @@ def bar_chart(categories: Sequence[str], series: Sequence[BarSeries], fig_id: st
     return "\n".join(out)
 
 
+def wrap_label(text: str, width_px: float) -> list[str]:
+    """``text`` in lines of at most ``width_px`` (measured at :data:`_CHAR_W` per character), broken at spaces; a
+    word longer than a line is broken inside, so that no label is clipped by the chart's edge."""
+    per_line = max(8, int(width_px // _CHAR_W))
+    lines: list[str] = []
+    for word in str(text).split():
+        while len(word) > per_line:
+            if lines and len(lines[-1]) + 1 < per_line:
+                room = per_line - len(lines[-1]) - 1
+                lines[-1] += " " + word[:room]
+                word = word[room:]
+            else:
+                lines.append(word[:per_line])
+                word = word[per_line:]
+        if lines and len(lines[-1]) + 1 + len(word) <= per_line:
+            lines[-1] += " " + word
+        elif word:
+            lines.append(word)
+    return lines or [""]
+
+
+def _lines(x: float, y: float, lines: Sequence[str], attrs: str = "", step: float = 14.0) -> str:
+    """A ``<text>`` of several lines (``tspan`` per line, the first at ``y``)."""
+    spans = "".join(f'<tspan x="{x:.1f}" dy="{0 if k == 0 else step:.1f}">{esc(line)}</tspan>' for k, line in enumerate(lines))
+    return f'<text x="{x:.1f}" y="{y:.1f}"{attrs}>{spans}</text>'
+
+
 def count_scatter(x: Sequence[float], y: Sequence[float], fig_id: str, title: str, desc: str, xlabel: str, ylabel: str,
-                  size: float = 260.0, grid: int = 40) -> str:
+                  size: float = 260.0, grid: int = 40, identity: bool = True,
+                  x_domain: tuple[float, float] | None = None) -> str:
     """A scatter of many (x, y) pairs with bounded size: pairs at the same point (after snapping to a
-    ``grid`` × ``grid`` lattice of the data's range) are one circle whose area counts them; the dashed
-    diagonal is x = y. At most ``grid``² circles whatever the number of pairs."""
+    ``grid`` × ``grid`` lattice of the data's range) are one circle whose area counts them; with ``identity``
+    both axes share one range and the dashed diagonal is x = y. Without it (two scales) each axis has its own
+    range (``x_domain``, e.g. the judge's scale, else the data's) and no diagonal is drawn. At most ``grid``²
+    circles whatever the number of pairs. Axis labels are wrapped to the plot's size, never clipped."""
     import numpy as np
 
     xv, yv = np.asarray(x, float), np.asarray(y, float)
-    lo = float(min(xv.min(), yv.min())) if xv.size else 0.0
-    hi = float(max(xv.max(), yv.max())) if xv.size else 1.0
-    if hi <= lo:
-        lo, hi = lo - 0.5, hi + 0.5
-    ticks = _nice_ticks(lo, hi, 5)
-    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
-    step = (hi - lo) / grid
-    gx, gy = np.round((xv - lo) / step).astype(int), np.round((yv - lo) / step).astype(int)
+
+    def span(values: np.ndarray, given: tuple[float, float] | None = None) -> tuple[float, float, list[float]]:
+        lo = float(values.min()) if values.size else 0.0
+        hi = float(values.max()) if values.size else 1.0
+        if given is not None:
+            lo, hi = min(lo, given[0]), max(hi, given[1])
+        if hi <= lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        ticks = _nice_ticks(lo, hi, 5)
+        return min(lo, ticks[0]), max(hi, ticks[-1]), ticks
+
+    if identity:
+        xlo, xhi, xticks = span(np.concatenate([xv, yv]))
+        ylo, yhi, yticks = xlo, xhi, xticks
+    else:
+        (xlo, xhi, xticks), (ylo, yhi, yticks) = span(xv, x_domain), span(yv)
+    xstep, ystep = (xhi - xlo) / grid, (yhi - ylo) / grid
+    gx, gy = np.round((xv - xlo) / xstep).astype(int), np.round((yv - ylo) / ystep).astype(int)
     cells, counts = np.unique(np.stack([gx, gy], axis=1), axis=0, return_counts=True) if xv.size else (np.empty((0, 2)), np.empty(0))
-    left, top, bottom_pad = 58.0, 30.0, 48.0
+    xlines, ylines = wrap_label(xlabel, size + 40), wrap_label(ylabel, size)
+    left, top = 44.0 + 14.0 * len(ylines), 30.0
+    bottom_pad = 34.0 + 14.0 * len(xlines)
     width, height = left + size + 20, top + size + bottom_pad
 
     def sx(v: float) -> float:
-        return left + (v - lo) / (hi - lo) * size
+        return left + (v - xlo) / (xhi - xlo) * size
 
     def sy(v: float) -> float:
-        return top + size - (v - lo) / (hi - lo) * size
+        return top + size - (v - ylo) / (yhi - ylo) * size
 
     out = _svg_open(width, height, fig_id, title, desc)
     out.append(f'<rect x="{left:.1f}" y="{top:.1f}" width="{size:.1f}" height="{size:.1f}" fill="none" stroke="#999"/>')
-    for t in ticks:
+    for t in xticks:
         out.append(f'<text x="{sx(t):.1f}" y="{top + size + 16:.1f}" text-anchor="middle">{_fmt_tick(t)}</text>')
+    for t in yticks:
         out.append(f'<text x="{left - 6:.1f}" y="{sy(t) + 4:.1f}" text-anchor="end">{_fmt_tick(t)}</text>')
-    out.append(f'<line x1="{sx(lo):.1f}" y1="{sy(lo):.1f}" x2="{sx(hi):.1f}" y2="{sy(hi):.1f}" stroke="#b00" '
-               'stroke-dasharray="4 3"/>')
-    out.append(f'<text x="{left + size / 2:.1f}" y="{top + size + 36:.1f}" text-anchor="middle">{esc(xlabel)}</text>')
-    out.append(f'<text transform="translate(14,{top + size / 2:.1f}) rotate(-90)" text-anchor="middle">{esc(ylabel)}</text>')
+    if identity:
+        out.append(f'<line x1="{sx(xlo):.1f}" y1="{sy(xlo):.1f}" x2="{sx(xhi):.1f}" y2="{sy(xhi):.1f}" stroke="#b00" '
+                   'stroke-dasharray="4 3"/>')
+    out.append(_lines(left + size / 2, top + size + 36, xlines, ' text-anchor="middle"'))
+    rotated = "".join(f'<tspan x="0" dy="{0 if k == 0 else 14:.1f}">{esc(line)}</tspan>' for k, line in enumerate(ylines))
+    out.append(f'<text transform="translate(14,{top + size / 2:.1f}) rotate(-90)" x="0" y="0" text-anchor="middle">{rotated}</text>')
     biggest = float(counts.max()) if len(counts) else 1.0
     for (cx, cy), n in zip(cells, counts):
-        vx, vy = lo + cx * step, lo + cy * step
+        vx, vy = xlo + cx * xstep, ylo + cy * ystep
         radius = 2.0 + 9.0 * math.sqrt(float(n) / biggest)
         out.append(f'<circle cx="{sx(vx):.1f}" cy="{sy(vy):.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity="0.55">'
                    f'<title>judge {vx:.2f}, human {vy:.2f}: {int(n):,} item{"s" if n != 1 else ""}</title></circle>')
