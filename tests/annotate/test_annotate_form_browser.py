@@ -10,7 +10,8 @@
   of its question, and that question holds the focus; every radio group, fieldset and the rated text's
   region has an accessible name (Chromium's own computation); Tab, the arrow keys and Space alone
   rate an item and submit it, the highlight always on the question that holds the focus; a form the
-  server refuses names the question at the top of the first screen and links to it.
+  server refuses names the question at the top of the first screen and links to it; with scripts
+  off the form still works (the browser's check of the required points, then the server's).
 
 Screenshots of both forms go to docs/images/ (form-geval-summeval.png, form-chiang-lee-story.png), and the
 window with an error beside its question to form-error-on-screen.png.
@@ -298,3 +299,33 @@ def test_a_refused_form_names_its_question_on_the_first_screen(tmp_path, browser
     rows = dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
     db.close()
     assert rows == {"coherence": 4.0, "consistency": 5.0, "fluency": 2.0, "relevance": 2.0}
+
+
+def test_the_form_works_without_its_script(tmp_path, browser):
+    """Scripts off: the browser's own check of the required points, then the server's check and its messages."""
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        server = open_form(tmp_path, browser, "plain-quality", {"id": "n1", "text": "A paragraph rated without the script."})
+        try:
+            assert browser.find_elements(By.CSS_SELECTOR, ".rating-row.focused") == []  # the script did not run
+            browser.find_element(By.CSS_SELECTOR, "input[name=r0][value='4']").find_element(By.XPATH, "..").click()
+            browser.find_element(By.ID, "save").click()  # question 2 unrated: the browser's check keeps the page
+            assert browser.find_element(By.CSS_SELECTOR, "input[name=r1]").get_attribute("validationMessage")
+            assert browser.find_elements(By.ID, "done") == [] and browser.find_elements(By.ID, "error") == []
+            browser.execute_script("document.querySelector('input[name=r1][value=\"2\"]').value = '9';"
+                                   "document.querySelector('input[name=r1][value=\"9\"]').checked = true;")
+            browser.find_element(By.ID, "save").click()  # a value the page never offered: the server refuses it
+            WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "error"))
+            assert on_screen(browser, browser.find_element(By.ID, "error"))
+            assert browser.find_element(By.ID, "e1").text == "Use the points of the scale: 1–5."
+            browser.find_element(By.CSS_SELECTOR, "input[name=r1][value='2']").find_element(By.XPATH, "..").click()
+            browser.find_element(By.ID, "save").click()
+            WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "done"))
+        finally:
+            server.stop()
+    finally:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+    db = sqlite3.connect(tmp_path / "out" / "store.sqlite")
+    rows = dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
+    db.close()
+    assert rows == {"fluency": 4.0, "coherence": 2.0}
