@@ -49,6 +49,17 @@ def _texts(page: str, css_class: str) -> list[str]:
     return [html.unescape(t) for t in re.findall(rf'<div class="{css_class}"[^>]*>(.*?)</div>', page, re.S)]
 
 
+def _by_id(page: str, element_id: str) -> str | None:
+    found = re.search(rf'<div [^>]*id="{element_id}"[^>]*>(.*?)</div>', page, re.S)
+    return html.unescape(found.group(1)) if found else None
+
+
+def _shared(page: str) -> str:
+    """The text every question shares as the page shows it: the context, the rated text set apart, what follows it."""
+    parts = [_by_id(page, i) for i in ("context-text", "rated-text", "after-text")]
+    return "\n".join(p for p in parts if p is not None)
+
+
 def _submit(client, path: str, page: str, ratings: dict[int, int], comment: str = "", **override):
     data = {"position": _hidden(page, "position"), "shown": _hidden(page, "shown"), "signature": _hidden(page, "signature"),
             **{f"r{k}": str(v) for k, v in ratings.items()}, "comment": comment, **override}
@@ -73,11 +84,12 @@ def test_the_form_shows_exactly_the_text_the_judge_gets(tmp_path, opened):
     for variant in (None, "persona", "explain"):
         session, client = opened(items, tmp_path / f"out-{variant}", template="chiang-lee-story", variant=variant)
         page = client.get("/a/alice").text
-        shared, questions = _texts(page, "prompt"), _texts(page, "question")
-        assert len(shared) == 1 and len(questions) == 4  # the instruction and story once, four questions
+        shared, questions = _shared(page), _texts(page, "question")
+        assert len(questions) == 4  # the instruction and story once, four questions
         item = session.items[annotator_order(3, "alice", 0)[0]]
+        assert _by_id(page, "rated-text") == item.text  # the story set apart from the instruction
         for criterion, question in zip(template.criteria, questions):
-            assert shared[0] + "\n" + question == template.render(criterion, item.fields(), variant)
+            assert shared + "\n" + question == template.render(criterion, item.fields(), variant)
         session.store.close()
 
 
@@ -113,7 +125,7 @@ def test_blind_and_escaped(tmp_path, opened):
         _submit(client, "/a/alice", page, {0: 3, 1: 3})
     shown = next(p for p in seen if "alert(1)" in p)
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &#34;quotes&#34; &lt;b&gt;bold&lt;/b&gt;" in shown
-    assert evil in _texts(shown, "prompt")[0]
+    assert _by_id(shown, "rated-text") == evil
 
 
 def test_ratings_are_rows_of_the_tidy_table_written_once(tmp_path, opened):
@@ -170,7 +182,7 @@ def test_each_annotator_has_an_order_and_resumes_where_they_left(tmp_path, opene
         texts[name] = []
         for _ in range(2):
             page = client.get(f"/a/{name}").text
-            texts[name].append(_texts(page, "prompt")[0])
+            texts[name].append(_shared(page))
             _submit(client, f"/a/{name}", page, {0: 5, 1: 4})
     for name in ("alice", "bob"):  # each sees the selection in their own seeded order
         expected = [session.items[i].text for i in annotator_order(6, name, 3)[:2]]
@@ -183,7 +195,7 @@ def test_each_annotator_has_an_order_and_resumes_where_they_left(tmp_path, opene
     page = client2.get("/a/alice").text
     assert "Item 3 of 6" in page
     expected = session2.items[annotator_order(6, "alice", 3)[2]]
-    assert expected.text in _texts(page, "prompt")[0]
+    assert expected.text in _shared(page)
     assert session2.progress("alice") == (2, 6) and session2.progress("bob") == (2, 6)
 
 
@@ -282,7 +294,7 @@ def test_overview_alpha_and_judge_correlation(tmp_path, opened):
     for name, shift in (("alice", 0), ("bob", 1)):
         for _ in range(5):
             page = client.get(f"/a/{name}").text
-            text = _texts(page, "prompt")[0]
+            text = _shared(page)
             item = next(i for i in session.items if i.text in text)
             value = min(5, 1 + int(item.item_id[-1]) + (shift if item.system == "beta-sys" else 0))
             given[(name, item.system, item.item_id)] = value

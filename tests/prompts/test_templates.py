@@ -78,3 +78,22 @@ def test_user_template_from_path(tmp_path):
 def test_shipped_templates_load():
     for name in available_templates():
         assert load_template(name).criteria
+
+
+def test_rendering_reads_the_template_file_only_to_name_a_failure(tmp_path, monkeypatch):
+    """Each render parsed the template's YAML again to find line numbers for an error that did not happen
+    (12 ms of a 12 ms render for geval-summeval; the annotation form renders each criterion twice)."""
+    import judgelab.prompts as prompts
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: m\ninstruction: |-\n  Rate\n  {{ text }}\ncriteria:\n  q:\n    question: Good for {{ audience }}?\n")
+    template = prompts.load_template(str(path))
+    calls = []
+    real = prompts.yaml_line
+    monkeypatch.setattr(prompts, "yaml_line", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert template.render("q", {**ITEM, "audience": "kids"}) == "Rate\nThe cat sat.\nGood for kids?"
+    assert load_template("geval-summeval").render("coherence", ITEM).count("The cat sat.") == 1
+    assert calls == []
+    with pytest.raises(JudgelabError, match=r"mine\.yaml: criteria\.q\.question \(line 7\): template field missing"):
+        template.render("q", ITEM)  # a failure still names the file and the line
+    assert len(calls) == 1

@@ -143,7 +143,8 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
         return (annotator, base_url(kind, key)) if annotator is not None else None
 
     def item_page(annotator: str, action: str, note: str = "", error: str = "", status: int = 200,
-                  position: int | None = None, chosen: dict[int, str] | None = None, comment: str = "") -> Response:
+                  position: int | None = None, chosen: dict[int, str] | None = None, comment: str = "",
+                  field_errors: dict[int, str] | None = None) -> Response:
         done, total = session.progress(annotator)
         if position is None:
             position = session.next_position(annotator)
@@ -153,7 +154,7 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
         return _page("item.html", status, form=session.form(annotator, position), position=position, total=total,
                      done=done, action=action, shown=f"{shown:.3f}",
                      signature=session.sign(annotator, position, shown), note=note, error=error,
-                     chosen=chosen or {}, comment=comment)
+                     field_errors=field_errors or {}, chosen=chosen or {}, comment=comment)
 
     async def annotate_get(request: Request) -> Response:
         found = who(request)
@@ -189,7 +190,7 @@ def create_app(session: AnnotationSession, allowed_hosts: Iterable[str] | None =
         except SubmissionError as exc:
             ok_position = 0 <= position < len(session.items)
             return await run_in_threadpool(item_page, annotator, action, "", str(exc), 400,
-                                           position if ok_position else None, values, comment)
+                                           position if ok_position else None, values, comment, exc.rows)
         except JudgelabError as exc:  # the store could not be written: nothing was recorded
             return _page("message.html", 503, heading="Not saved", message=f"Your rating was not saved: {exc}")
         return RedirectResponse(f"{action}?note={'saved' if result.status == 'recorded' else 'already'}", status_code=303)

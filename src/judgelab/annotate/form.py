@@ -14,6 +14,10 @@ and instruction variant, with two differences, both for display only:
   its question. The lines all criteria's texts begin with and end with are the shared text;
   what lies between is the criterion's own. ``Question.text`` is each criterion's full text as
   a person reads it: the judge's text without the model-only wording.
+
+The rated text (the item's ``text``: the summary, the story, the paragraph) is located in the
+shared text, so that the page can set it apart from its context (the article, the prompt) while
+showing every line of the judge's text in the judge's order (:attr:`ItemForm.parts`).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Any, Mapping, Sequence
 from judgelab.errors import JudgelabError
 from judgelab.prompts import Template
 
-__all__ = ["Question", "ItemForm", "render_form", "scale_labels"]
+__all__ = ["Question", "ItemForm", "render_form", "scale_labels", "scale_hint"]
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,37 @@ class Question:
 
 @dataclass(frozen=True)
 class ItemForm:
-    """The rating form of one item: the text every criterion shares (None when they share none) and the questions."""
+    """The rating form of one item.
+
+    Attributes:
+        shared_head: the text every criterion shares (None when they share none).
+        questions: the criteria, in the form's order.
+        rated: where the template put the rated text (the item's ``text``) in ``shared_head``: (start,
+            end), or None when it is not there on lines of its own (then the page shows the shared
+            text as one block).
+    """
 
     shared_head: str | None
     questions: tuple[Question, ...]
+    rated: tuple[int, int] | None = None
+
+    @property
+    def parts(self) -> tuple[str, str, str] | None:
+        """(the text before the rated text, the rated text, the text after it), blank lines at their edges
+        trimmed; None when :attr:`rated` is None. Joined by newlines they are ``shared_head`` less those
+        blank lines."""
+        if self.rated is None or self.shared_head is None:
+            return None
+        start, end = self.rated
+        head = self.shared_head
+        return head[:start].strip("\n"), head[start:end], head[end:].strip("\n")
+
+    @property
+    def row_names(self) -> tuple[str, ...]:
+        """How the page names each rating, in the order of :attr:`outputs`: "question 2", or
+        "question 2 (clarity)" for one metric of a multi-metric criterion."""
+        return tuple(f"question {n}" + (f" ({output})" if len(q.outputs) > 1 else "")
+                     for n, q in enumerate(self.questions, 1) for output in q.outputs)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -79,6 +110,28 @@ def scale_labels(template: Template, criterion: str | None = None) -> tuple[int,
         raise JudgelabError(f"template {template.name!r}:{where} scale {lo:g}–{hi:g} cannot be shown as a rating form "
                             "(integer points, at most 11)")
     return tuple(range(int(lo), int(hi) + 1))
+
+
+def scale_hint(labels: Sequence[int]) -> str:
+    """What a person is told when a rating is not a point of its scale (the page and the server say the same)."""
+    return f"Use the points of the scale: {labels[0]}–{labels[-1]}."
+
+
+#: Stands in for the rated text in a second rendering, to find where the template puts it.
+_PROBE = "\x00judgelab: the rated text\x00"
+
+
+def _rated_span(shared: str, probed: str | None, text: str) -> tuple[int, int] | None:
+    """Where the template put ``text`` in ``shared``: ``probed`` is the same shared text rendered with
+    :data:`_PROBE` for it. None unless the probe stands there once, on lines of its own, and the
+    shared text is the probed one with the text in its place (a template that changes the text,
+    or shows it inside a line of its instruction, keeps its shared text in one block)."""
+    if probed is None or probed.count(_PROBE) != 1:
+        return None
+    before, after = probed.split(_PROBE)
+    if shared != before + text + after or (before and not before.endswith("\n")) or (after and not after.startswith("\n")):
+        return None
+    return len(before), len(before) + len(text)
 
 
 def _head_template(template: Template, criterion: str) -> Template:
@@ -122,6 +175,20 @@ def render_form(template: Template, criteria: Sequence[str], fields: Mapping[str
         >>> form.shared_head.count("A."), form.questions[1].labels, form.questions[1].anchor(3)
         (1, (1, 2, 3), 'Good. Few or no errors; the summary reads easily.')
     """
+    parts, shared, owns = _layout(template, criteria, fields, variant)
+    questions = tuple(
+        Question(criterion, tuple(template.outputs(criterion)), own, question, scale_labels(template, criterion),
+                 tuple(sorted(template.criteria[criterion].anchors.items())), full)
+        for (criterion, full, _, question), own in zip(parts, owns))
+    text, rated = fields.get("text"), None
+    if shared is not None and isinstance(text, str) and text.strip():
+        rated = _rated_span(shared, _layout(template, criteria, {**fields, "text": _PROBE}, variant)[1], text)
+    return ItemForm(shared, questions, rated)
+
+
+def _layout(template: Template, criteria: Sequence[str], fields: Mapping[str, Any],
+            variant: str | None) -> tuple[list[tuple[str, str, str, str]], str | None, list[str]]:
+    """((criterion, full text, head, question) per criterion, the shared text or None, each criterion's own text)."""
     parts = []
     for criterion in criteria:
         full = template.render(criterion, fields, variant, for_people=True)
@@ -137,8 +204,4 @@ def render_form(template: Template, criteria: Sequence[str], fields: Mapping[str
         common, rest = _split([head for _, _, head, _ in parts])
         if common.strip():
             shared, owns = common, rest
-    questions = tuple(
-        Question(criterion, tuple(template.outputs(criterion)), own, question, scale_labels(template, criterion),
-                 tuple(sorted(template.criteria[criterion].anchors.items())), full)
-        for (criterion, full, _, question), own in zip(parts, owns))
-    return ItemForm(shared, questions)
+    return parts, shared, owns

@@ -14,6 +14,8 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
+from judgelab.annotate.form import scale_hint
+
 __all__ = ["render_page"]
 
 _CSS = """
@@ -27,7 +29,7 @@ progress { width: 10rem; height: .7rem; }
 main { max-width: 52rem; margin: 1.2rem auto; padding: 0 1.2rem 4rem; }
 .help { color: var(--muted); font-size: .9rem; }
 .prompt { white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .9rem 1rem; margin: .8rem 0; font: inherit; }
-.criterion { border: 2px solid var(--line); border-radius: 6px; background: #fff; padding: .7rem 1rem; margin: .8rem 0; }
+.criterion { border: 2px solid var(--line); border-radius: 6px; background: #fff; padding: .1rem 1rem .7rem; margin: .8rem 0; }
 .question { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0 0 .4rem; font-weight: 600; }
 .rating-row { display: flex; flex-wrap: wrap; align-items: center; gap: .4rem; padding: .3rem .4rem; border-radius: 5px; border: 2px solid transparent; }
 .rating-row.focused { border-color: var(--accent); background: var(--soft); }
@@ -47,7 +49,6 @@ main.wide { max-width: 68rem; }
 .comment { display: block; margin: 1rem 0 .4rem; }
 .comment input { width: 100%; padding: .4rem .5rem; font: inherit; border: 1px solid var(--line); border-radius: 5px; }
 button { font: inherit; padding: .5rem 1rem; border-radius: 5px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
-.status { min-height: 1.5rem; color: #a3261b; }
 .note { background: var(--soft); border-radius: 5px; padding: .4rem .7rem; }
 .error { background: #fdecea; border-radius: 5px; padding: .4rem .7rem; color: #a3261b; }
 table { border-collapse: collapse; margin: .6rem 0 1.4rem; background: #fff; }
@@ -55,59 +56,103 @@ th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.words { color: var(--muted); font-style: italic; }
 kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 3px; padding: 0 .3rem; font-size: .85em; background: #fff; }
+header h1 { font-size: 1rem; font-weight: 400; margin: 0 0 0 auto; }
+h2.part { font-size: .95rem; line-height: 1.3; margin: .7rem 0 -.5rem; color: var(--muted); }
+.rated .prompt { border-left: 5px solid var(--accent); background: #fbfcff; }
+.rated .after { margin-top: -.4rem; color: var(--muted); }
+legend { padding: 0 .3rem; }
+legend h2 { font-size: .9rem; line-height: 1.25; margin: 0; color: var(--muted); font-weight: 600; }
+.answer, .criterion, #error { scroll-margin-top: 4rem; scroll-margin-bottom: 1rem; }
+.field-error { margin: .3rem .4rem 0; padding: .3rem .6rem; border-radius: 5px; background: #fdecea; color: #a3261b; font-weight: 600; }
+.field-error:empty { display: none; }
+.rating-row[aria-invalid="true"] { border-color: #a3261b; }
+.error p { margin: 0; }
+.error ul { margin: .3rem 0 0; padding-left: 1.2rem; }
+.error a { color: #a3261b; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 """
 
-# Keyboard: a digit rates the focused row and moves on to the next unrated one; Enter submits
-# when every row is rated (otherwise it points at the first unrated one); arrows move the focus.
+# Keyboard: Tab (or ↑ ↓) moves between questions, ← → choose a point of the question that has the
+# focus, Space picks it; a digit rates the focused question and moves the focus on to the next
+# unrated one; Enter submits when every question is rated, otherwise it says so next to the first
+# unrated one. The highlighted question is always the one holding the keyboard focus: `sync` reads
+# document.activeElement, whenever the focus moves, and nothing else draws the highlight.
 _JS = """
 (function () {
   "use strict";
   var form = document.getElementById("rating-form");
   if (!form) { return; }
+  form.noValidate = true;  // this script says what is missing, next to the question (without it: the browser's check)
   var rows = Array.prototype.slice.call(form.querySelectorAll(".rating-row"));
-  var status = document.getElementById("status");
   var comment = document.getElementById("comment");
-  var focus = 0, sending = false;
+  var current = -1, sending = false, byKey = false;
+  function radios(row) { return row.querySelectorAll("input[type=radio]"); }
   function rated(row) { return row.querySelector("input[type=radio]:checked") !== null; }
   function firstUnrated() { for (var i = 0; i < rows.length; i++) { if (!rated(rows[i])) { return i; } } return -1; }
-  function say(text) { status.textContent = text; }
-  function show(i, still) {  // still: highlight without scrolling (a new page opens at its top, on the text)
-    focus = Math.max(0, Math.min(rows.length - 1, i));
-    rows.forEach(function (row, j) {
-      row.classList.toggle("focused", j === focus);
-      row.setAttribute("aria-current", j === focus ? "true" : "false");
-    });
-    if (!still) { rows[focus].scrollIntoView({block: "nearest"}); }
+  function rowOf(node) { for (var i = 0; i < rows.length; i++) { if (rows[i].contains(node)) { return i; } } return -1; }
+  function errorOf(row) { return document.getElementById(row.getAttribute("aria-describedby")); }
+  function sync() {  // the one place the highlight is drawn: the question that holds the focus, if any
+    current = rowOf(document.activeElement);
+    rows.forEach(function (row, j) { row.classList.toggle("focused", j === current); });
   }
-  function advance(from) { var next = firstUnrated(); show(next >= 0 ? next : from); }
+  function go(i, still) {  // focus question i (its chosen point, else its first); the highlight follows the focus
+    var row = rows[Math.max(0, Math.min(rows.length - 1, i))];
+    (row.querySelector("input[type=radio]:checked") || radios(row)[0]).focus({preventScroll: true});
+    sync();
+    if (!still) { row.parentNode.scrollIntoView({block: "nearest"}); }
+  }
+  function clear(row) { errorOf(row).textContent = ""; row.removeAttribute("aria-invalid"); }
+  function fail(i, text) {  // the message next to the question, the question focused and on screen
+    var row = rows[i];
+    go(i, true);
+    errorOf(row).textContent = text;
+    row.setAttribute("aria-invalid", "true");
+    row.parentNode.scrollIntoView({block: "nearest"});
+  }
+  function advance(from) { var next = firstUnrated(); go(next >= 0 ? next : from); }
   function send() {
     if (sending) { return; }
     var missing = firstUnrated();
-    if (missing >= 0) { show(missing); say("Please rate question " + (missing + 1) + " first."); return; }
+    if (missing >= 0) { fail(missing, "Please rate " + rows[missing].getAttribute("data-name") + " first."); return; }
     sending = true;
-    say("");
     HTMLFormElement.prototype.submit.call(form);  // not form.submit: a control may shadow it by name
   }
+  document.addEventListener("focusin", sync);
+  document.addEventListener("focusout", function () { setTimeout(sync, 0); });  // focus left for no element
+  document.addEventListener("pointerdown", function () { byKey = false; });
   rows.forEach(function (row, i) {
-    row.addEventListener("click", function () { show(i); });
-    row.addEventListener("change", function () { say(""); advance(i); });
+    row.addEventListener("click", function (event) { if (!event.target.closest("label")) { go(i, true); } });
+    row.addEventListener("change", function () { clear(row); if (!byKey) { advance(i); } });
   });
   form.addEventListener("submit", function (event) { event.preventDefault(); send(); });
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey || event.isComposing) { return; }
+    byKey = true;  // a point chosen with ← → or Space keeps the focus on its question
+    if (event.target.tagName === "A") { return; }  // Enter follows a link of the error summary
     if (event.key === "Enter") { event.preventDefault(); send(); return; }
     if (event.target === comment) { return; }
+    var at = current >= 0 ? current : Math.max(0, firstUnrated());
     if (/^[0-9]$/.test(event.key)) {
       event.preventDefault();
-      var input = rows[focus].querySelector("input[type=radio][value='" + event.key + "']");
-      if (input) { input.checked = true; say(""); advance(focus); }
-      else { say("Use the points of the scale: " + rows[focus].getAttribute("data-scale") + "."); }
+      var input = rows[at].querySelector("input[type=radio][value='" + event.key + "']");
+      if (input) { input.checked = true; clear(rows[at]); advance(at); }
+      else { fail(at, rows[at].getAttribute("data-hint")); }
       return;
     }
-    if (event.key === "ArrowDown" || event.key === "ArrowRight") { event.preventDefault(); show(focus + 1); }
-    if (event.key === "ArrowUp" || event.key === "ArrowLeft") { event.preventDefault(); show(focus - 1); }
+    var onPoint = event.target.type === "radio", step = current >= 0 ? 1 : 0;  // on a point ← → are the browser's
+    if (event.key === "ArrowDown" || (event.key === "ArrowRight" && !onPoint)) { event.preventDefault(); go(at + step); }
+    if (event.key === "ArrowUp" || (event.key === "ArrowLeft" && !onPoint)) { event.preventDefault(); go(at - step); }
   });
-  show(Math.max(0, firstUnrated()), true);
+  var summary = document.getElementById("error");
+  if (summary) {  // a refused form: its summary, at the top, has the focus; a link in it focuses its question
+    summary.addEventListener("click", function (event) {
+      var link = event.target.closest("a[href^='#answer']");
+      if (link) { event.preventDefault(); go(Number(link.getAttribute("href").slice(7))); }
+    });
+    summary.focus({preventScroll: true});
+  } else {
+    go(Math.max(0, firstUnrated()), true);  // the page opens at its top, on the text
+  }
 })();
 """
 
@@ -132,30 +177,45 @@ _PAGES = {
 </html>
 """,
     "item.html": """{% extends "base.html" %}
-{% block header %}<span class="progress-text" id="progress">Item {{ position + 1 }} of {{ total }}</span>
-<progress value="{{ done }}" max="{{ total }}"></progress>{% endblock %}
+{% block header %}<h1 class="progress-text" id="progress">Item {{ position + 1 }} of {{ total }}</h1>
+<progress value="{{ done }}" max="{{ total }}" aria-label="items rated"></progress>{% endblock %}
 {% block main_class %}{% if form.shared_head and form.shared_head|length > long_text %} class="wide"{% endif %}{% endblock %}
 {% block main %}
 {% if note %}<p class="note" id="note">{{ note }}</p>{% endif %}
-{% if error %}<p class="error" id="error">{{ error }}</p>{% endif %}
+{% if error %}<div class="error" id="error" role="alert" tabindex="-1"><p>Not saved: {{ error }}.</p>
+{% if field_errors %}<ul>{% for k, text in field_errors|dictsort %}{% set name = form.row_names[k] %}<li><a href="#answer{{ k }}">{{ name[:1]|upper }}{{ name[1:] }}</a>: {{ text }}</li>{% endfor %}</ul>{% endif %}</div>{% endif %}
 {% set scales = form.questions|map(attribute="labels")|unique|list %}
 <p class="help">Read the text exactly as written and answer each question on {% if scales|length == 1 %}the scale {{ scales[0][0] }}–{{ scales[0][-1] }}{% else %}its scale{% endif %}.
-Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <kbd>↓</kbd> change the highlighted question,
-<kbd>Enter</kbd> saves and shows the next item.</p>
-{% if form.shared_head %}<div class="prompt{% if form.shared_head|length > long_text %} long{% endif %}" id="sample">{{ form.shared_head }}</div>{% endif %}
+Keyboard: a digit rates the highlighted question and moves on; <kbd>Tab</kbd> or <kbd>↑</kbd> <kbd>↓</kbd> go to another question,
+<kbd>←</kbd> <kbd>→</kbd> choose a point and <kbd>Space</kbd> picks it; <kbd>Enter</kbd> saves and shows the next item.</p>
+{% set long = form.shared_head and form.shared_head|length > long_text %}
+{% set parts = form.parts %}
+{% if parts %}<div id="sample">
+{% if parts[0] %}<section aria-labelledby="context-title"><h2 class="part" id="context-title">Task and context</h2>
+<div class="prompt{% if long %} long{% endif %}" id="context-text">{{ parts[0] }}</div></section>{% endif %}
+<section class="rated" aria-labelledby="rated-title"><h2 class="part" id="rated-title">The text you rate</h2>
+<div class="prompt" id="rated-text">{{ parts[1] }}</div>{% if parts[2] %}
+<div class="after" id="after-text">{{ parts[2] }}</div>{% endif %}</section>
+</div>
+{% elif form.shared_head %}<section id="sample" aria-labelledby="sample-title"><h2 class="part" id="sample-title">Task and text</h2>
+<div class="prompt{% if long %} long{% endif %}">{{ form.shared_head }}</div></section>{% endif %}
 <form method="post" action="{{ action }}" id="rating-form" autocomplete="off">
 <input type="hidden" name="position" value="{{ position }}">
 <input type="hidden" name="shown" value="{{ shown }}">
 <input type="hidden" name="signature" value="{{ signature }}">
 {% set counter = namespace(k=0) %}
-{% for q in form.questions %}
-<fieldset class="criterion" data-criterion="{{ q.criterion }}">
+{% for q in form.questions %}{% set n = loop.index %}
+<fieldset class="criterion" id="q{{ n }}" data-criterion="{{ q.criterion }}">
+<legend><h2 id="q{{ n }}-title">Question {{ n }} of {{ form.questions|length }}</h2></legend>
 {% if q.own %}<div class="{{ 'own' if form.shared_head else 'prompt' }}">{{ q.own }}</div>{% endif %}
-<div class="question">{{ q.question }}</div>
-{% for output in q.outputs %}
-<div class="rating-row{% if q.anchors %} anchored{% endif %}" role="radiogroup" data-index="{{ counter.k }}" data-scale="{{ q.labels[0] }}–{{ q.labels[-1] }}">
-{% if q.outputs|length > 1 %}<span class="metric">{{ output }}</span>{% endif %}
-<div class="points">{% for v in q.labels %}<label><input type="radio" name="r{{ counter.k }}" value="{{ v }}" required{% if chosen.get(counter.k) == v|string %} checked{% endif %}><span class="point">{{ v }}</span>{% if q.anchor(v) %}<span class="anchor">{{ q.anchor(v) }}</span>{% endif %}</label>{% endfor %}</div>
+<div class="question" id="q{{ n }}-text">{{ q.question }}</div>
+{% for output in q.outputs %}{% set k = counter.k %}
+<div class="answer" id="answer{{ k }}">
+<div class="rating-row{% if q.anchors %} anchored{% endif %}" role="radiogroup" aria-labelledby="q{{ n }}-title q{{ n }}-text{% if q.outputs|length > 1 %} m{{ k }}{% endif %}" aria-describedby="e{{ k }}"{% if k in field_errors %} aria-invalid="true"{% endif %} data-index="{{ k }}" data-name="{{ form.row_names[k] }}" data-hint="{{ scale_hint(q.labels) }}">
+{% if q.outputs|length > 1 %}<span class="metric" id="m{{ k }}">{{ output }}</span>{% endif %}
+<div class="points">{% for v in q.labels %}<label><input type="radio" name="r{{ k }}" value="{{ v }}" required{% if chosen.get(k) == v|string %} checked{% endif %}><span class="point">{{ v }}</span>{% if q.anchor(v) %}<span class="anchor">{{ q.anchor(v) }}</span>{% endif %}</label>{% endfor %}</div>
+</div>
+<p class="field-error" id="e{{ k }}" role="alert">{{ field_errors.get(k, "") }}</p>
 </div>
 {% set counter.k = counter.k + 1 %}
 {% endfor %}
@@ -163,7 +223,6 @@ Keyboard: a digit rates the highlighted question and moves on, <kbd>↑</kbd> <k
 {% endfor %}
 <label class="comment">Comment (optional)
 <input type="text" name="comment" id="comment" maxlength="2000" value="{{ comment }}"></label>
-<p class="status" id="status" role="status"></p>
 <button type="submit" id="save">Save and next (Enter)</button>
 </form>
 {% endblock %}
@@ -251,6 +310,7 @@ def _env() -> SandboxedEnvironment:
     env = SandboxedEnvironment(loader=jinja2.DictLoader(_PAGES), autoescape=True, undefined=jinja2.StrictUndefined,
                                trim_blocks=False, lstrip_blocks=False)
     env.globals["fmt"] = _fmt
+    env.globals["scale_hint"] = scale_hint
     from judgelab.stats.bootstrap import FEW_CLUSTERS, MIN_CLUSTERS
 
     env.globals.update(min_items=MIN_CLUSTERS, few_items=FEW_CLUSTERS)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from judgelab.annotate.folder_state import AnnotationPlan, Annotators, valid_name
-from judgelab.annotate.form import ItemForm, render_form, scale_labels
+from judgelab.annotate.form import ItemForm, render_form, scale_hint, scale_labels
 from judgelab.annotate.overview import Overview, overview_of
 from judgelab.annotate.report_link import ReportState, latest_time, report_state
 from judgelab.annotate.selection import annotator_order
@@ -50,7 +50,15 @@ _POINT = re.compile(r"-?[0-9]{1,9}")
 
 
 class SubmissionError(ValueError):
-    """A submitted form that cannot be recorded (a question unanswered, a value off the scale, a forged form)."""
+    """A submitted form that cannot be recorded (a question unanswered, a value off the scale, a forged form).
+
+    ``rows`` maps the index of each rating the error concerns (form order) to what the page says
+    next to it; empty when the error concerns the whole form.
+    """
+
+    def __init__(self, message: str, rows: Mapping[int, str] | None = None) -> None:
+        super().__init__(message)
+        self.rows: dict[int, str] = dict(rows or {})
 
 
 @dataclass(frozen=True)
@@ -216,15 +224,17 @@ class AnnotationSession:
             if not raw:
                 missing.append(k + 1)
                 continue
-            if not _POINT.fullmatch(raw):  # ASCII digits only: int() would also take "٤" or "4_0"
-                raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale")
-            value = int(raw)
             labels = self.output_labels[k]
+            if not _POINT.fullmatch(raw):  # ASCII digits only: int() would also take "٤" or "4_0"
+                raise SubmissionError(f"rating {raw[:20]!r} is not a point of the scale", {k: scale_hint(labels)})
+            value = int(raw)
             if value not in labels:
-                raise SubmissionError(f"rating {value} is outside the scale {labels[0]}–{labels[-1]}")
+                raise SubmissionError(f"rating {value} is outside the scale {labels[0]}–{labels[-1]}",
+                                      {k: scale_hint(labels)})
             scores.append(float(value))
         if missing:
-            raise SubmissionError("please answer every question (missing: " + ", ".join(map(str, missing)) + ")")
+            raise SubmissionError("please answer every question (missing: " + ", ".join(map(str, missing)) + ")",
+                                  {k - 1: "Please rate this question." for k in missing})
         comment = " ".join(comment.split())[:MAX_COMMENT] if comment else ""
         index = self.order(annotator)[position]
         item = self.items[index]

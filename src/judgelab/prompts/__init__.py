@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
@@ -254,8 +254,9 @@ class Template(BaseModel):
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
         own = ("criteria", criterion, "instruction") if spec.instruction is not None else ("instruction",)
-        parts.append(render_text(spec.instruction or self.instruction or "", context, self._at(*own), for_people))
-        parts.append(render_text(spec.question, context, self._at("criteria", criterion, "question"), for_people))
+        # the places are looked up (the YAML file parsed) only when a text fails to render
+        parts.append(render_text(spec.instruction or self.instruction or "", context, lambda: self._at(*own), for_people))
+        parts.append(render_text(spec.question, context, lambda: self._at("criteria", criterion, "question"), for_people))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
@@ -271,23 +272,29 @@ def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "",
     return JudgelabError(f"{origin}: Jinja syntax error{' in ' + place if place else ''} at {at}: {exc.message}")
 
 
-def render_text(source: str, context: Mapping[str, Any], origin: str, for_people: bool = False) -> str:
+def render_text(source: str, context: Mapping[str, Any], origin: str | Callable[[], str], for_people: bool = False) -> str:
     """Render one Jinja text in the sandbox; any failure is one error naming ``origin`` (the file).
 
     ``context`` is passed as one mapping, so a field may have any name (``self`` included).
     ``for_people`` leaves out ``{% model_only %}`` wording (the form of ``judgelab annotate``).
+    ``origin`` may be a function giving it, called only when the text fails to render.
     """
     try:
         return _compile(source, for_people).render(dict(context))
-    except jinja2.UndefinedError as exc:
-        raise JudgelabError(f"{origin}: template field missing: {exc.message} (the item's fields: "
-                            f"{', '.join(sorted(map(str, context)))})") from None
-    except SecurityError as exc:
-        raise JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise _syntax_error(exc, origin) from None
-    except (jinja2.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError) as exc:
-        raise JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})") from None
+    except (jinja2.TemplateError, SecurityError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
+            RecursionError) as exc:
+        raise _render_error(exc, origin() if callable(origin) else origin, context) from None
+
+
+def _render_error(exc: Exception, origin: str, context: Mapping[str, Any]) -> JudgelabError:
+    if isinstance(exc, jinja2.UndefinedError):
+        return JudgelabError(f"{origin}: template field missing: {exc.message} (the item's fields: "
+                             f"{', '.join(sorted(map(str, context)))})")
+    if isinstance(exc, SecurityError):
+        return JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return _syntax_error(exc, origin)
+    return JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})")
 
 
 def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, ...] = ()) -> None:
