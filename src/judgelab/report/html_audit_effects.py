@@ -196,7 +196,7 @@ def _ordered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda e: (crits.index(_criterion(e)), is_human(str(e.get("rater")))))
 
 
-def _chart(rows: list[dict[str, Any]], fig_id: str, what: str, xlabel: str, label) -> Figure:
+def _chart(rows: list[dict[str, Any]], fig_id: str, what: str, xlabel: str, ylabel: str, label) -> Figure:
     shown = rows[:CHART_LIMIT]
     points = [Point(label(e), e.get("estimate"), e.get("ci_low"), e.get("ci_high"),
                     series=1 if is_human(str(e.get("rater"))) else 0) for e in shown]
@@ -206,11 +206,18 @@ def _chart(rows: list[dict[str, Any]], fig_id: str, what: str, xlabel: str, labe
     desc = (f"{what[:1].upper()}{what[1:]}. Dot: the estimate; line: its 95% interval; {len(shown)} rows"
             + ("; judges in blue, humans (each against the other humans) in orange" if has_human else "")
             + f"; the dashed line is no bias.{left_out}")
-    svg = interval_chart(points, fig_id, what, desc, xlabel, "rater · criterion",
+    svg = interval_chart(points, fig_id, what, desc, xlabel, ylabel,
                          series_names=(_JUDGE, _HUMAN) if has_human else (),
                          reference=next(iter(nulls)) if len(nulls) == 1 else None, reference_label="no bias",
                          axis_top=len(points) > AXIS_TOP_ROWS)
     return Figure(fig_id, what, desc, svg)
+
+
+def _field(e: dict[str, Any], name: str) -> str:
+    """A chart row's label part: the rater, the criterion, or the scale point of a ``scale_point:<p>`` effect."""
+    if name == "point":
+        return str(e.get("bias")).split(":", 1)[1]
+    return _criterion(e) if name == "criterion" else str(e.get(name))
 
 
 def _figures(name: str, rows: list[dict[str, Any]], per_words: float) -> list[Figure]:
@@ -218,7 +225,7 @@ def _figures(name: str, rows: list[dict[str, Any]], per_words: float) -> list[Fi
     when longer than :data:`SPLIT_ROWS` rows."""
     labels = _axis_labels(per_words)
     if name == "scale_points":
-        groups = [("scale_point:", "scale use", [e for e in rows])]
+        groups = [("scale_point:", "scale use", list(rows))]
     else:
         groups = [(b, _NAMES.get(b, b), [e for e in rows if e.get("bias") == b]) for b in labels
                   if b in {e.get("bias") for e in rows}]
@@ -232,12 +239,9 @@ def _figures(name: str, rows: list[dict[str, Any]], per_words: float) -> list[Fi
             fig_id = f"fig-audit-{bias.rstrip(':').replace('_', '-') if bias == 'scale_point:' else bias}" + (
                 f"-{k}" if len(parts) > 1 else "")
             what = f"{title}: estimate with 95% interval" + (f", {crit}" if crit else "")
-            if bias == "scale_point:":
-                label = (lambda e: f"{e.get('rater')} · {str(e.get('bias')).split(':', 1)[1]}") if crit else \
-                    (lambda e: f"{e.get('rater')} · {_criterion(e)} · {str(e.get('bias')).split(':', 1)[1]}")
-            else:
-                label = (lambda e: str(e.get("rater"))) if crit else (lambda e: f"{e.get('rater')} · {_criterion(e)}")
-            out.append(_chart(part, fig_id, what, labels[bias], label))
+            fields = ["rater"] + ([] if crit else ["criterion"]) + (["point"] if bias == "scale_point:" else [])
+            out.append(_chart(part, fig_id, what, labels[bias], " · ".join(fields),
+                              lambda e, f=tuple(fields): " · ".join(_field(e, x) for x in f)))
     return out
 
 
@@ -249,7 +253,8 @@ def effect_kinds(effects: list[dict[str, Any]], per_words: float) -> list[Effect
                      note=clean_note(e.get("note"))) for e in effects if _kind(str(e.get("bias")), kinds)]
         if not rows:
             continue
-        heading = f"Length (points per {per_words:g} words)" if name == "length" else caption
+        heading = caption if name != "length" else f"Length (points per {per_words:g} words" + (
+            "; on pairs, the preference for the longer text)" if any(r.get("bias") == "prefer_longer" for r in rows) else ")")
         table = Table(f"audit-{name}", f"{heading}: every effect", [c[1] for c in _EFFECT_COLUMNS],
                       [c[2] for c in _EFFECT_COLUMNS], [[r.get(c[0]) for c in _EFFECT_COLUMNS] for r in rows])
         out.append(EffectKind(heading, table, _figures(name, rows, per_words)))
