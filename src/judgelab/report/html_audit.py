@@ -1,12 +1,14 @@
 """The report's "Audit" section: what ``judgelab audit --out`` found, rendered from its ``audit.json``.
 
-The section renders the audit's typed results and computes nothing: each bias effect with its 95%
-interval, its no-bias value and plain-language line (tables per kind of bias, and interval charts),
-what the audit skipped and why, the jury table, selective judging (the guaranteed level beside the
-coverage and agreement measured on held-out items), the calibration of each judge's sample
-agreement (a reliability diagram as inline SVG, ECE and Brier with intervals), and the self-check
-of ``audit --self-check``. A folder without ``audit.json`` has no Audit section; an ``audit.json``
-of another schema is a problem line, not a guess.
+The section renders the audit's typed results and computes nothing. It opens with a summary — the
+judges × criteria grid of the biases the audit detected and the jury's verdict lines — then the
+detected effects in words, grouped by judge (the rest, and the human raters' rows, behind toggles;
+:mod:`judgelab.report.html_audit_effects`), what the audit skipped and why, per kind of bias its
+interval charts with the raw table behind a toggle, the jury (charts and table), selective judging
+(the guaranteed level beside the coverage and agreement measured on held-out items), the calibration
+of each judge's sample agreement (a reliability diagram as inline SVG, ECE and Brier with
+intervals), and the self-check of ``audit --self-check``. A folder without ``audit.json`` has no
+Audit section; an ``audit.json`` of another schema is a problem line, not a guess.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from judgelab.report.html_audit_effects import (
     EffectKind,
     audit_grid,
     audit_words,
+    ci_text,
     clean_note,
     effect_kinds,
 )
@@ -66,13 +69,8 @@ def _table(table_id: str, caption: str, rows: list[dict[str, Any]], columns: lis
                  [[clean_note(r.get(c[0])) if c[0] == "note" else r.get(c[0]) for c in columns] for r in rows], note)
 
 
-def _ci(low: Any, high: Any) -> str:
-    """An interval as text, ``[low, high]`` (3 decimals); ``none`` when a bound is missing (the note says why)."""
-    return "none" if low is None or high is None else f"[{float(low):.3f}, {float(high):.3f}]"
-
-
 def _with_cis(rows: list[dict[str, Any]], *prefixes: str) -> list[dict[str, Any]]:
-    return [dict(r, **{f"{p}ci": _ci(r.get(f"{p}ci_low"), r.get(f"{p}ci_high")) for p in prefixes}) for r in rows]
+    return [dict(r, **{f"{p}ci": ci_text(r.get(f"{p}ci_low"), r.get(f"{p}ci_high")) for p in prefixes}) for r in rows]
 
 
 _SYMBOLS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}

@@ -19,7 +19,7 @@ from judgelab.report.html_model import ColumnKind, Figure, Table
 from judgelab.report.svg import Point, interval_chart
 
 __all__ = ["GridCell", "AuditGrid", "WordsGroup", "AuditWords", "EffectKind", "audit_grid", "audit_words",
-           "effect_kinds", "clean_note", "CHART_LIMIT", "SPLIT_ROWS", "AXIS_TOP_ROWS"]
+           "effect_kinds", "clean_note", "ci_text", "CHART_LIMIT", "SPLIT_ROWS", "AXIS_TOP_ROWS"]
 
 _KINDS = (("leniency", "Leniency and spread", ("leniency", "spread_ratio")),
           ("scale_points", "Scale use (share of each scale point, rater minus humans)", ("scale_point:",)),
@@ -179,7 +179,8 @@ class EffectKind:
     figures: list[Figure]
 
 
-def _ci(low: Any, high: Any) -> str:
+def ci_text(low: Any, high: Any) -> str:
+    """An interval as text, ``[low, high]`` (3 decimals); ``none`` when a bound is missing (the note says why)."""
     return "none" if low is None or high is None else f"[{float(low):.3f}, {float(high):.3f}]"
 
 
@@ -249,7 +250,7 @@ def effect_kinds(effects: list[dict[str, Any]], per_words: float) -> list[Effect
     """One :class:`EffectKind` per kind of bias the audit measured."""
     out = []
     for name, caption, kinds in _KINDS:
-        rows = [dict(e, detected_text="yes" if e.get("detected") else "no", ci=_ci(e.get("ci_low"), e.get("ci_high")),
+        rows = [dict(e, detected_text="yes" if e.get("detected") else "no", ci=ci_text(e.get("ci_low"), e.get("ci_high")),
                      note=clean_note(e.get("note"))) for e in effects if _kind(str(e.get("bias")), kinds)]
         if not rows:
             continue
