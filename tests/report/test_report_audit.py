@@ -186,6 +186,7 @@ PLANTED = [
     _effect("length", "judge-b", "coherence", 0.2, 0.05, 0.35),                   # detected
     _effect("leniency", "human:x", "fluency", 0.5, 0.2, 0.8),                     # detected, a human: not in the grid
     _effect("leniency", "human:y", "fluency", -0.5, -0.8, -0.2),
+    _effect("position_first", "judge-b", "", 0.1, 0.02, 0.18),                   # detected, on pairs of no criterion
 ]
 
 
@@ -200,13 +201,16 @@ def test_summary_grid_marks_exactly_the_biases_the_audit_detected(tmp_path):
     folder = _planted_folder(tmp_path)
     html = (folder / "report.html").read_text(encoding="utf-8")
     cells = _grid(html)
-    assert set(cells) == {(j, c) for j in ("judge-a", "judge-b") for c in ("fluency", "coherence")}  # judges only
-    names = {"leniency": "leniency", "spread_ratio": "spread", "scale_point:5": "scale point 5", "length": "length"}
-    expected = {(e.rater, e.criterion, names[e.bias]) for e in PLANTED if e.detected and not e.rater.startswith("human:")}
+    assert set(cells) == {(j, c) for j in ("judge-a", "judge-b") for c in ("fluency", "coherence", "all criteria")}
+    names = {"leniency": "leniency", "spread_ratio": "spread", "scale_point:5": "scale point 5", "length": "length",
+             "position_first": "first position"}
+    expected = {(e.rater, e.criterion or "all criteria", names[e.bias]) for e in PLANTED
+                if e.detected and not e.rater.startswith("human:")}
     marked = {(j, c, text.split(" [")[0].rsplit(" ", 1)[0].removesuffix(": share")) for (j, c), texts in cells.items()
               for text in texts}
-    assert marked == expected and len(expected) == 4
+    assert marked == expected and len(expected) == 5
     assert cells[("judge-a", "fluency")] == ["leniency +0.80 [+0.40, +1.20]"]
+    assert "not measured" in html.split('id="t-audit-summary"', 1)[1].split("</table>", 1)[0]  # judge-a on pairs
     # the summary leads the section: the grid comes before the lines in words and the charts
     section = html.split('<section id="audit"', 1)[1]
     assert section.index('id="t-audit-summary"') < section.index("<h3>In words") < section.index('id="fig-audit-leniency"')
