@@ -119,7 +119,7 @@ def _selective(rows: list[dict[str, Any]]) -> tuple[Table, list[str]]:
                          f"which agreed {_pct(r.get('test_agreement_kept'))} (all items: "
                          f"{_pct(r.get('test_agreement_all'))}).")
         if r.get("note"):
-            lines[-1] += f" Note: {r['note']}"
+            lines[-1] += f" Note: {clean_note(r['note'])}"
     cols: list[tuple[str, str, ColumnKind]] = [
         ("criterion", "criterion", "text"), ("target_agreement", "guaranteed agreement", "num"),
         ("delta", "δ", "num"), ("threshold", "threshold", "num"),
