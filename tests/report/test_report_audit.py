@@ -125,13 +125,14 @@ def tour_audit(tmp_path_factory):
 
 
 class _Grid(HTMLParser):
-    """The summary grid of a page: {(judge, criterion): [the texts of the biases marked detected]}."""
+    """The summary grid of a page: {(judge, criterion): [(bias, text, interval) of each effect marked detected]}."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.cells: dict[tuple[str, str], list[str]] = {}
+        self.cells: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
         self.criteria: list[str] = []
         self.part, self.judge, self.col, self.text, self.marked, self.detected = "", "", -1, "", [], False
+        self.effect: tuple[str, str] | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -144,19 +145,23 @@ class _Grid(HTMLParser):
         elif self.part == "tbody" and tag == "td":
             self.col, self.marked = self.col + 1, []
             self.detected = "audit-detected" in (a.get("class") or "")
-        if self.part and tag in ("th", "li"):
+        elif self.part == "tbody" and tag == "span" and "audit-effect" in (a.get("class") or ""):
+            self.effect = (a["data-bias"], a["title"])
+        if self.part and tag in ("th", "span"):
             self.text = ""
 
     def handle_endtag(self, tag):
-        text = " ".join(self.text.replace("\u25b2", "").split())
+        text = " ".join(self.text.split())
         if self.part == "thead" and tag == "th" and text != "judge":
             self.criteria.append(text)
         elif self.part == "tbody" and tag == "th":
             self.judge = text
-        elif self.part == "tbody" and tag == "li" and self.detected:
-            self.marked.append(text)
+        elif self.part == "tbody" and tag == "span" and self.effect is not None:
+            assert self.detected, "an effect marked outside a detected cell"
+            self.marked.append((self.effect[0], text, self.effect[1]))
+            self.effect = None
         elif self.part == "tbody" and tag == "td":
-            self.cells[(self.judge, self.criteria[self.col])] = self.marked if self.detected else []
+            self.cells[(self.judge, self.criteria[self.col])] = self.marked
         elif tag == "table":
             self.part = ""
 
@@ -202,14 +207,12 @@ def test_summary_grid_marks_exactly_the_biases_the_audit_detected(tmp_path):
     html = (folder / "report.html").read_text(encoding="utf-8")
     cells = _grid(html)
     assert set(cells) == {(j, c) for j in ("judge-a", "judge-b") for c in ("fluency", "coherence", "all criteria")}
-    names = {"leniency": "leniency", "spread_ratio": "spread", "scale_point:5": "scale point 5", "length": "length",
-             "position_first": "first position"}
-    expected = {(e.rater, e.criterion or "all criteria", names[e.bias]) for e in PLANTED
+    expected = {(e.rater, e.criterion or "all criteria", e.bias) for e in PLANTED
                 if e.detected and not e.rater.startswith("human:")}
-    marked = {(j, c, text.split(" [")[0].rsplit(" ", 1)[0].removesuffix(": share")) for (j, c), texts in cells.items()
-              for text in texts}
+    marked = {(j, c, bias) for (j, c), found in cells.items() for bias, _, _ in found}
     assert marked == expected and len(expected) == 5
-    assert cells[("judge-a", "fluency")] == ["leniency +0.80 [+0.40, +1.20]"]
+    assert cells[("judge-a", "fluency")] == [("leniency", "+0.80", "leniency: 95% CI +0.40 to +1.20")]
+    assert cells[("judge-a", "coherence")] == [("scale_point:5", "5 +0.30", "scale point 5: 95% CI +0.10 to +0.50")]
     assert "not measured" in html.split('id="t-audit-summary"', 1)[1].split("</table>", 1)[0]  # judge-a on pairs
     # the summary leads the section: the grid comes before the lines in words and the charts
     section = html.split('<section id="audit"', 1)[1]
@@ -256,10 +259,9 @@ def test_the_readme_tour_audit_report(tour_audit):
     assert "per 10 words" in (tour_audit / "README.md").read_text(encoding="utf-8")  # the table's description
     doc = json.loads((tour_audit / "audit.json").read_text(encoding="utf-8"))
     detected = {(e["rater"], e["criterion"]) for e in doc["effects"] if e["detected"] and not e["rater"].startswith("human:")}
-    cells = _grid(html)
-    assert {k for k, v in cells.items() if v} == detected
-    assert sum(len(v) for v in cells.values()) == sum(1 for e in doc["effects"]
-                                                      if e["detected"] and not e["rater"].startswith("human:"))
+    marked = {(j, c, bias) for (j, c), found in _grid(html).items() for bias, _, _ in found}
+    assert marked == {(e["rater"], e["criterion"], e["bias"]) for e in doc["effects"]
+                      if e["detected"] and not e["rater"].startswith("human:")} and {m[:2] for m in marked} == detected
     fig = html.split('id="fig-audit-leniency"', 1)[1].split("</figure>", 1)[0]  # judges and humans told apart
     assert PALETTE[0] in fig and PALETTE[1] in fig and "human (against the other humans)" in fig
     assert 'id="fig-audit-scale-point-0"' in html  # scale use drawn, not only tabled

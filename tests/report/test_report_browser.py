@@ -403,7 +403,7 @@ def test_readme_audit_leads_with_its_summary(driver, tmp_path):
         assert "No judgments in this folder" not in driver.find_element("tag name", "body").text
         grid = driver.find_element("id", "t-audit-summary")
         assert grid.is_displayed() and grid.location["y"] + grid.size["height"] < 1000  # whole, on the first screen
-        marked = grid.find_elements("css selector", "td.audit-detected li")
+        marked = grid.find_elements("css selector", "td.audit-detected span.audit-effect")
         judges = [e for e in doc["effects"] if not e["rater"].startswith("human:")]
         assert len(marked) == sum(e["detected"] for e in judges) > 0
         assert all(li.is_displayed() for li in marked)

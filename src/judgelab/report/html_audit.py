@@ -244,11 +244,11 @@ AUDIT_TEMPLATE = r"""
 <p>{{ g.detected }} of the judges' {{ g.measured }} effects detected (the 95% interval excludes no bias){% if g.humans %}; the {{ g.humans }} human rater{{ "" if g.humans == 1 else "s" }}, each audited against the other humans as the baseline, are under "In words" behind a toggle{% endif %}.</p>
 <div class="tablewrap" role="region" aria-label="Biases detected per judge and criterion" tabindex="0">
 <table id="t-audit-summary" class="audit-grid">
-<caption>Biases detected (estimate [95% CI]) per judge and criterion</caption>
+<caption>Biases detected per judge and criterion (estimates; each interval on hovering, and in the tables below)</caption>
 <thead><tr><th scope="col">judge</th>{% for c in g.criteria %}<th scope="col">{{ c }}</th>{% endfor %}</tr></thead>
 <tbody>
 {%- for judge, cells in g.rows %}
-<tr><th scope="row">{{ judge }}</th>{% for cell in cells %}{% if cell is none %}<td class="audit-none">not measured</td>{% elif cell.detected %}<td class="audit-detected" data-detected="{{ cell.detected | length }}"><ul>{% for x in cell.detected %}<li><span aria-hidden="true">▲ </span>{{ x }}</li>{% endfor %}</ul></td>{% else %}<td class="audit-clear" data-detected="0">none of {{ cell.measured }} detected</td>{% endif %}{% endfor %}</tr>
+<tr><th scope="row">{{ judge }}</th>{% for cell in cells %}{% if cell is none %}<td class="audit-none">not measured</td>{% elif cell.detected %}<td class="audit-detected" data-detected="{{ cell.count }}"><ul>{% for name, marks in cell.detected %}<li><span aria-hidden="true">▲ </span>{{ name }} {% for m in marks %}<span class="audit-effect" data-bias="{{ m.bias }}" title="{{ m.title }}">{{ m.text }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</li>{% endfor %}</ul></td>{% else %}<td class="audit-clear" data-detected="0">none of {{ cell.measured }} detected</td>{% endif %}{% endfor %}</tr>
 {%- endfor %}
 </tbody>
 </table>
@@ -259,11 +259,11 @@ AUDIT_TEMPLATE = r"""
 {%- if au.words %}{% set w = au.words %}
 <h3>In words: what was detected</h3>
 {%- if w.judges %}{{ words_list(w.judges) }}{% else %}<p>No bias of a judge was detected.</p>{% endif %}
-{%- if w.not_detected %}<details class="audit-undetected"><summary>The judges' effects not detected ({{ w.not_detected_count }}), in words</summary>{{ words_list(w.not_detected) }}</details>{% endif %}
+{%- if w.not_detected %}<details class="audit-undetected"><summary>The judges' other effects in words: {{ w.not_detected_count }}, of which {{ w.other_detected }} detected (scale points beside the one shown)</summary>{{ words_list(w.not_detected, mark=True) }}</details>{% endif %}
 {%- if w.humans %}<details class="audit-humans"><summary>The human raters, each against the other humans (the size of ordinary rater differences): {{ w.human_detected }} of {{ w.human_count }} effects detected</summary>{{ words_list(w.humans, mark=True) }}</details>{% endif %}
 {%- elif au.lines %}<h3>In words</h3><ul class="audit-lines">{% for line in au.lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 {%- if au.skipped %}<p class="note">Not measured: {{ au.skipped | join("; ") }}.</p>{% endif %}
-{%- for k in au.kinds %}<h3>{{ k.heading }}</h3>{% for f in k.figures %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: {{ k.heading }} ({{ k.table.rows | length }} rows)</summary>{{ table(k.table) }}</details>{% endfor %}
+{%- for k in au.kinds %}<h3>{{ k.heading }}</h3><div class="audit-figures">{% for f in k.figures %}{{ figure(f) }}{% endfor %}</div><details class="audit-table"><summary>Table: {{ k.heading }} ({{ k.table.rows | length }} rows)</summary>{{ table(k.table) }}</details>{% endfor %}
 {%- if au.shift %}<h3>Two raters on the same texts</h3>{% if au.words and au.words.other %}<ul>{% for line in au.words.other %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}{{ table(au.shift) }}{% endif %}
 {%- if au.jury %}<h3>A jury of judges</h3>{% for f in au.jury_figures %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: juries and single judges ({{ au.jury.rows | length }} rows)</summary>{{ table(au.jury) }}</details>{% endif %}
 {%- if au.selective %}<h3>Selective judging</h3><ul>{% for line in au.selective_lines %}<li>{{ line }}</li>{% endfor %}</ul>{{ table(au.selective) }}{% endif %}

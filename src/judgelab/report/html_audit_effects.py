@@ -18,7 +18,7 @@ from judgelab.report.folder import is_human
 from judgelab.report.html_model import ColumnKind, Figure, Table
 from judgelab.report.svg import Point, interval_chart
 
-__all__ = ["GridCell", "AuditGrid", "WordsGroup", "AuditWords", "EffectKind", "audit_grid", "audit_words",
+__all__ = ["Marked", "GridCell", "AuditGrid", "WordsGroup", "AuditWords", "EffectKind", "audit_grid", "audit_words",
            "effect_kinds", "clean_note", "ci_text", "CHART_LIMIT", "SPLIT_ROWS", "AXIS_TOP_ROWS"]
 
 _KINDS = (("leniency", "Leniency and spread", ("leniency", "spread_ratio")),
@@ -59,20 +59,42 @@ def _fixed(x: Any, fmt: str = "+.2f") -> str:
     return "—" if x is None else format(float(x), fmt)
 
 
-def _effect_text(e: dict[str, Any]) -> str:
-    """One detected effect in a grid cell: its name, estimate and 95% interval, as the audit recorded them."""
-    fmt = ".2f" if e.get("bias") == "spread_ratio" else "+.2f"
-    share = ": share" if str(e.get("bias")).startswith("scale_point:") else ""
-    return (f"{_bias_name(str(e.get('bias')))}{share} {_fixed(e.get('estimate'), fmt)} "
-            f"[{_fixed(e.get('ci_low'), fmt)}, {_fixed(e.get('ci_high'), fmt)}]")
+@dataclass
+class Marked:
+    """One detected effect in a grid cell: its bias, its estimate as text, and its interval (the cell's tooltip)."""
+
+    bias: str
+    text: str
+    title: str
 
 
 @dataclass
 class GridCell:
-    """One judge on one criterion: the biases detected there, and how many effects were measured."""
+    """One judge on one criterion: the detected biases by kind (scale points together), and how many effects
+    were measured."""
 
-    detected: list[str]
+    detected: list[tuple[str, list[Marked]]]
     measured: int
+
+    @property
+    def count(self) -> int:
+        return sum(len(m) for _, m in self.detected)
+
+
+def _marked(mine: list[dict[str, Any]]) -> list[tuple[str, list[Marked]]]:
+    """The detected effects of one cell, by kind: ``(name, [Marked, ...])``; every scale point in one entry."""
+    out: dict[str, list[Marked]] = {}
+    for e in mine:
+        if not e.get("detected"):
+            continue
+        bias = str(e.get("bias"))
+        fmt = ".2f" if bias == "spread_ratio" else "+.2f"
+        point = bias.split(":", 1)[1] + " " if bias.startswith("scale_point:") else ""
+        name = "scale points (share)" if point else _NAMES.get(bias, bias)
+        out.setdefault(name, []).append(Marked(bias, f"{point}{_fixed(e.get('estimate'), fmt)}",
+                                               f"{_bias_name(bias)}: 95% CI {_fixed(e.get('ci_low'), fmt)} to "
+                                               f"{_fixed(e.get('ci_high'), fmt)}"))
+    return list(out.items())
 
 
 @dataclass
@@ -103,9 +125,9 @@ def audit_grid(effects: list[dict[str, Any]]) -> AuditGrid | None:
         cells: list[GridCell | None] = []
         for crit in criteria:
             mine = [e for e in effects if str(e.get("rater")) == judge and _criterion(e) == crit]
-            found = [_effect_text(e) for e in mine if e.get("detected")]
-            cells.append(GridCell(found, len(mine)) if mine else None)
-            n_detected += len(found)
+            cell = GridCell(_marked(mine), len(mine))
+            cells.append(cell if mine else None)
+            n_detected += cell.count
             n_measured += len(mine)
         rows.append((judge, cells))
     return AuditGrid(criteria, rows, n_detected, n_measured, len(humans))
@@ -121,9 +143,10 @@ class WordsGroup:
 
 @dataclass
 class AuditWords:
-    """The effects in words: the judges' detected effects by judge (shown); the judges' effects not detected,
-    and every effect of the human raters (each against the other humans), behind toggles; the document's
-    lines that are no effect's (the comparison of two raters) as they are."""
+    """The effects in words: the judges' detected effects by judge (shown; of the scale points the one the audit
+    chose per rater and criterion, the one that differs most); the judges' other effects, and every effect of
+    the human raters (each against the other humans), behind toggles; the document's lines that are no
+    effect's (the comparison of two raters) as they are."""
 
     judges: list[WordsGroup] = field(default_factory=list)
     not_detected: list[WordsGroup] = field(default_factory=list)
@@ -133,6 +156,10 @@ class AuditWords:
     @property
     def not_detected_count(self) -> int:
         return sum(len(g.lines) for g in self.not_detected)
+
+    @property
+    def other_detected(self) -> int:
+        return sum(d for g in self.not_detected for _, d in g.lines)
 
     @property
     def human_count(self) -> int:
@@ -158,9 +185,10 @@ def audit_words(effects: list[dict[str, Any]], lines: list[str]) -> AuditWords:
     document's lines) that belong to no effect are kept as they are."""
     judges, humans = _raters(effects)
     own = {str(e.get("line")) for e in effects}
-    return AuditWords(_groups([e for e in effects if e.get("detected")], judges),
-                      _groups([e for e in effects if not e.get("detected")], judges), _groups(effects, humans),
-                      [line for line in lines if line not in own])
+    chosen = set(lines)  # the audit's lines: of the scale points, the one that differs most per rater and criterion
+    shown = [e for e in effects if e.get("detected") and str(e.get("line")) in chosen]
+    return AuditWords(_groups(shown, judges), _groups([e for e in effects if not any(e is x for x in shown)], judges),
+                      _groups(effects, humans), [line for line in lines if line not in own])
 
 
 _EFFECT_COLUMNS: list[tuple[str, str, ColumnKind]] = [
