@@ -90,7 +90,7 @@ def _marked(mine: list[dict[str, Any]]) -> list[tuple[str, list[Marked]]]:
         bias = str(e.get("bias"))
         fmt = ".2f" if bias == "spread_ratio" else "+.2f"
         point = bias.split(":", 1)[1] + " " if bias.startswith("scale_point:") else ""
-        name = "scale points (share)" if point else _NAMES.get(bias, bias)
+        name = "scale points" if point else _NAMES.get(bias, bias)
         out.setdefault(name, []).append(Marked(bias, f"{point}{_fixed(e.get('estimate'), fmt)}",
                                                f"{_bias_name(bias)}: 95% CI {_fixed(e.get('ci_low'), fmt)} to "
                                                f"{_fixed(e.get('ci_high'), fmt)}"))
