@@ -24,7 +24,8 @@ from judgelab.errors import JudgelabError
 from judgelab.stats.calibration import BIN_COLUMNS, CalibrationResult, calibration
 
 __all__ = ["JudgeCalibration", "sample_calibration", "calibration_tables", "audit_document", "self_check_document",
-           "AUDIT_JSON", "AUDIT_JSON_SCHEMA", "CALIBRATION_COLUMNS", "sample_agreement", "escalation_document"]
+           "AUDIT_JSON", "AUDIT_JSON_SCHEMA", "CALIBRATION_COLUMNS", "sample_agreement", "escalation_document",
+           "jury_lines"]
 
 AUDIT_JSON = "audit.json"
 AUDIT_JSON_SCHEMA = 1
@@ -130,6 +131,25 @@ def _clean(value: Any) -> Any:
     return value
 
 
+_METHOD_NAMES = {"kendall": "Kendall tau", "spearman": "Spearman rho", "pearson": "Pearson r"}
+
+
+def jury_lines(jury: pd.DataFrame | None) -> list[str]:
+    """The jury's verdict, one line per jury and criterion: its correlation with the mean human rating minus
+    the best single judge's, with the paired 95% interval (the rows ``"<jury> - <best judge>"`` of
+    :func:`judgelab.jury_agreement.jury_vs_judges`); the terminal prints these lines and report.html shows them."""
+    if jury is None or jury.empty:
+        return []
+    out = []
+    for _, row in jury[jury["rater"].astype(str).str.contains(" - ", regex=False)].iterrows():
+        lo, hi = row.get("ci_low"), row.get("ci_high")
+        ci = (f"95% CI {lo:+.3f} to {hi:+.3f}" if pd.notna(lo) and pd.notna(hi)
+              else "no 95% interval: see the jury table's note")
+        name = _METHOD_NAMES.get(str(row.get("method")), str(row.get("method") or "correlation"))
+        out.append(f"{row['criterion']}: {row['rater']}: {name} difference {row['r']:+.3f} ({ci})")
+    return out
+
+
 def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: str | None = None,
                    selective: pd.DataFrame | None = None,
                    calibration_results: list[JudgeCalibration] | None = None,
@@ -139,11 +159,13 @@ def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: st
     ``{"schema": 1, "command": "audit", "effects": [EFFECT_COLUMNS row, ...], "lines": [...],
     "skipped": {...}, "settings": {...}, "jury": rows | null, "jury_level": ..., "selective": rows | null,
     "calibration": [{rater, criterion, tolerance, ece, ..., bins: [...]}, ...] | null,
-    "shift": rows of ``stats.paired_shift.SHIFT_COLUMNS`` | null}``; NaN is null.
+    "shift": rows of ``stats.paired_shift.SHIFT_COLUMNS`` | null, "shift_lines": [...],
+    "jury_lines": :func:`jury_lines`}``; NaN is null. The settings hold ``per_words``, the length unit.
     """
     return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit", "effects": [e.to_dict() for e in report.effects],
                    "lines": report.lines() + list(shift_lines or []), "skipped": report.skipped,
                    "settings": report.settings, "shift": shift if shift is not None and len(shift) else None,
+                   "shift_lines": list(shift_lines or []), "jury_lines": jury_lines(jury),
                    "jury": jury, "jury_level": jury_level, "selective": selective,
                    "calibration": None if calibration_results is None else [c.to_dict() for c in calibration_results]})
 

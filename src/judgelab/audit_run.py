@@ -24,7 +24,7 @@ __all__ = ["run_audit", "write_audit", "AuditRun", "read_lengths", "write_audit_
 TABLE_DESCRIPTIONS = {
     "leniency": "mean shift against the (other) humans and ratio of spreads, per rater and criterion, with 95% CIs",
     "scale_points": "share of each scale point, rater minus humans, with 95% CIs (the shares in note)",
-    "length": "judge score per length unit beyond the human score (errors-in-variables corrected), and on pairs "
+    "length": "judge score per {per} words beyond the human score (errors-in-variables corrected), and on pairs "
               "the judge's preference for the longer text minus the humans', with 95% CIs",
     "self_preference": "judge-human gap on its own family's texts minus other texts, with 95% CIs",
     "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
@@ -141,7 +141,7 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
                                  list(compare) if compare else None)
     run = AuditRun(report, shift)
     run.lines = [f"{name} skipped: {reason}" for name, reason in report.skipped.items()] + shift.lines()
-    run.written = [(t, name, TABLE_DESCRIPTIONS[name]) for name, t in report.tables().items()
+    run.written = [(t, name, TABLE_DESCRIPTIONS[name].format(per=f"{per:g}")) for name, t in report.tables().items()
                    if name not in report.skipped and "bias" not in report.skipped]
     if shift.shifts:
         shift_tables = shift.tables()
@@ -193,6 +193,7 @@ def _constrained_section(df, compare: list[str] | None, criteria: list[str] | No
 
 def _add_jury(run: AuditRun, df, methods: list[str], level: str, folds: int, n_resamples: int, seed: int) -> None:
     from judgelab.audit import jury_report
+    from judgelab.audit_results import jury_lines
 
     jury_table, weights, jury_rows = jury_report(df, methods, level, "kendall", folds, n_resamples, seed)
     run.written += [(jury_table, "jury_agreement", f"Kendall tau ({level} level) with the mean human rating of "
@@ -202,9 +203,7 @@ def _add_jury(run: AuditRun, df, methods: list[str], level: str, folds: int, n_r
                      "table (input of `judgelab agree`)")]
     run.parts.update({"jury": jury_table, "jury_weights": weights})
     run.jury_level = level
-    for _, row in jury_table[jury_table["rater"].str.contains(" - ", regex=False)].iterrows():
-        run.lines.append(f"{row['criterion']}: {row['rater']}: Kendall tau difference {row['r']:+.3f} "
-                         f"(95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f})")
+    run.lines += jury_lines(jury_table)
 
 
 def _add_selective(run: AuditRun, df, risk: float, delta: float, tolerance: float, seed: int, folds: int) -> None:

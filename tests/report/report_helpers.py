@@ -237,3 +237,35 @@ def audit_study_folder(root: Path) -> Path:
                   "--n-resamples", "99", "--format", "csv", "--out", str(root / "out"))
     assert res.returncode == 0, res.stderr
     return root / "out"
+
+
+TOUR_ITEMS = ["The sun rose over the quiet town.", "Rain fell all day on the harbour.", "She closed the book and smiled.",
+              "town quiet the over rose sun The.", "harbour the on day all fell Rain.", "smiled and book the closed She."]
+
+
+def tour_audit_folder(root: Path) -> Path:
+    """The README's audit, as its tour runs it in ``root``: two scripted judges' ratings files, a wide human file,
+    lengths and ``--per-words 10 --calibration``, into ``root/tour/audit``."""
+    (root / "items.jsonl").write_text("".join(json.dumps({"id": str(k + 1), "system": "A" if k < 3 else "B", "text": t})
+                                              + "\n" for k, t in enumerate(TOUR_ITEMS)), encoding="utf-8")
+    (root / "judge.json").write_text(json.dumps({"rules": [{"contains": "quiet the over", "reply": "2"},
+                                                           {"contains": "the on day", "reply": "1"},
+                                                           {"contains": "book the closed", "reply": "2"}],
+                                                 "default": "Rating: 4"}), encoding="utf-8")
+    (root / "lenient.json").write_text(json.dumps({"rules": [{"contains": "quiet the", "replies": ["4", "2", "5"]},
+                                                             {"contains": "the on", "reply": "3"},
+                                                             {"contains": "the closed", "replies": ["3", "4"]}],
+                                                   "default": "Rating: 5"}), encoding="utf-8")
+    (root / "human.csv").write_text("item_id,system,rater,fluency,coherence\n1,A,ana,5,4\n2,A,ana,4,4\n3,A,ana,4,5\n"
+                                    "4,B,ana,1,2\n5,B,ana,2,1\n6,B,ana,1,1\n1,A,ben,4,4\n2,A,ben,5,4\n3,A,ben,4,4\n"
+                                    "4,B,ben,2,1\n5,B,ben,1,2\n6,B,ben,2,2\n", encoding="utf-8")
+    (root / "lengths.csv").write_text("item_id,system,length\n1,A,7\n2,A,7\n3,A,6\n4,B,7\n5,B,7\n6,B,6\n",
+                                      encoding="utf-8")
+    for args in (("--judge", "scripted-test-double:judge.json", "--out", "tour/rate"),
+                 ("--judge", "scripted-test-double:lenient.json", "--rater", "lenient", "--out", "tour/lenient")):
+        res = run_cli("rate", "--items", "items.jsonl", "--template", "plain-quality", *args, cwd=root)
+        assert res.returncode == 0, res.stderr
+    res = run_cli("audit", "tour/rate/ratings.csv", "tour/lenient/ratings.csv", "--human", "human.csv", "--lengths",
+                  "lengths.csv", "--per-words", "10", "--calibration", "--out", "tour/audit", cwd=root)
+    assert res.returncode == 0, res.stderr
+    return root / "tour" / "audit"

@@ -13,7 +13,16 @@ import pytest
 
 from conftest import SHARED_DATA
 from judgelab.report.html import write_report
-from report_helpers import XSS, audit_study_folder, decode_units, dhp_folder, parse, rate_agree_folder, write_humans
+from report_helpers import (
+    XSS,
+    audit_study_folder,
+    decode_units,
+    dhp_folder,
+    parse,
+    rate_agree_folder,
+    tour_audit_folder,
+    write_humans,
+)
 
 CHROMIUM = os.environ.get("JUDGELAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("JUDGELAB_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -448,3 +457,38 @@ def test_audit_section_opens_without_console_errors(driver, tmp_path):
     assert svg.size["width"] > 100 and svg.size["height"] > 100
     _no_alert(driver)
     _no_console_errors(driver)
+
+
+def test_readme_audit_leads_with_its_summary(driver, tmp_path):
+    """The README's audit at 1400×1000: the first screen holds the judges × criteria grid with the detected biases
+    marked, no "No judgments in this folder"; the humans' lines are collapsed until asked for; lengths per 10 words."""
+    import json
+
+    folder = tour_audit_folder(tmp_path)
+    doc = json.loads((folder / "audit.json").read_text(encoding="utf-8"))
+    driver.set_window_size(1400, 1000)
+    try:
+        _open(driver, folder / "report.html")
+        _no_console_errors(driver)
+        assert "No judgments in this folder" not in driver.find_element("tag name", "body").text
+        grid = driver.find_element("id", "t-audit-summary")
+        assert grid.is_displayed() and grid.location["y"] + grid.size["height"] < 1000  # whole, on the first screen
+        marked = grid.find_elements("css selector", "td.audit-detected span.audit-effect")
+        judges = [e for e in doc["effects"] if not e["rater"].startswith("human:")]
+        assert len(marked) == sum(e["detected"] for e in judges) > 0
+        assert all(li.is_displayed() for li in marked)
+        humans = driver.find_element("css selector", "details.audit-humans")
+        line = next(e["line"] for e in doc["effects"] if e["rater"].startswith("human:"))
+        assert humans.get_attribute("open") is None and line not in driver.find_element("id", "audit").text
+        humans.find_element("tag name", "summary").click()
+        assert humans.get_attribute("open") is not None and line in humans.text
+        assert all(not d.get_attribute("open") for d in driver.find_elements("css selector", "details.audit-table"))
+        lengths = driver.find_element("css selector", "#fig-audit-length svg")
+        assert "points per 10 words" in lengths.get_attribute("textContent")
+        legend = driver.find_element("css selector", "#fig-audit-leniency svg").get_attribute("textContent")
+        assert "human (against the other humans)" in legend and "judge" in legend
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "audit-first-screen.png"
+        driver.execute_script("window.scrollTo(0, 0)")
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.set_window_size(1366, 900)

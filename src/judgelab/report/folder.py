@@ -26,7 +26,7 @@ from judgelab.output.legacy import folder_record
 from judgelab.output.record import FolderRecord
 
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file",
-           "agree_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
+           "agree_inputs", "step_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
 
 from judgelab.raters import HUMAN_PREFIX, is_human  # noqa: E402  (one definition)
 from judgelab.table import IDENTITY_COLUMNS, JUDGMENT_COLUMNS, TEXT_COLUMNS, normalise  # noqa: E402
@@ -177,11 +177,17 @@ def ratings_from_file(path: Path) -> pd.DataFrame:
 
 def agree_inputs(folder: RunFolder) -> list[Path]:
     """The ratings files the folder's ``agree`` steps read (as results.json records them), those that exist."""
+    return step_inputs(folder, "agree")
+
+
+def step_inputs(folder: RunFolder, kind: str, role: str = "ratings") -> list[Path]:
+    """The files of ``role`` that the folder's steps of ``kind`` read (as results.json records them), those
+    that exist: an ``audit`` folder's judgments are the ratings files its step read."""
     paths: list[Path] = []
     for step in folder.record.steps:
-        if step.kind != "agree":
+        if step.kind != kind:
             continue
-        for given in step.inputs_of("ratings"):
+        for given in step.inputs_of(role):
             path = given.located(folder.path)
             if path is not None and path not in paths:
                 paths.append(path)

@@ -65,6 +65,7 @@ from judgelab.report.folder import (
     is_human,
     open_folder,
     ratings_from_file,
+    step_inputs,
 )
 from judgelab.report.headline import build_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
@@ -72,7 +73,7 @@ from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
-from judgelab.report.humans import load_humans
+from judgelab.report.humans import HumanRatings, load_humans
 
 __all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
 
@@ -118,10 +119,11 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         name = rf.record.file("ratings")
         if name is not None and rf.has(name):
             judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
-    if judgments is None and agree_inputs(rf):  # an `agree --out` folder: the ratings agree read, where they are
-        reader, judgments = _guard(problems, "the ratings named in run.json", lambda: _agree_judgments(rf)) or (None, None)
+    if judgments is None and _read_ratings(rf):  # an `agree` or `audit` folder: the ratings its step read, where they are
+        reader, judgments = _guard(problems, "the ratings named in results.json",
+                                   lambda: _agree_judgments(rf)) or (None, None)
     try:
-        humans = load_humans(rf, judgments, human, pool_humans)
+        humans = _humans(rf, judgments, human, problems, pool_humans)
         problems += humans.problems
         judge = None if judgments is None else judgments[~judgments["rater"].map(is_human)].reset_index(drop=True)
         if judge is not None and judge.empty:
@@ -146,7 +148,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.matched))
             if data.headline is not None and tables.standardized:
                 data.headline.notes.insert(0, tables.standardized)
-        elif judge is not None and not humans.table.empty:
+        elif judge is not None and not humans.table.empty and not step_inputs(rf, "audit"):  # an audit leads with its own
             data.notes.append(NO_AGREE_STEP.format(folder=rf.path))
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
         data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
@@ -175,19 +177,53 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     if any(step.source == "rebuilt" and step.kind != "files" for step in rf.record.steps):
         data.notes.append(OLDER_FOLDER)
     if judgments is None:
-        data.notes.append("No judgments in this folder (no store.sqlite or ratings file): the sections that need them "
-                          "are left out.")
+        data.notes.append(_no_judgments(rf))
     data.problems = problems
     return data
 
 
+def _read_ratings(rf: RunFolder) -> list[Path]:
+    """The ratings files the folder's recorded ``agree`` steps read, else those of its ``audit`` steps."""
+    return agree_inputs(rf) or step_inputs(rf, "audit")
+
+
+def _humans(rf: RunFolder, judgments: pd.DataFrame | None, human: Iterable[str | Path], problems: list[str],
+            pool: bool = False) -> HumanRatings:
+    """The human ratings of the folder (:func:`load_humans`), with an ``audit`` folder's the human files its step
+    read (beside judgments read from its ratings files); one of those that cannot be read is a problem line."""
+    human = list(human)
+    recorded = step_inputs(rf, "audit", "human") if judgments is not None and not agree_inputs(rf) else []
+    if recorded:
+        try:
+            return load_humans(rf, judgments, [*human, *recorded], pool)
+        except JudgelabError as exc:
+            problems.append(f"the human ratings the audit read: not beside the items — {exc}")
+    return load_humans(rf, judgments, human, pool)
+
+
+def _no_judgments(rf: RunFolder) -> str:
+    """Why the folder's report has no judgments: none here, the ratings files its steps read are not found, or
+    its audit read a score file of means (``--hanna-scores``), which holds no judgment one by one."""
+    named = [g for step in rf.record.steps for g in step.inputs_of("ratings")]
+    scores = [g.path for step in rf.record.steps for g in step.inputs_of("hanna_scores")]
+    if scores and not named:
+        return (f"The audit read its ratings from the score file {', '.join(scores)} (each score a mean of tries, no "
+                "judgment one by one): the sections that need judgments are left out.")
+    if named:
+        found = any(g.located(rf.path) is not None for g in named)
+        return (f"The ratings files this folder's results.json names ({', '.join(dict.fromkeys(g.path for g in named))}) "
+                f"{'could not be read (see the problems above)' if found else 'were not found'}: the sections that "
+                "need judgments are left out.")
+    return "No judgments in this folder (no store.sqlite or ratings file): the sections that need them are left out."
+
+
 def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | None]:
-    """The judgments of the ratings files a recorded ``agree`` read: from the store beside a run's
-    ratings file (so prompts and raw answers are shown), else from the file; criteria renamed with
+    """The judgments of the ratings files a recorded ``agree`` (else ``audit``) read: from the store beside a
+    run's ratings file (so prompts and raw answers are shown), else from the file; criteria renamed with
     the recorded ``--map``. The reader of the first such store is returned open (for its calls)."""
     reader: StoreReader | None = None
     frames = []
-    for path in agree_inputs(rf):
+    for path in _read_ratings(rf):
         store = path.parent / "store.sqlite"
         rated = ratings_from_file(path)  # what agree read, as it read it (a recipe may relabel the store's raters)
         if store.is_file() and _ratings_of_its_folder(path):

@@ -65,6 +65,14 @@ ol.attempts { margin: 0.2rem 0; padding-left: 1.4rem; font-size: 0.86rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 details.files { color: var(--muted); font-size: 0.9rem; }
 details.files p { margin: 0.2rem 0; }
+table.audit-grid td { min-width: 9rem; }
+table.audit-grid ul { margin: 0; padding-left: 0; list-style: none; }
+td.audit-detected { background: #fde2d7; font-weight: 600; }
+td.audit-clear, td.audit-none { color: var(--muted); }
+.audit-figures { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
+.audit-figures figure { flex: 0 1 auto; }
+details.audit-table, details.audit-humans, details.audit-undetected { margin: 0.4rem 0; }
+details.audit-table > summary, details.audit-humans > summary, details.audit-undetected > summary { cursor: pointer; color: var(--accent); }
 .hl-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 0.8rem; }
 article.hl-card { border: 1px solid var(--line); border-radius: 6px; padding: 0.3rem 0.8rem 0.5rem; }
 article.hl-card h3 { margin: 0.2rem 0 0.3rem; }

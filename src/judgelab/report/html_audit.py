@@ -1,12 +1,14 @@
 """The report's "Audit" section: what ``judgelab audit --out`` found, rendered from its ``audit.json``.
 
-The section renders the audit's typed results and computes nothing: each bias effect with its 95%
-interval, its no-bias value and plain-language line (tables per kind of bias, and interval charts),
-what the audit skipped and why, the jury table, selective judging (the guaranteed level beside the
-coverage and agreement measured on held-out items), the calibration of each judge's sample
-agreement (a reliability diagram as inline SVG, ECE and Brier with intervals), and the self-check
-of ``audit --self-check``. A folder without ``audit.json`` has no Audit section; an ``audit.json``
-of another schema is a problem line, not a guess.
+The section renders the audit's typed results and computes nothing. It opens with a summary — the
+judges × criteria grid of the biases the audit detected and the jury's verdict lines — then the
+detected effects in words, grouped by judge (the rest, and the human raters' rows, behind toggles;
+:mod:`judgelab.report.html_audit_effects`), what the audit skipped and why, per kind of bias its
+interval charts with the raw table behind a toggle, the jury (charts and table), selective judging
+(the guaranteed level beside the coverage and agreement measured on held-out items), the calibration
+of each judge's sample agreement (a reliability diagram as inline SVG, ECE and Brier with
+intervals), and the self-check of ``audit --self-check``. A folder without ``audit.json`` has no
+Audit section; an ``audit.json`` of another schema is a problem line, not a guess.
 """
 from __future__ import annotations
 
@@ -15,6 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgelab.report.folder import RunFolder
+from judgelab.report.html_audit_effects import (
+    AXIS_TOP_ROWS,
+    AuditGrid,
+    AuditWords,
+    EffectKind,
+    audit_grid,
+    audit_words,
+    ci_text,
+    clean_note,
+    effect_kinds,
+)
 from judgelab.report.html_model import ColumnKind, Figure, Table
 from judgelab.report.svg import Point, interval_chart, reliability_diagram
 
@@ -23,16 +36,6 @@ __all__ = ["AuditSection", "build_audit", "AUDIT_TABLES", "AUDIT_TEMPLATE"]
 #: The audit's tables the section shows (left out of "Other tables"; results.json names their files).
 AUDIT_TABLES = {"leniency", "scale_points", "length", "self_preference", "position", "prompt_sensitivity",
                 "jury_agreement", "selective", "calibration", "calibration_bins", "self_check", "escalation_guarantee"}
-_KINDS = (("leniency", "Leniency and spread", ("leniency", "spread_ratio")),
-          ("scale_points", "Scale use (share of each scale point, rater minus humans)", ("scale_point:",)),
-          ("length", "Length", ("length", "prefer_longer")),
-          ("self_preference", "Self-preference", ("self_preference",)),
-          ("position", "Position", ("position_first", "position_consistency")),
-          ("prompt_sensitivity", "Prompt sensitivity", ("prompt_icc", "prompt_shift")))
-_CHARTED = {"leniency": "mean shift (points)", "spread_ratio": "spread ratio", "length": "points per length unit",
-            "prefer_longer": "share of pairs, judge minus humans", "self_preference": "gap difference (points)",
-            "position_first": "first-position preference"}
-CHART_LIMIT = 80
 
 
 @dataclass
@@ -42,9 +45,14 @@ class AuditSection:
     command: str
     lines: list[str]
     skipped: list[str]
-    #: per kind of bias: its table and the interval charts of its effects
-    effects: list[tuple[Table, list[Figure]]]
+    #: per kind of bias: its heading, interval charts and raw table
+    kinds: list[EffectKind] = field(default_factory=list)
+    #: the summary: judges × criteria with the detected biases, and the jury's verdict lines
+    grid: AuditGrid | None = None
+    words: AuditWords | None = None
+    jury_lines: list[str] = field(default_factory=list)
     jury: Table | None = None
+    jury_figures: list[Figure] = field(default_factory=list)
     shift: Table | None = None
     selective: Table | None = None
     selective_lines: list[str] = field(default_factory=list)
@@ -55,55 +63,44 @@ class AuditSection:
     notes: list[str] = field(default_factory=list)
 
 
-def _kind(bias: str, kinds: tuple[str, ...]) -> bool:
-    return any(bias == k or (k.endswith(":") and bias.startswith(k)) for k in kinds)
-
-
 def _table(table_id: str, caption: str, rows: list[dict[str, Any]], columns: list[tuple[str, str, ColumnKind]],
            note: str = "") -> Table:
     return Table(table_id, caption, [c[1] for c in columns], [c[2] for c in columns],
-                 [[r.get(c[0]) for c in columns] for r in rows], note)
-
-
-def _ci(low: Any, high: Any) -> str:
-    """An interval as text, ``[low, high]`` (3 decimals); ``none`` when a bound is missing (the note says why)."""
-    return "none" if low is None or high is None else f"[{float(low):.3f}, {float(high):.3f}]"
+                 [[clean_note(r.get(c[0])) if c[0] == "note" else r.get(c[0]) for c in columns] for r in rows], note)
 
 
 def _with_cis(rows: list[dict[str, Any]], *prefixes: str) -> list[dict[str, Any]]:
-    return [dict(r, **{f"{p}ci": _ci(r.get(f"{p}ci_low"), r.get(f"{p}ci_high")) for p in prefixes}) for r in rows]
+    return [dict(r, **{f"{p}ci": ci_text(r.get(f"{p}ci_low"), r.get(f"{p}ci_high")) for p in prefixes}) for r in rows]
 
 
-_EFFECT_COLUMNS: list[tuple[str, str, ColumnKind]] = [
-    ("bias", "bias", "text"), ("rater", "rater", "text"), ("criterion", "criterion", "text"),
-    ("estimate", "estimate", "num"), ("ci", "95% CI", "text"), ("null", "no-bias value", "num"), ("detected_text", "detected", "text"), ("n", "n", "int"),
-    ("n_clusters", "items resampled", "int"), ("note", "note", "text")]
+_SYMBOLS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 
 
-def _effects(effects: list[dict[str, Any]]) -> list[tuple[Table, list[Figure]]]:
-    """One table per kind of bias (the plain-language lines are listed above them), with its charts."""
+def _jury_figures(rows: list[dict[str, Any]]) -> list[Figure]:
+    """The jury table as two interval charts: each judge's and jury's correlation with the mean human
+    rating (juries in the second colour), and each jury minus the best single judge (no difference: 0)."""
+    from judgelab.raters import is_jury
+
+    singles = [r for r in rows if " - " not in str(r.get("rater"))]
+    diffs = [r for r in rows if " - " in str(r.get("rater"))]
+    symbol = _SYMBOLS.get(str(next((r.get("method") for r in rows if r.get("method")), "")), "correlation")
     out = []
-    for name, caption, kinds in _KINDS:
-        rows = _with_cis([dict(e, detected_text="yes" if e.get("detected") else "no") for e in effects
-                          if _kind(str(e.get("bias")), kinds)], "")
-        if not rows:
-            continue
-        figures = []
-        for bias, xlabel in _CHARTED.items():
-            mine = [e for e in rows if e.get("bias") == bias][:CHART_LIMIT]
-            if not mine:
-                continue
-            nulls = {e.get("null") for e in mine if e.get("null") is not None}
-            points = [Point(f"{e.get('rater')} · {e.get('criterion')}", e.get("estimate"), e.get("ci_low"),
-                            e.get("ci_high")) for e in mine]
-            figures.append(Figure(f"fig-audit-{bias}", f"{bias}: estimate with 95% interval",
-                                  f"{bias} per rater and criterion; the dashed line is the no-bias value",
-                                  interval_chart(points, f"fig-audit-{bias}", f"{bias} per rater and criterion",
-                                                 f"Dot: the estimate; line: its 95% interval; {len(points)} rows.",
-                                                 xlabel, "rater · criterion",
-                                                 reference=next(iter(nulls)) if len(nulls) == 1 else None,
-                                                 reference_label="no bias")))
-        out.append((_table(f"audit-{name}", caption, rows, _EFFECT_COLUMNS), figures))
+    if singles:
+        points = [Point(f"{r.get('rater')} · {r.get('criterion')}", r.get("r"), r.get("ci_low"), r.get("ci_high"),
+                        series=1 if is_jury(str(r.get("rater"))) else 0) for r in singles]
+        desc = f"Dot: {symbol} with the mean human rating; line: its 95% interval; {len(points)} rows; juries in orange."
+        out.append(Figure("fig-audit-jury", "Juries and single judges", desc, interval_chart(
+            points, "fig-audit-jury", "Juries and single judges", desc, f"{symbol} with the mean human rating",
+            "rater · criterion", series_names=("single judge", "jury"), axis_top=len(points) > AXIS_TOP_ROWS)))
+    if diffs:
+        points = [Point(f"{r.get('rater')} · {r.get('criterion')}", r.get("r"), r.get("ci_low"), r.get("ci_high"))
+                  for r in diffs]
+        desc = (f"Dot: the jury's {symbol} minus the best single judge's; line: the paired 95% interval; the dashed "
+                "line is no difference.")
+        out.append(Figure("fig-audit-jury-difference", "Jury minus the best single judge", desc, interval_chart(
+            points, "fig-audit-jury-difference", "Jury minus the best single judge", desc, f"difference in {symbol}",
+            "jury - best judge · criterion", reference=0.0, reference_label="no difference",
+            axis_top=len(points) > AXIS_TOP_ROWS)))
     return out
 
 
@@ -122,7 +119,7 @@ def _selective(rows: list[dict[str, Any]]) -> tuple[Table, list[str]]:
                          f"which agreed {_pct(r.get('test_agreement_kept'))} (all items: "
                          f"{_pct(r.get('test_agreement_all'))}).")
         if r.get("note"):
-            lines[-1] += f" Note: {r['note']}"
+            lines[-1] += f" Note: {clean_note(r['note'])}"
     cols: list[tuple[str, str, ColumnKind]] = [
         ("criterion", "criterion", "text"), ("target_agreement", "guaranteed agreement", "num"),
         ("delta", "δ", "num"), ("threshold", "threshold", "num"),
@@ -185,10 +182,14 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
     doc = json.loads(file.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or doc.get("schema") != 1:
         raise ValueError("audit.json is not an audit document of schema 1")
-    section = AuditSection(str(doc.get("command") or "audit"), [str(x) for x in doc.get("lines") or []],
-                           [f"{k}: {v}" for k, v in (doc.get("skipped") or {}).items()],
-                           _effects([e for e in doc.get("effects") or [] if isinstance(e, dict)]))
+    effects = [e for e in doc.get("effects") or [] if isinstance(e, dict)]
+    lines = [str(x) for x in doc.get("lines") or []]
     settings = doc.get("settings") or {}
+    section = AuditSection(str(doc.get("command") or "audit"), lines,
+                           [f"{k}: {v}" for k, v in (doc.get("skipped") or {}).items()],
+                           effect_kinds(effects, float(settings.get("per_words") or 100.0)), audit_grid(effects),
+                           audit_words(effects, lines) if effects else None,
+                           [str(x) for x in doc.get("jury_lines") or []])
     if doc.get("effects"):
         section.notes.append(f"Intervals: {settings.get('interval', 'cluster bootstrap')}, "
                              f"{settings.get('n_resamples', '?')} resamples, seed {settings.get('seed', '?')}. An effect "
@@ -201,6 +202,7 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
                                             ("n", "n", "int"), ("n_clusters", "clusters", "int"),
                                             ("note", "note", "text")],
                               "The best single judge is chosen on the same data, which favours it.")
+        section.jury_figures = _jury_figures(doc["jury"])
     if doc.get("shift"):
         section.shift = _table("audit-shift", "Paired mean shift of the second rater against the first on the same "
                                "texts (e.g. constrained against free output)", _with_cis(doc["shift"], ""),
@@ -233,18 +235,40 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
 
 #: The section's Jinja block (rendered with the page's ``table`` and ``figure`` macros; every value escaped).
 AUDIT_TEMPLATE = r"""
+{%- macro words_list(groups, mark=False) %}<ul class="audit-lines">{% for g in groups %}<li><strong>{{ g.rater }}</strong><ul>{% for line, found in g.lines %}<li{% if found and mark %} class="audit-found"{% endif %}>{% if found and mark %}<strong>detected:</strong> {% endif %}{{ line }}</li>{% endfor %}</ul></li>{% endfor %}</ul>{% endmacro %}
 {%- if d.audit %}{% set au = d.audit %}
 <section id="audit" aria-labelledby="h-audit">
 <h2 id="h-audit">Audit</h2>
+{%- if au.grid %}{% set g = au.grid %}
+<h3 id="audit-summary">Summary: biases detected per judge and criterion</h3>
+<p>{{ g.detected }} of the judges' {{ g.measured }} effects detected (the 95% interval excludes no bias){% if g.humans %}; the {{ g.humans }} human rater{{ "" if g.humans == 1 else "s" }}, each audited against the other humans as the baseline, are under "In words" behind a toggle{% endif %}.</p>
+<div class="tablewrap" role="region" aria-label="Biases detected per judge and criterion" tabindex="0">
+<table id="t-audit-summary" class="audit-grid">
+<caption>Biases detected per judge and criterion (estimates; each interval on hovering, and in the tables below)</caption>
+<thead><tr><th scope="col">judge</th>{% for c in g.criteria %}<th scope="col">{{ c }}</th>{% endfor %}</tr></thead>
+<tbody>
+{%- for judge, cells in g.rows %}
+<tr><th scope="row">{{ judge }}</th>{% for cell in cells %}{% if cell is none %}<td class="audit-none">not measured</td>{% elif cell.detected %}<td class="audit-detected" data-detected="{{ cell.count }}"><ul>{% for name, marks in cell.detected %}<li><span aria-hidden="true">▲ </span>{{ name }} {% for m in marks %}<span class="audit-effect" data-bias="{{ m.bias }}" title="{{ m.title }}">{{ m.text }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</li>{% endfor %}</ul></td>{% else %}<td class="audit-clear" data-detected="0">none of {{ cell.measured }} detected</td>{% endif %}{% endfor %}</tr>
+{%- endfor %}
+</tbody>
+</table>
+</div>
+{%- endif %}
+{%- if au.jury_lines %}<p class="audit-verdict"><strong>Jury:</strong></p><ul class="audit-verdict">{% for line in au.jury_lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 {%- for note in au.notes %}<p class="note">{{ note }}</p>{% endfor %}
-{%- if au.lines %}<h3>In words</h3><ul class="audit-lines">{% for line in au.lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+{%- if au.words %}{% set w = au.words %}
+<h3>In words: what was detected</h3>
+{%- if w.judges %}{{ words_list(w.judges) }}{% else %}<p>No bias of a judge was detected.</p>{% endif %}
+{%- if w.not_detected %}<details class="audit-undetected"><summary>The judges' other effects in words: {{ w.not_detected_count }}, of which {{ w.other_detected }} detected (scale points beside the one shown)</summary>{{ words_list(w.not_detected, mark=True) }}</details>{% endif %}
+{%- if w.humans %}<details class="audit-humans"><summary>The human raters, each against the other humans (the size of ordinary rater differences): {{ w.human_detected }} of {{ w.human_count }} effects detected</summary>{{ words_list(w.humans, mark=True) }}</details>{% endif %}
+{%- elif au.lines %}<h3>In words</h3><ul class="audit-lines">{% for line in au.lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 {%- if au.skipped %}<p class="note">Not measured: {{ au.skipped | join("; ") }}.</p>{% endif %}
-{%- for t, figs in au.effects %}{{ table(t) }}{% for f in figs %}{{ figure(f) }}{% endfor %}{% endfor %}
-{%- if au.shift %}<h3>Two raters on the same texts</h3>{{ table(au.shift) }}{% endif %}
-{%- if au.jury %}<h3>A jury of judges</h3>{{ table(au.jury) }}{% endif %}
+{%- for k in au.kinds %}<h3>{{ k.heading }}</h3><div class="audit-figures">{% for f in k.figures %}{{ figure(f) }}{% endfor %}</div><details class="audit-table"><summary>Table: {{ k.heading }} ({{ k.table.rows | length }} rows)</summary>{{ table(k.table) }}</details>{% endfor %}
+{%- if au.shift %}<h3>Two raters on the same texts</h3>{% if au.words and au.words.other %}<ul>{% for line in au.words.other %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}{{ table(au.shift) }}{% endif %}
+{%- if au.jury %}<h3>A jury of judges</h3>{% for f in au.jury_figures %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: juries and single judges ({{ au.jury.rows | length }} rows)</summary>{{ table(au.jury) }}</details>{% endif %}
 {%- if au.selective %}<h3>Selective judging</h3><ul>{% for line in au.selective_lines %}<li>{{ line }}</li>{% endfor %}</ul>{{ table(au.selective) }}{% endif %}
 {%- if au.escalation %}<h3>Selective judging: kept and escalated items</h3>{{ table(au.escalation) }}{% endif %}
-{%- if au.calibration %}<h3>Calibration</h3><p class="note">Confidence: the share of the judge's samples within the tolerance of its rating; agreed: its rating within the tolerance of the mean human rating.</p>{{ table(au.calibration) }}{% for f in au.reliability %}{{ figure(f) }}{% endfor %}{% endif %}
+{%- if au.calibration %}<h3>Calibration</h3><p class="note">Confidence: the share of the judge's samples within the tolerance of its rating; agreed: its rating within the tolerance of the mean human rating.</p>{% for f in au.reliability %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: calibration ({{ au.calibration.rows | length }} rows)</summary>{{ table(au.calibration) }}</details>{% endif %}
 {%- if au.self_check %}<h3>Self-check</h3>{{ table(au.self_check) }}{% endif %}
 </section>
 {%- endif %}

@@ -119,17 +119,18 @@ def _legend(names: Sequence[str], x: float, y: float, marker: str = "dot") -> tu
 def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, xlabel: str, ylabel: str,
                    series_names: Sequence[str] = (), domain: tuple[float, float] | None = None,
                    reference: float | None = None, reference_label: str = "",
-                   extra_markers: Sequence[Point] = (), extra_label: str = "") -> str:
+                   extra_markers: Sequence[Point] = (), extra_label: str = "", axis_top: bool = False) -> str:
     """Horizontal dot-and-whisker chart: one row per point, the estimate as a dot, its interval as a line.
 
     ``extra_markers`` (matched to rows by label) are drawn as hollow diamonds (e.g. the
-    human baseline beside each judge's correlation); ``reference`` is a dashed vertical line.
+    human baseline beside each judge's correlation); ``reference`` is a dashed vertical line;
+    ``axis_top`` repeats the tick labels above the rows (for long charts).
     """
     labels = [p.label for p in points]
     left = 16 + _CHAR_W * max((len(s) for s in labels), default=4) + 8
     plot_w = 420.0
     right = 30.0
-    top = 48.0
+    top = 66.0 if axis_top else 48.0
     height = top + _ROW_H * max(1, len(points)) + 56
     width = left + plot_w + right
     width = _fit_width(width, left, plot_w, xlabel, ylabel, [p.note or "undefined" for p in points if not _finite(p.value)])
@@ -159,12 +160,16 @@ def interval_chart(points: Sequence[Point], fig_id: str, title: str, desc: str, 
             out.append(f'<path d="M{cx + 5:.1f},{16 - 9:.1f} l5,5 l-5,5 l-5,-5 z" fill="white" stroke="#333" stroke-width="1.5"/>')
             out.append(f'<text x="{cx + 14:.1f}" y="16">{esc(extra_label)}</text>')
     out += _x_axis(ticks, sx, top, bottom, left, plot_w, xlabel, ylabel)
+    if axis_top:
+        out += [f'<text x="{sx(t):.1f}" y="{top - 6:.1f}" text-anchor="middle">{esc(_fmt_tick(t))}</text>' for t in ticks]
+        out.append(f'<line x1="{left:.1f}" y1="{top:.1f}" x2="{left + plot_w:.1f}" y2="{top:.1f}" stroke="#555"/>')
     if reference is not None and lo <= reference <= hi:
         x = sx(reference)
         out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#b00" stroke-dasharray="4 3"/>')
         if reference_label:
             anchor, dx = ("end", -4) if x > left + plot_w * 0.55 else ("start", 4)
-            out.append(f'<text x="{x + dx:.1f}" y="{top - 6:.1f}" fill="#b00" text-anchor="{anchor}">{esc(reference_label)}</text>')
+            out.append(f'<text x="{x + dx:.1f}" y="{top - (24 if axis_top else 6):.1f}" fill="#b00" '
+                       f'text-anchor="{anchor}">{esc(reference_label)}</text>')
     extra = {m.label: m for m in extra_markers}
     for i, p in enumerate(points):
         y = top + _ROW_H * i + _ROW_H / 2
