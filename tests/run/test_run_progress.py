@@ -99,6 +99,21 @@ def test_a_failing_run_logs_its_end_as_failed(tmp_path):
     assert last["outcome"] == "failed" and last["planned"] == 4 and last["done"] < 4 and last["ended"] is not None
 
 
+def test_an_interrupted_run_logs_its_end_as_interrupted(tmp_path):
+    class CtrlC(ScriptedTestJudge):
+        async def _complete(self, request):
+            if len(self.calls) >= 2:
+                raise KeyboardInterrupt
+            return await super()._complete(request)
+
+    items = load_items(write_items(tmp_path / "items.jsonl", 4))
+    with Store(tmp_path / "store.sqlite") as store:
+        with pytest.raises(KeyboardInterrupt):
+            run_spec(RunSpec(samples=1, concurrency=1, criteria=["likability"]), items, store, backend=CtrlC({"default": "4"}))
+        last = store.last_run()
+    assert last["outcome"] == "interrupted" and last["done"] < last["planned"] == 4
+
+
 def _as_version_5(path: Path) -> None:
     """The store as judgelab wrote it with store version 5: no progress columns in the run log."""
     db = sqlite3.connect(path)
