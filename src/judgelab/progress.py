@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Callable, ContextManager, Iterator
 
 __all__ = ["Advance", "ProgressFactory", "set_progress_display", "progress_display", "ProgressState", "plain_progress",
-           "progress_interval", "INTERVAL_ENV"]
+           "progress_interval", "INTERVAL_ENV", "rate_and_eta", "clock_text"]
 
 #: ``advance(done, failed, note)``: judgments finished and failed since the last call, and a short
 #: note on the run's retries ("" when none).
@@ -127,9 +127,7 @@ class ProgressState:
         with self._lock:
             now = self._clock()
             base_done, base_time = self._base or (self.done, now)
-            rate = (self.done - base_done) / (now - base_time) if now > base_time else 0.0
-            left = max(self.total - self.done, 0)
-            eta = 0.0 if not left else (left / rate if rate > 0 else None)
+            rate, eta = rate_and_eta(self.total, self.done, base_done, now - base_time)
             return self.done, self.failed, rate, now - self._start, eta, self.note
 
     def line(self, width: int | None = None) -> str:
@@ -139,9 +137,9 @@ class ProgressState:
         done, failed, rate, elapsed, eta, note = self.numbers()
         pct = f" ({100 * done // self.total}%)" if self.total else ""
         parts = {"count": f"{done}/{self.total}" + (pct if width is None else ""), "failed": f"failed {failed}",
-                 "eta": f"ETA {_clock_text(eta)}", "rate": f"{rate:.1f}/s" if rate > 0 else "–/s",
-                 "label": self.label, "elapsed": f"elapsed {_clock_text(elapsed)}" if width is None else
-                 _clock_text(elapsed), "note": note}
+                 "eta": f"ETA {clock_text(eta)}", "rate": f"{rate:.1f}/s" if rate > 0 else "–/s",
+                 "label": self.label, "elapsed": f"elapsed {clock_text(elapsed)}" if width is None else
+                 clock_text(elapsed), "note": note}
         if width is None:
             return f"{self.label}: " + ", ".join(parts[k] for k in ("count", "rate", "elapsed", "eta", "failed", "note")
                                                  if parts[k])
@@ -162,11 +160,24 @@ class ProgressState:
         return " ".join(shown)
 
 
-def _clock_text(seconds: float | None) -> str:
+def rate_and_eta(total: int, done: int, base_done: int, seconds: float) -> tuple[float, float | None]:
+    """Judgments per second since ``base_done`` were done ``seconds`` ago, and the seconds left for the rest of
+    ``total`` at that rate (0 when none is left, ``None`` while the rate is unknown).
+
+    Example:
+        >>> rate_and_eta(10, 4, 0, 2.0), rate_and_eta(10, 0, 0, 0.0), rate_and_eta(10, 10, 0, 5.0)
+        ((2.0, 3.0), (0.0, None), (2.0, 0.0))
+    """
+    rate = (done - base_done) / seconds if seconds > 0 else 0.0
+    left = max(total - done, 0)
+    return rate, 0.0 if not left else (left / rate if rate > 0 else None)
+
+
+def clock_text(seconds: float | None) -> str:
     """``H:MM:SS``; ``–`` when unknown.
 
     Example:
-        >>> _clock_text(3725.4), _clock_text(None)
+        >>> clock_text(3725.4), clock_text(None)
         ('1:02:05', '–')
     """
     if seconds is None:

@@ -1,4 +1,4 @@
-"""``judgelab view``: a folder's report served on 127.0.0.1, refreshed as a run or annotation progresses."""
+"""``judgelab view``: a folder's report served on 127.0.0.1, updated in place as a run or annotation progresses."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,9 +17,11 @@ def view(
                                                help="human ratings to compare with, as for `judgelab report`; repeatable"),
     every: float = typer.Option(2.0, "--every", metavar="SECONDS", help="how often the page checks for new data"),
 ) -> None:
-    """Serve an output folder's report on 127.0.0.1, reloaded as a run or annotation goes on.
+    """Serve an output folder's report on 127.0.0.1, updated in place as a run or annotation goes on.
 
-    Only this machine can open it; the page reloads when the folder's store, ratings or tables change.
+    Only this machine can open it; when the folder's store, ratings or tables change the page replaces
+    the sections that changed, keeping filters, open sections and the scroll, and a strip shows the
+    run's progress (done of planned, failed, retries, rate, ETA; running, finished or stopped).
     Nothing is written into the folder. Ctrl-C stops it."""
     import sys
 

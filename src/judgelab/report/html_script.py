@@ -6,9 +6,12 @@ the details (gzip, base64) with ``DecompressionStream``, filters by criterion, s
 sorts, and renders one page of 50 items at a time. Each card shows the rated text first (long
 texts and contexts clipped, each with its own "show all" toggle), then the judge's answer beside
 the human ratings, the samples and the prompt (collapsed). Every text from the data is set with
-``textContent``, never parsed as HTML.
+``textContent``, never parsed as HTML. ``window.judgelab`` holds the hooks ``judgelab view`` uses to update the
+page in place (:mod:`judgelab.report.html_script_live`).
 """
 from __future__ import annotations
+
+from judgelab.report.html_script_live import ITEMS_LIVE
 
 __all__ = ["SCRIPT"]
 
@@ -48,18 +51,37 @@ SCRIPT = r"""
     rows.forEach(function (r) { body.appendChild(r); });
   }
 
-  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
-    Array.prototype.forEach.call(table.querySelectorAll("thead th"), function (th, col) {
-      var button = th.querySelector("button");
-      if (button) { button.addEventListener("click", function () { sortTable(table, col, th); }); }
+  // the sort buttons of the tables in ``scope``; with ``previous`` (the content ``scope`` replaces, in the live
+  // view), each table sorted as the table of the same id was
+  function bindTables(scope, previous) {
+    Array.prototype.forEach.call(scope.querySelectorAll("table.sortable"), function (table) {
+      var before = previous && table.id ? Array.prototype.find.call(previous.querySelectorAll("table"),
+        function (t) { return t.id === table.id; }) : null;
+      Array.prototype.forEach.call(table.querySelectorAll("thead th"), function (th, col) {
+        var button = th.querySelector("button");
+        if (button) { button.addEventListener("click", function () { sortTable(table, col, th); }); }
+        var was = before && before.querySelectorAll("thead th")[col];
+        var sorted = was ? was.getAttribute("aria-sort") : "none";
+        if (sorted === "ascending" || sorted === "descending") { sortTable(table, col, th); }
+        if (sorted === "descending") { sortTable(table, col, th); }
+      });
     });
-  });
+  }
+  bindTables(document, null);
+
+  // the page's hooks for the live view (``judgelab view``): it swaps sections in place and hands the item
+  // browser its new data, which keeps its filters, page and open cards
+  var hooks = window.judgelab = window.judgelab || {};
+  hooks.bindTables = bindTables;
+  hooks.startItems = function () { if (!hooks.items) { hooks.items = itemBrowser(); } };
+  hooks.startItems();
 
   // ---- item browser -----------------------------------------------------------
+  function itemBrowser() {
   var indexEl = document.getElementById("jl-index");
   var detailsEl = document.getElementById("jl-details");
   var root = document.getElementById("browser");
-  if (!indexEl || !detailsEl || !root) { return; }
+  if (!indexEl || !detailsEl || !root) { return null; }
   var idx = JSON.parse(indexEl.textContent);
   var detailsB64 = JSON.parse(detailsEl.textContent).data;
   var n = idx.i.length;
@@ -228,6 +250,7 @@ SCRIPT = r"""
     var d = details[u];
     var art = el("article", "unit");
     art.setAttribute("data-unit", String(u));
+    art.setAttribute("data-key", unitKey(u));
     art.setAttribute("data-absdiff", idx.d[u] === null ? "" : String(Math.abs(idx.d[u])));
     art.setAttribute("data-criterion", idx.criteria[idx.c[u]]);
     art.setAttribute("data-system", idx.systems[idx.s[u]]);
@@ -315,7 +338,13 @@ SCRIPT = r"""
   var buttons = { first: document.getElementById("p-first"), prev: document.getElementById("p-prev"),
                   next: document.getElementById("p-next"), last: document.getElementById("p-last") };
 
-  function render() {
+  function unitKey(u) {
+    return [idx.i[u], idx.criteria[idx.c[u]], idx.systems[idx.s[u]], idx.raters[idx.r[u]]].join("\u0001");
+  }
+
+  // one page of cards; ``keep`` (the live view): each card's open sections and "show all" as they were, shown
+  // at once (the details already decoded) rather than when ``load`` resolves
+  function render(keep) {
     var token = ++renderToken;
     var sel = selection();
     var pages = Math.max(1, Math.ceil(sel.length / pageSize));
@@ -327,19 +356,23 @@ SCRIPT = r"""
     buttons.first.disabled = buttons.prev.disabled = state.page === 0;
     buttons.next.disabled = buttons.last.disabled = state.page >= pages - 1;
     root.setAttribute("data-ready", "0");
-    load().then(function () {
+    function paint() {
       if (token !== renderToken) { return; }
       list.textContent = "";
       for (var k = start; k < end; k++) {
         var li = el("li");
-        li.appendChild(renderUnit(sel[k], k + 1));
+        var art = renderUnit(sel[k], k + 1);
+        if (keep) { keepCard(art, keep[art.getAttribute("data-key")]); }
+        li.appendChild(art);
         list.appendChild(li);
       }
       message.textContent = "";
       root.setAttribute("data-ready", "1");
       if (!firstShown && window.performance && performance.mark) { performance.mark("judgelab-items-ready"); }
       firstShown = true;
-    }, function (err) {
+    }
+    if (keep) { paint(); return; }
+    load().then(paint, function (err) {
       message.textContent = "The item details could not be read: " + err.message;
       root.setAttribute("data-ready", "error");
     });
@@ -356,5 +389,8 @@ SCRIPT = r"""
   buttons.next.addEventListener("click", function () { state.page += 1; render(); });
   buttons.last.addEventListener("click", function () { state.page = 1e9; render(); });
   render();
+""" + ITEMS_LIVE + r"""
+  return { prepare: prepare };
+  }
 })();
 """

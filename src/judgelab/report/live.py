@@ -1,41 +1,36 @@
-"""``judgelab view FOLDER``: the folder's report served on 127.0.0.1, rebuilt when its data change.
+"""``judgelab view FOLDER``: the folder's report served on 127.0.0.1, updated in place when its data change.
 
 Only requests addressed to a loopback host name are answered (HTTP 421 otherwise), as by ``annotate``.
 
 The page is the same self-contained report :func:`judgelab.report.html.build_report` and
 :func:`~judgelab.report.html.render_report` make, kept in memory (nothing is written into the
-folder, whose store a run or the annotation app may be writing). A short script added to the
-page asks ``/version`` every few seconds and reloads when the data changed: the version is a
-fingerprint (size and modification time) of the files the report reads — the store and its
-write-ahead log, the ratings and human-ratings files, agree's tables, ``run.json``, and the files a
-recorded ``agree`` read. The report is rebuilt lazily, on the first request after a change.
+folder, whose store a run or the annotation app may be writing), with a status strip and a script
+(:mod:`judgelab.report.live_page`). The script asks ``/state`` every few seconds: the data's version — a
+fingerprint (size and modification time) of the files the report reads: the store and its write-ahead
+log, the ratings and human-ratings files, agree's tables, ``run.json``, and the files a recorded ``agree``
+read — and the status of the store's latest run (:func:`judgelab.report.live_status.run_status`). When the
+version changed, it fetches the page again and replaces the sections that changed, in place. The report is
+rebuilt lazily, on the first request after a change.
 """
 from __future__ import annotations
 
+import hashlib
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
 from judgelab.report.folder import HUMAN_FILES, agree_inputs, open_folder
 
-__all__ = ["LiveReport", "make_app", "WATCHED_FILES", "RELOAD_SCRIPT"]
+__all__ = ["LiveReport", "make_app", "WATCHED_FILES"]
 
 #: Files of the folder whose change rebuilds the report, beside every file its record (results.json) lists
 #: and the inputs of its agree steps.
 WATCHED_FILES = ("results.json", "run.json", "store.sqlite", "store.sqlite-wal", *HUMAN_FILES)
 
-RELOAD_SCRIPT = """<script>
-(function () {
-  var seen = null;
-  function poll() {
-    fetch("version", {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (v) {
-      if (seen !== null && v.version !== seen) { location.reload(); return; }
-      seen = v.version; setTimeout(poll, %d);
-    }, function () { setTimeout(poll, %d); });
-  }
-  poll();
-})();
-</script>"""
+
+def _version(stamp: tuple[Any, ...]) -> str:
+    return hashlib.sha256(repr(stamp).encode()).hexdigest()[:16]
 
 
 def _stat(path: Path) -> tuple[str, int, int] | None:
@@ -56,6 +51,8 @@ class LiveReport:
         open_folder(self.folder)  # a missing or foreign folder is one error line before serving
         self._lock = threading.Lock()
         self._built: tuple[Any, str] | None = None
+        self._entry: tuple[Any, dict[str, Any] | None] | None = None
+        self._entry_lock = threading.Lock()
 
     def fingerprint(self) -> tuple[Any, ...]:
         """Size and modification time of every file the report reads (absent files count as absent)."""
@@ -73,26 +70,39 @@ class LiveReport:
 
     def version(self) -> str:
         """A short text that changes whenever the data behind the report change."""
-        import hashlib
+        return _version(self.fingerprint())
 
-        return hashlib.sha256(repr(self.fingerprint()).encode()).hexdigest()[:16]
+    def state(self) -> dict[str, Any]:
+        """What the page asks every few seconds: the data's ``version``, the ``run``'s status (or ``None``) and
+        when this was ``checked`` (the page's clock text). The store's run entry is read again only when the
+        store's files changed; who holds its lock is looked at every time (a killed run changes no file)."""
+        from judgelab.report.live_status import read_last_run, run_status
+        from judgelab.store.lock import lock_holder
+
+        store = self.folder / "store.sqlite"
+        stamp = (_stat(store), _stat(self.folder / "store.sqlite-wal"))
+        with self._entry_lock:  # not the page's lock: a page being built does not hold up the strip
+            if self._entry is None or self._entry[0] != stamp:
+                self._entry = (stamp, read_last_run(store))
+            entry = self._entry[1]
+        return {"version": self.version(), "run": run_status(entry, lock_holder(str(store))),
+                "checked": "checked " + time.strftime("%H:%M:%S")}
 
     def page(self) -> str:
-        """The report page with the reload script; rebuilt only when the data changed since the last build."""
+        """The report page as the live view serves it; rebuilt only when the data changed since the last build."""
         from judgelab.report.html import build_report, render_report
+        from judgelab.report.live_page import live_page
 
         with self._lock:
             stamp = self.fingerprint()
             if self._built is None or self._built[0] != stamp:
                 html = render_report(build_report(self.folder, self.human))
-                script = RELOAD_SCRIPT % (self.poll_ms, self.poll_ms)
-                cut = html.rfind("</body>")
-                self._built = (stamp, html[:cut] + script + html[cut:] if cut >= 0 else html + script)
+                self._built = (stamp, live_page(html, _version(stamp), self.poll_ms))
             return self._built[1]
 
 
 def make_app(live: LiveReport):
-    """The Starlette app: ``/`` the report, ``/version`` its data's version as JSON; a request whose
+    """The Starlette app: ``/`` the report, ``/state`` its data's version and the run's status as JSON; a request whose
     Host header is not a loopback name gets HTTP 421 (:class:`judgelab.serve.LoopbackOnly`, as
     ``annotate``), so a page of another site cannot read the report through DNS rebinding."""
     from judgelab.serve import LoopbackOnly
@@ -106,7 +116,7 @@ def make_app(live: LiveReport):
         page = await run_in_threadpool(live.page)  # a large report takes seconds: not on the event loop
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
-    async def version(request: Request) -> JSONResponse:
-        return JSONResponse({"version": await run_in_threadpool(live.version)}, headers={"Cache-Control": "no-store"})
+    async def state(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(live.state), headers={"Cache-Control": "no-store"})
 
-    return LoopbackOnly(Starlette(routes=[Route("/", index), Route("/version", version)]), what="this report")
+    return LoopbackOnly(Starlette(routes=[Route("/", index), Route("/state", state)]), what="this report")

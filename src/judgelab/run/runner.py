@@ -13,7 +13,6 @@ import time
 from typing import Callable
 
 from judgelab.datasets.items import Item
-from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend
 from judgelab.models.cache import Answerer, CachedJudge
 from judgelab.models.retry import CallGate
@@ -24,6 +23,7 @@ from judgelab.parse import PARSER_VERSION
 from judgelab.run.identity import identity_digest, run_identity
 from judgelab.run.plan import RunPlan, Requests, make_plan, outputs_of
 from judgelab.run.record import Recorder, RunStats
+from judgelab.run.runlog import RunLog, outcome_of
 from judgelab.spec import RunSpec
 from judgelab.store import GroupWriter, Store
 
@@ -79,6 +79,8 @@ class Runner:
         #: The label is claimed in the store (the run started): its run is logged when it ends.
         self.claimed = False
         self.on_progress: Advance = on_progress or _no_progress
+        #: The run's entry in the store's run log (set by :func:`run_spec`): its plan and progress are written there.
+        self.run_log: RunLog | None = None
         self.width = spec.concurrency or backend.capabilities.concurrency
         self.writer = GroupWriter(store)
         self.ledger = CachedJudge(backend, store, writer=self.writer, gate=CallGate(backend.retry_policy, self.width),
@@ -164,13 +166,19 @@ class Runner:
                           "parser: read again from their recorded answers")
         self.store.regroup(self.rater, plan.regroup)
         self.on_progress(plan.already_done, 0, "")
+        if self.run_log is not None:
+            self.run_log.begin(self.rater, plan.total, plan.already_done)
         learned = self.backend.learned
+        ticker = asyncio.create_task(self.run_log.ticking(lambda: dict(self.ledger.gate.counts))) \
+            if self.run_log is not None else None
         try:
             await executor.run(plan.jobs, self.width)
             advice = learned.label_mass_advice(s.low_label_mass, s.logprob_scored) if learned is not None else None
             if advice:
                 executor.warn(advice)
         finally:
+            if ticker is not None:
+                ticker.cancel()
             if learned is not None:
                 limit = self.ledger.gate.limit
                 learned.saw_concurrency(limit.ceiling, limit.lowest, limit.current)
@@ -183,6 +191,8 @@ class Runner:
         return s
 
     def _advance(self, done: int, failed: int) -> None:
+        if self.run_log is not None:
+            self.run_log.advance(done, failed)
         self.on_progress(done, failed, self.ledger.gate.summary())
 
 
@@ -239,9 +249,11 @@ def run_spec(spec: RunSpec, items: list[Item], store: Store, *, backend: Backend
 
     async def main() -> RunStats:
         runner: Runner | None = None
-        started, start = time.time(), time.perf_counter()
+        run_log = RunLog(store, time.time())
+        start = time.perf_counter()
         try:
             runner = Runner(judge, store, spec, template=template, executor=executor(judge) if executor else None)
+            runner.run_log = run_log
             with progress_display(len(items) * runner.total, label or f"judging ({judge.model_id})",
                                   enabled=progress) as advance:
                 runner.on_progress = advance
@@ -249,25 +261,20 @@ def run_spec(spec: RunSpec, items: list[Item], store: Store, *, backend: Backend
                     stats = await _batched(runner, items, advance)
                 else:
                     stats = await runner.run(items)
-        except BaseException:  # a failed or interrupted run is logged too (what it called was paid for)
+        except BaseException as exc:  # a failed or interrupted run is logged too (what it called was paid for)
             if runner is not None and runner.claimed:
-                _log_run(store, runner.stats, started, time.perf_counter() - start, failing=True)
+                _log_run(run_log, runner, time.perf_counter() - start, outcome_of(exc))
             raise
         finally:
             await judge.aclose()
-        _log_run(store, stats, started, stats.wall_s)
+        _log_run(run_log, runner, stats.wall_s)
         return stats
 
     return asyncio.run(main())
 
 
-def _log_run(store: Store, stats: RunStats, started: float, wall_s: float, failing: bool = False) -> None:
-    """One entry of the store's run log (:meth:`judgelab.store.Store.log_run`): run.json's totals add up the
-    runs that made calls, so a rerun answered by the ledger keeps the tokens and time of the judgments.
-    While a run fails, an unwritable log does not hide the run's own error."""
-    try:
-        store.log_run(stats.rater, started, stats.wall_s or wall_s, stats.calls_made, stats.prompt_tokens,
-                      stats.completion_tokens)
-    except JudgelabError:
-        if not failing:
-            raise
+def _log_run(run_log: RunLog, runner: Runner, wall_s: float, outcome: str = "finished") -> None:
+    """The end of the run in its run-log entry (:meth:`judgelab.run.runlog.RunLog.end`)."""
+    s = runner.stats
+    run_log.end(s.rater, s.wall_s, wall_s, s.calls_made, s.prompt_tokens, s.completion_tokens,
+                dict(runner.ledger.gate.counts), outcome)

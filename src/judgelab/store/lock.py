@@ -10,7 +10,7 @@ from typing import IO
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["take_lock", "last_store_summary", "remember_opened"]
+__all__ = ["take_lock", "lock_holder", "last_store_summary", "remember_opened"]
 
 #: The file of the store most recently opened for writing in this process (for the Ctrl-C message).
 _last_opened: str | None = None
@@ -115,3 +115,43 @@ def take_lock(path: str) -> IO[str] | None:
     fh.write(record)  # one write: a reader sees the whole record or none of it (it waits for the newline)
     fh.flush()
     return fh
+
+
+def _flocked_inodes() -> set[int] | None:
+    """Inodes of the files some process holds a ``flock`` on (Linux's ``/proc/locks``); ``None`` where unreadable."""
+    try:
+        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    inodes = set()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[1] == "FLOCK" and parts[5].count(":") == 2:
+            try:
+                inodes.add(int(parts[5].rsplit(":", 1)[1]))
+            except ValueError:
+                continue
+    return inodes
+
+
+def lock_holder(path: str) -> int | None:
+    """The process id of the judgelab process that holds the store's lock now (as it recorded itself), or
+    ``None``: read without taking the lock, so a run starting at that moment is never refused because of a look.
+
+    The holder's record names a running process, and where ``/proc/locks`` can be read (Linux) a ``flock`` is held
+    on the lock file itself: a process killed outright releases its lock at once, though its record stays (and
+    its process id may be a zombie not yet waited for).
+    """
+    lock_path = Path(path + ".lock")
+    try:
+        text = lock_path.read_text(encoding="utf-8", errors="replace")
+        inode = lock_path.stat().st_ino
+    except OSError:
+        return None
+    found = _RECORD.match(text)
+    if not found or not _running(int(found.group(1))):
+        return None
+    locked = _flocked_inodes()
+    if locked is not None and inode not in locked:
+        return None
+    return int(found.group(1))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from typing import Any
@@ -100,13 +101,74 @@ class RunLabels:
                 out[str(rater)] = {}
         return out
 
+    def begin_run(self, rater: str, started: float, planned: int, already: int) -> int:
+        """Open ``rater``'s entry in the ``run_log`` when its plan is known: ``planned`` judgments, ``already`` of
+        them found in the store. :meth:`run_advanced` writes its progress and :meth:`log_run` its end; a process
+        killed outright leaves the entry open (no end), which :meth:`last_run` reads as a run that stopped.
+
+        Returns:
+            The entry's id (for :meth:`run_advanced` and :meth:`log_run`).
+        """
+        self._write("INSERT INTO run_log (rater, started, wall_s, calls_made, prompt_tokens, completion_tokens, planned, "
+                    "already, done, failed, retries, updated, pid) VALUES (?, ?, 0, 0, 0, 0, ?, ?, ?, 0, '{}', ?, ?)",
+                    (rater, started, int(planned), int(already), int(already), time.time(), os.getpid()))
+        return int(self._db.execute("SELECT last_insert_rowid()").fetchone()[0])
+
+    def run_advanced(self, entry: int, done: int, failed: int, retries: dict[str, int]) -> None:
+        """The progress of the open run ``entry``: judgments done (those found in the store included), failed,
+        and retries by reason (:attr:`judgelab.models.retry.CallGate.counts`)."""
+        self._write("UPDATE run_log SET done = ?, failed = ?, retries = ?, updated = ? WHERE rowid = ?",
+                    (int(done), int(failed), json.dumps(dict(sorted(retries.items()))), time.time(), entry))
+
     def log_run(self, rater: str, started: float, wall_s: float, calls_made: int, prompt_tokens: int,
-                completion_tokens: int) -> None:
-        """Append one run of ``rater`` to the ``run_log`` table: when it started (epoch seconds), how long it
-        took, the calls it made (ledger hits excluded) and their tokens. Written by :func:`judgelab.run.run_spec`
-        when a run ends (also when it fails or is interrupted; a process killed outright leaves no entry)."""
-        self._write("INSERT INTO run_log VALUES (?, ?, ?, ?, ?, ?)",
-                    (rater, started, float(wall_s), int(calls_made), int(prompt_tokens), int(completion_tokens)))
+                completion_tokens: int, entry: int | None = None, outcome: str = "finished") -> None:
+        """Log the end of one run of ``rater`` in the ``run_log`` table: when it started (epoch seconds), how long
+        it took, the calls it made (ledger hits excluded), their tokens, and how it ended (``finished``,
+        ``failed``, ``interrupted``) — in its entry opened by :meth:`begin_run`, else in a new one. Written by
+        :func:`judgelab.run.run_spec` when a run ends (also when it fails or is interrupted)."""
+        now = time.time()
+        values = (float(wall_s), int(calls_made), int(prompt_tokens), int(completion_tokens), now, outcome)
+        if entry is not None:
+            self._write("UPDATE run_log SET wall_s = ?, calls_made = ?, prompt_tokens = ?, completion_tokens = ?, "
+                        "ended = ?, outcome = ? WHERE rowid = ?", (*values, entry))
+        else:
+            self._write("INSERT INTO run_log (rater, started, wall_s, calls_made, prompt_tokens, completion_tokens, "
+                        "ended, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (rater, started, *values))
+
+    def last_run(self) -> dict[str, Any] | None:
+        """The progress of the store's latest run that recorded it (a run of judgelab with store version 6 or
+        later), as the run wrote it; ``None`` when no run did.
+
+        Returns:
+            ``{"rater", "started", "planned", "already", "done", "failed", "retries": {reason: n}, "updated",
+            "ended", "outcome", "pid"}``; ``ended`` and ``outcome`` are ``None`` while the run goes on, and stay so
+            when its process died without logging its end; ``pid`` is the process that ran it.
+
+        Example:
+            >>> from judgelab.store import Store
+            >>> store = Store(":memory:")
+            >>> entry = store.begin_run("r", 0.0, planned=10, already=2)
+            >>> store.run_advanced(entry, 6, 1, {"timeout": 2})
+            >>> {k: v for k, v in store.last_run().items() if k in ("planned", "done", "failed", "retries", "outcome")}
+            {'planned': 10, 'done': 6, 'failed': 1, 'retries': {'timeout': 2}, 'outcome': None}
+        """
+        if not self._has_table("run_log"):
+            return None
+        names = ("rater", "started", "planned", "already", "done", "failed", "retries", "updated", "ended", "outcome",
+                 "pid")
+        if not set(names) <= {r[1] for r in self._db.execute("PRAGMA table_info(run_log)")}:
+            return None  # a store of version 5 or earlier, read as it is: no run recorded its progress
+        row = self._db.execute(f"SELECT {', '.join(names)} FROM run_log WHERE planned IS NOT NULL "
+                               "ORDER BY rowid DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        out = dict(zip(names, row))
+        try:
+            retries = json.loads(out["retries"] or "{}")
+        except (TypeError, ValueError):
+            retries = {}
+        out["retries"] = {str(k): int(v) for k, v in retries.items()} if isinstance(retries, dict) else {}
+        return out
 
     def run_totals(self, rater: str) -> dict[str, Any]:
         """What ``rater``'s judgments cost, accumulated over its logged runs that made calls.

@@ -12,7 +12,7 @@ from judgelab.store.judgments import prompt_key
 __all__ = ["STORE_FORMAT", "STORE_VERSION", "SCHEMA", "JUDGMENT_COLUMNS", "check_format", "migrate", "upgraded_copy", "write_error"]
 
 STORE_FORMAT = "judgelab-store"
-STORE_VERSION = 5
+STORE_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgelab_meta (
@@ -37,7 +37,16 @@ CREATE TABLE IF NOT EXISTS run_log (
     wall_s REAL NOT NULL,
     calls_made INTEGER NOT NULL,
     prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL
+    completion_tokens INTEGER NOT NULL,
+    planned INTEGER,
+    already INTEGER,
+    done INTEGER,
+    failed INTEGER,
+    retries TEXT,
+    updated REAL,
+    ended REAL,
+    outcome TEXT,
+    pid INTEGER
 );
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
@@ -133,8 +142,14 @@ def migrate(db: sqlite3.Connection) -> None:
     filled in from the ledger, so a store written before resumes without asking again; 3 → 4: the
     ``items`` table, made by :data:`SCHEMA`'s ``CREATE TABLE IF NOT EXISTS`` and filled by the next run;
     the ``run_log`` table is made the same way, without a new version: a store without it is read as one
-    whose runs were not logged, :meth:`judgelab.store.runs.RunLabels.run_totals`)."""
+    whose runs were not logged, :meth:`judgelab.store.runs.RunLabels.run_totals`; 4 → 5: the rater's identity
+    as columns of ``runs``; 5 → 6: a run's progress in ``run_log`` (:data:`RUN_PROGRESS_COLUMNS`), written
+    while it runs; earlier entries have none)."""
     _label_columns(db)
+    have = {r[1] for r in db.execute("PRAGMA table_info(run_log)")}
+    for name, kind in RUN_PROGRESS_COLUMNS:
+        if name not in have:
+            db.execute(f"ALTER TABLE run_log ADD COLUMN {name} {kind}")
     columns = {r[1] for r in db.execute("PRAGMA table_info(judgments)")}
     if "prompt_key" not in columns:
         db.execute("ALTER TABLE judgments ADD COLUMN prompt_key TEXT")
@@ -160,6 +175,15 @@ def migrate(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR IGNORE INTO judgelab_meta VALUES ('run_log_since', ?)", (repr(time.time()),))
     db.execute("UPDATE judgelab_meta SET value = ? WHERE name = 'version' AND CAST(value AS INTEGER) < ?",
                      (str(STORE_VERSION), STORE_VERSION))
+
+
+#: The ``run_log`` columns of a run's progress, written while it runs (store version 6): judgments the plan
+#: covers, found in the store at the start, done so far (those included), failed, retries by reason (JSON),
+#: when they were last written, when and how the run ended (``NULL`` while it runs or when its process died),
+#: and the process that runs it.
+RUN_PROGRESS_COLUMNS = (("planned", "INTEGER"), ("already", "INTEGER"), ("done", "INTEGER"), ("failed", "INTEGER"),
+                        ("retries", "TEXT"), ("updated", "REAL"), ("ended", "REAL"), ("outcome", "TEXT"),
+                        ("pid", "INTEGER"))
 
 
 #: The ``runs`` table's columns of the rater's identity (:attr:`judgelab.raters.Rater.fields`; the label's
