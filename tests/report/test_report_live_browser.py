@@ -16,7 +16,10 @@ from pathlib import Path
 
 from conftest import write_items
 from servers import ServerProcess, wait_until
-from test_report_browser import driver, pytestmark  # noqa: F401 - the browser and its skip conditions
+import test_report_browser
+
+driver = test_report_browser.driver  # the browser fixture, and its skip conditions:
+pytestmark = test_report_browser.pytestmark
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 UPDATES = 10
