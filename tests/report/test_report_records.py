@@ -196,3 +196,15 @@ def test_the_human_file_is_read_as_the_record_names_it_not_from_the_command_line
     (out / "run.json").write_text(json.dumps(manifest))
     data = build_report(out)
     assert data.items.has_human and "teachers.csv" in data.items.human_sources[-1] and not data.problems
+
+
+def test_a_folder_of_this_version_without_a_store_is_not_called_older(tmp_path):
+    """An ``agree --out`` folder has no store of its own (its judgments' calls are recorded in the rating
+    folder): its Cost and time section does not say it was written by an older judgelab."""
+    from judgelab.agree_run import run_agree
+
+    out = _rate_folder(tmp_path)
+    run_agree([out / "ratings.csv"], _humans(tmp_path), out=tmp_path / "agree")
+    data = build_report(tmp_path / "agree")
+    notes = data.cost.notes if data.cost is not None else []
+    assert not any("older judgelab" in n for n in notes), notes

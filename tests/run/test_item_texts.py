@@ -9,6 +9,7 @@ from judgelab.datasets.items import Item
 from judgelab.models.backends.scripted import ScriptedTestJudge
 from judgelab.run import RunSpec, run_spec
 from judgelab.store import ItemText, Store, item_row
+from judgelab.store.schema import STORE_VERSION
 
 SPEC = RunSpec(template="chiang-lee-story", samples=2)
 
@@ -104,5 +105,5 @@ def test_a_store_without_the_items_table_reads_and_resumes_without_a_call(tmp_pa
         assert store.item_texts(rater=stats.rater)[(stats.rater, "gpt2", "a")].text == "Story a, told by the model."
     assert stats.calls_made == 0 and not judge.calls and len(_rows(path)) == 3
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM judgelab_meta WHERE name = 'version'").fetchone() == ("5",)
+    assert db.execute("SELECT value FROM judgelab_meta WHERE name = 'version'").fetchone() == (str(STORE_VERSION),)
     db.close()

@@ -172,7 +172,7 @@ def cost_time(folder: RunFolder, infos: list[RunInfo], reader: StoreReader | Non
         ])
     if not rows:
         return None
-    if costs is None:
+    if costs is None and any(step.source == "rebuilt" for step in folder.record.steps):
         notes.append("This folder's record holds no calls, tokens or latency per rater (written by an older judgelab): "
                      "the counts shown are run.json's; rerun the same command (0 calls) to record them.")
     if not any(r[10] is not None for r in rows):
