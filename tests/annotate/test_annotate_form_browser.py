@@ -113,10 +113,7 @@ def test_geval_summeval_form_shows_the_article_once_and_fits(tmp_path, browser, 
         WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "done"))
     finally:
         server.stop()
-    db = sqlite3.connect(tmp_path / "out" / "store.sqlite")
-    rows = dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
-    db.close()
-    assert rows == {"coherence": 4.0, "consistency": 5.0, "fluency": 3.0, "relevance": 2.0}
+    assert _saved_scores(tmp_path) == {"coherence": 4.0, "consistency": 5.0, "fluency": 3.0, "relevance": 2.0}
 
 
 def test_chiang_lee_story_form_is_as_before(tmp_path, browser, record_property):
@@ -295,10 +292,7 @@ def test_a_refused_form_names_its_question_on_the_first_screen(tmp_path, browser
         WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "done"))
     finally:
         server.stop()
-    db = sqlite3.connect(tmp_path / "out" / "store.sqlite")
-    rows = dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
-    db.close()
-    assert rows == {"coherence": 4.0, "consistency": 5.0, "fluency": 2.0, "relevance": 2.0}
+    assert _saved_scores(tmp_path) == {"coherence": 4.0, "consistency": 5.0, "fluency": 2.0, "relevance": 2.0}
 
 
 def test_the_form_works_without_its_script(tmp_path, browser):
@@ -325,7 +319,13 @@ def test_the_form_works_without_its_script(tmp_path, browser):
             server.stop()
     finally:
         browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+    assert _saved_scores(tmp_path) == {"fluency": 4.0, "coherence": 2.0}
+
+
+def _saved_scores(tmp_path) -> dict[str, float]:
+    """criterion → score of what rater ``ann`` saved in the folder's store."""
     db = sqlite3.connect(tmp_path / "out" / "store.sqlite")
-    rows = dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
-    db.close()
-    assert rows == {"fluency": 4.0, "coherence": 2.0}
+    try:
+        return dict(db.execute("SELECT criterion, score FROM judgments WHERE rater = 'human:ann'").fetchall())
+    finally:
+        db.close()
