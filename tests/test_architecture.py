@@ -67,6 +67,9 @@ LAYERS: dict[str, int] = {
     "judgelab.audit": ANALYSIS,
     "judgelab.escalate": ANALYSIS,
     "judgelab.pairwise": ANALYSIS,
+    "judgelab.preference": ANALYSIS,  # analyses of pairwise verdicts (agreement, win rates, leaderboards)
+    "judgelab.preference.verdicts": DATA,  # the verdicts table
+    "judgelab.preference.formats": DATA,  # verdicts files and other tools' judge outputs
     "judgelab.dhp": ANALYSIS,
     "judgelab.annotate.estimate": ANALYSIS,
     "judgelab.contamination": ANALYSIS,
