@@ -23,7 +23,7 @@ from judgelab.table import with_identity
 if TYPE_CHECKING:  # pandas is imported when a table is made
     import pandas as pd
 
-__all__ = ["Choice", "VERDICT_COLUMNS", "REQUIRED_COLUMNS", "VERDICT_DEFAULTS", "normalise_verdicts", "winner",
+__all__ = ["Choice", "VERDICT_COLUMNS", "REQUIRED_COLUMNS", "VERDICT_DEFAULTS", "TEXT_FIELDS", "normalise_verdicts", "winner",
            "preference_of_first"]
 
 
@@ -39,17 +39,21 @@ class Choice(str, Enum):
 REQUIRED_COLUMNS = ["rater", "item_id", "first", "second", "choice"]
 #: Every column of the verdicts table, in this order.
 VERDICT_COLUMNS = ["item_id", "criterion", "rater", "sample", "first", "second", "choice", "p_first", "status",
-                   "raw"]
+                   "raw", "instruction", "first_text", "second_text"]
+#: The texts a verdict may carry (the instruction and the two responses as shown; None where the source has
+#: none): length and style analyses read them.
+TEXT_FIELDS = ["instruction", "first_text", "second_text"]
 #: The value of a column a source does not have (or a row leaves empty).
 VERDICT_DEFAULTS: dict[str, Any] = {"criterion": "preference", "sample": 0, "status": Status.OK.value, "raw": None,
-                                    "p_first": math.nan, "choice": None}
+                                    "p_first": math.nan, "choice": None, "instruction": None, "first_text": None,
+                                    "second_text": None}
 _CHOICES = {c.value for c in Choice}
 
 
 def normalise_verdicts(df: "pd.DataFrame", where: str | None = None) -> "pd.DataFrame":
     """The table with :data:`VERDICT_COLUMNS` (then the identity columns), each of its type.
 
-    ``item_id, criterion, rater, first, second, status`` are text; ``sample`` an int; ``p_first`` a float in
+    ``item_id, criterion, rater, first, second, status`` are text (and the :data:`TEXT_FIELDS` where given); ``sample`` an int; ``p_first`` a float in
     [0, 1] or NaN; ``choice`` one of :class:`Choice` or None. An ``ok`` row needs a choice (else it is
     ``missing``); a row whose ``p_first`` is given and whose choice is not takes the choice of ``p_first``
     (above 0.5 first, below second, 0.5 a tie). With ``where`` (a source's name), a missing required column,
@@ -69,7 +73,7 @@ def normalise_verdicts(df: "pd.DataFrame", where: str | None = None) -> "pd.Data
     lacking = [c for c in REQUIRED_COLUMNS if c not in df.columns and not (c == "choice" and "p_first" in df.columns)]
     if lacking:
         raise JudgelabError(f"{name}: no column {', '.join(map(repr, lacking))}; a verdicts file has the columns "
-                            f"{', '.join(REQUIRED_COLUMNS)} (optionally criterion, sample, p_first, status, raw)")
+                            f"{', '.join(REQUIRED_COLUMNS)} (optionally criterion, sample, p_first, status, raw, instruction, first_text, second_text)")
     df = df.copy()
     for col in VERDICT_COLUMNS:
         if col not in df.columns:
@@ -80,6 +84,9 @@ def normalise_verdicts(df: "pd.DataFrame", where: str | None = None) -> "pd.Data
     df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
     for col in ("item_id", "criterion", "rater", "first", "second", "status"):
         df[col] = df[col].astype(str)
+    for col in TEXT_FIELDS:
+        df[col] = pd.Series([None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+                             for v in df[col].tolist()], index=df.index, dtype=object)
     choice = [None if _blank(c) else str(c).strip().lower() for c in df["choice"].tolist()]
     bad = [i for i, c in enumerate(choice) if c is not None and c not in _CHOICES]
     if bad:
