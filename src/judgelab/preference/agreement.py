@@ -46,6 +46,11 @@ _RATIOS = {"accuracy": ("acc", "acc_n"), "both_correct": ("both", "both_n"), "co
            "accuracy_no_ties": ("acc_nt", "acc_nt_n"), "consistency_no_ties": ("cons_nt", "cons_nt_n")}
 _KAPPA = [f"k{i}{j}" for i in range(3) for j in range(3)]
 BASELINE = "humans (each vs the others)"
+#: Why a measure has no value.
+_UNDEFINED = {"accuracy": "no verdict with a choice", "both_correct": "no pair asked in both orders",
+              "consistency": "no pair asked in both orders", "accuracy_no_ties": "every verdict or label is a tie",
+              "consistency_no_ties": "no pair asked in both orders without a tie",
+              "kappa": "one outcome only (chance agreement is 1)"}
 
 
 def human_labels(votes: "pd.DataFrame", leave_out: str | None = None) -> "pd.DataFrame":
@@ -213,7 +218,7 @@ def _row(rater: str, kind: str, criterion: str, scored: "pd.DataFrame", n_resamp
     for m in METRICS:
         value = float(stats[m](everything))
         if n_resamples <= 0 or not np.isfinite(value):
-            measures[m] = Estimate(value, note="" if n_resamples <= 0 else f"{m} is undefined here (no verdict it counts)")
+            measures[m] = Estimate(value, note="" if np.isfinite(value) else f"no {m}: {_UNDEFINED[m]}")
             continue
         ci = cluster_bootstrap_ci(items, lambda t: float("nan"), "item_id", n_resamples=n_resamples,
                                   confidence_level=level, seed=seed, batch_statistic=stats[m])

@@ -80,13 +80,17 @@ def read_verdicts(path: str | Path) -> "pd.DataFrame":
 
 
 def read_verdict_files(paths: list[str | Path]) -> "pd.DataFrame":
-    """The verdicts of several files in one table (a rater's verdict given twice across files is an error)."""
+    """The verdicts of several files in one table: a verdict given identically in several files counts once, a rater's
+    verdict given differently twice is an error."""
     import pandas as pd
 
     tables = [read_verdicts(p) for p in paths]
     if not tables:
         raise JudgelabError("no verdicts files given")
     joined = pd.concat(tables, ignore_index=True)
+    # the same verdict in several files (e.g. a gold label every result file of a data set carries) is one fact
+    joined = joined.drop_duplicates(["rater", "criterion", "item_id", "first", "second", "sample", "choice", "p_first",
+                                     "status"])
     return normalise_verdicts(joined, where=" + ".join(str(p) for p in paths))
 
 
