@@ -56,9 +56,12 @@ def formats() -> list[VerdictFormat]:
 
 def load_file(path: Path) -> Any:
     """A file parsed as data: the rows of a CSV or JSONL file (:class:`judgelab.datasets.readers.Records`, a list
-    of dicts that says where row ``i`` is), else the JSON value (a JSON list of objects is Records too)."""
+    of dicts that says where row ``i`` is), else the JSON value (a JSON list of objects is Records too); an ``.eval``
+    file (inspect_ai's zip log) as its path."""
     from judgelab.datasets import readers
 
+    if path.suffix.lower() == ".eval":  # inspect_ai's binary log (a zip): its own reader opens it by its path
+        return path
     if path.suffix.lower() == ".json":
         value = readers.read_json(path)
         if isinstance(value, list) and all(isinstance(v, dict) for v in value):
