@@ -94,3 +94,9 @@ def test_intervals_over_items_and_too_few_items_said():
 def test_refusals(rows, message):
     with pytest.raises(JudgelabError, match=message):
         preference_agreement(_table(rows), n_resamples=0)
+
+
+def test_one_order_verdicts_are_counted_in_a_note():
+    result = preference_agreement(_table(HUMANS + JUDGE), n_resamples=0)
+    assert any("j (preference): 1 verdict(s) asked in one order only" in n for n in result.notes)
+    assert [(o["both_orders"], o["one_order"]) for o in result.orders if o["rater"] == "j"] == [(3, 1)]

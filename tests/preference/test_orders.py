@@ -49,3 +49,10 @@ def test_mt_bench_rule_makes_disagreeing_orders_one_tie():
 def test_unknown_rule_names_the_rules():
     with pytest.raises(JudgelabError, match="keep, mt-bench"):
         apply_order_rule(_table(ROWS), "vote")
+
+
+def test_the_same_order_twice_is_one_error():
+    t = _table(ROWS)
+    twice = pd.concat([t, t.iloc[[0]]], ignore_index=True)  # a table built in code skips the file readers' check
+    with pytest.raises(JudgelabError, match="two verdicts on item '1'"):
+        pair_orders(twice)

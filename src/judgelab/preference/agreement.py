@@ -1,7 +1,7 @@
 """Agreement of pairwise verdicts with human preferences (``judgelab preference agree``).
 
 Per rater and criterion, the verdicts are compared with **the humans' label** of each pair (one item and two
-systems): the majority of the human raters' verdicts on it, a human's tie being a vote for a tie; when the
+systems): the majority of the human raters' verdicts on it (each verdict a vote), a human's tie being a vote for a tie; when the
 most-voted outcomes are equal in votes the label is a tie. A judge is compared with the majority of all
 humans; each human with the majority of the *other* humans (MT-Bench's human baseline, Zheng et al. 2023
 §4.2), so a person's own vote never sets their label; a pair with no other human's vote is left out.
@@ -132,6 +132,8 @@ def preference_agreement(verdicts: "pd.DataFrame", rule: str = KEEP, n_resamples
         for criterion, g in scored.groupby("criterion", sort=True):
             rows.append(_row(rater, k, str(criterion), g, n_resamples, confidence_level, seed))
     notes = [] if (humans["rater"].nunique() > 1) else ["one human rater: no human-human baseline (it needs two)"]
+    notes += [f"{o.rater} ({o.criterion}): {o.one_order} verdict(s) asked in one order only (kept as given)"
+              for o in orders if o.one_order and kind.get(o.rater) in JUDGE_KINDS]
     settings = {"rule": rule, "n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed,
                 "cluster": "item_id", "ci_method": "percentile"}
     return PreferenceAgreement(tuple(rows), rule, tuple(o.to_dict() for o in orders), settings, tuple(notes))

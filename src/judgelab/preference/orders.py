@@ -88,6 +88,11 @@ def pair_orders(verdicts: "pd.DataFrame") -> "pd.DataFrame":
         "system_b": v["second"].where(a_first, v["first"]).to_numpy(),
         "order": ["winner_ab" if f else "winner_ba" for f in a_first],
         "winner": [winner(f, s, c) for f, s, c in zip(v["first"], v["second"], v["choice"])]})
+    twice = frame.duplicated([*PAIR_KEY, "order"])
+    if twice.any():
+        row = frame[twice].iloc[0]
+        raise JudgelabError(f"rater {row['rater']!r} has two verdicts on item {row['item_id']!r} ({row['criterion']}) "
+                            f"in the same order and sample {row['sample']}; give a sample column to tell repeats apart")
     wide = frame.pivot(index=PAIR_KEY, columns="order", values="winner")
     for col in ("winner_ab", "winner_ba"):
         if col not in wide.columns:
