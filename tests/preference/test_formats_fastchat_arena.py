@@ -72,3 +72,9 @@ def test_arena_hard_unknown_score_is_one_error(tmp_path):
     bad = [{**ARENA[0], "games": [{"score": "A>>>B"}, {"score": "A>B"}]}]
     with pytest.raises(JudgelabError, match="game 1 has score 'A>>>B'"):
         read_verdicts(_jsonl(tmp_path / "m.jsonl", bad))
+
+
+def test_arena_hard_without_baseline_says_what_to_add(tmp_path):
+    old = [{"question_id": "q1", "model": "m", "games": [{"score": "A>B"}, {"score": "B>A"}]}]
+    with pytest.raises(JudgelabError, match='line 1 has no baseline.*add a field "baseline"'):
+        read_verdicts(_jsonl(tmp_path / "m.jsonl", old))

@@ -1,7 +1,8 @@
 """Arena-Hard's judgment files (lmarena/arena-hard-auto, ``data/<bench>/model_judgment/<judge>/<model>.jsonl``).
 
-One line per question: ``uid`` (``question_id`` in older files), ``model``, ``baseline``, ``judge`` (the judge
-model; older files name it only in the folder), ``category`` and ``games``, two games written by
+One line per question: ``uid`` (``question_id`` in older files), ``model``, ``baseline`` (older files name it only
+in their config: such a file needs a ``baseline`` field added, else it is refused in one line), ``judge`` (the
+judge model; older files name it only in the folder), ``category`` and ``games``, two games written by
 ``gen_judgment.py``: game 1 shows the baseline as assistant A and the model as B, game 2 the model as A and the
 baseline as B. A game's ``score`` is the verdict label its regex found (``A>>B``, ``A>B``, ``A=B``, ``B>A``,
 ``B>>A``, and the mirrored ``A<B`` …), or null when none was found. The mapping, per game:
@@ -52,9 +53,12 @@ def _read(data: Any, path: Path) -> "pd.DataFrame":
         item = line.get("uid", line.get("question_id"))
         if not isinstance(games, list) or len(games) != 2:
             raise JudgelabError(f"{where}: games is not a list of two games; Arena-Hard writes both orders of each pair")
-        if not model or not baseline or item is None:
-            raise JudgelabError(f"{where} has no {'model' if not model else 'baseline' if not baseline else 'uid'}; an "
-                                "Arena-Hard judgment names the question (uid), the model and the baseline")
+        if not baseline:
+            raise JudgelabError(f"{where} has no baseline; Arena-Hard files before 2025 name it only in their config "
+                                "(baseline_model): add a field \"baseline\" with that model to each line")
+        if not model or item is None:
+            raise JudgelabError(f"{where} has no {'model' if not model else 'uid'}; an Arena-Hard judgment names the "
+                                "question (uid or question_id) and the model")
         rater = judge(str(line.get("judge") or path.parent.name)).label
         for n, game in enumerate(games):
             first, second = (baseline, model) if n == 0 else (model, baseline)
