@@ -56,9 +56,12 @@ def formats() -> list[VerdictFormat]:
 
 def load_file(path: Path) -> Any:
     """A file parsed as data: the rows of a CSV or JSONL file (:class:`judgelab.datasets.readers.Records`, a list
-    of dicts that says where row ``i`` is), else the JSON value (a JSON list of objects is Records too)."""
+    of dicts that says where row ``i`` is), else the JSON value (a JSON list of objects is Records too); an ``.eval``
+    file (inspect_ai's zip log) as its path."""
     from judgelab.datasets import readers
 
+    if path.suffix.lower() == ".eval":  # inspect_ai's binary log (a zip): its own reader opens it by its path
+        return path
     if path.suffix.lower() == ".json":
         value = readers.read_json(path)
         if isinstance(value, list) and all(isinstance(v, dict) for v in value):
@@ -80,13 +83,17 @@ def read_verdicts(path: str | Path) -> "pd.DataFrame":
 
 
 def read_verdict_files(paths: list[str | Path]) -> "pd.DataFrame":
-    """The verdicts of several files in one table (a rater's verdict given twice across files is an error)."""
+    """The verdicts of several files in one table: a verdict given identically in several files counts once, a rater's
+    verdict given differently twice is an error."""
     import pandas as pd
 
     tables = [read_verdicts(p) for p in paths]
     if not tables:
         raise JudgelabError("no verdicts files given")
     joined = pd.concat(tables, ignore_index=True)
+    # the same verdict in several files (e.g. a gold label every result file of a data set carries) is one fact
+    joined = joined.drop_duplicates(["rater", "criterion", "item_id", "first", "second", "sample", "choice", "p_first",
+                                     "status"])
     return normalise_verdicts(joined, where=" + ".join(str(p) for p in paths))
 
 
