@@ -70,6 +70,7 @@ LAYERS: dict[str, int] = {
     "judgelab.preference": ANALYSIS,  # analyses of pairwise verdicts (agreement, win rates, leaderboards)
     "judgelab.preference.verdicts": DATA,  # the verdicts table
     "judgelab.preference.formats": DATA,  # verdicts files and other tools' judge outputs
+    "judgelab.preference.pairs": DATA,  # pairs of responses to judge, and their judgments as verdicts
     "judgelab.dhp": ANALYSIS,
     "judgelab.annotate.estimate": ANALYSIS,
     "judgelab.contamination": ANALYSIS,
