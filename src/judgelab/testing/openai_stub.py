@@ -32,8 +32,12 @@ __all__ = ["StubState", "serve", "stub_reply", "stub_json_reply", "answer_batch_
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
-    """The deterministic answer to a prompt: a rating phrase with a number 1-5."""
+    """The deterministic answer to a prompt: a rating phrase with a number 1-5, or, when the prompt asks for a
+    pairwise verdict (it names ``[[A]]`` and ``[[B]]``), a verdict ending in ``[[A]]`` or ``[[B]]``."""
     digest = hashlib.sha256(f"{prompt}|{index}".encode()).digest()
+    if "[[A]]" in prompt and "[[B]]" in prompt:
+        verdict = "AB"[digest[0] % 2]
+        return f"Verdict {verdict} after comparing both. [[{verdict}]]"  # its fifth word from the end is the verdict
     return f"I would rate it a {1 + digest[0] % 5}. It reads well enough."
 
 
