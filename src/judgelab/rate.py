@@ -227,7 +227,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
                                                       "Welch's t-test between the two --compare systems (per-item means)", show=False)
         verdicts = None if pairs is None else output.table(
             _verdicts_of(ratings, pairs), "verdicts", "the verdicts table: one row per pair as shown × criterion × rater × sample", show=False)
-        judged = None if verdicts is None else _verdict_summary(verdicts, pairs)
+        judged = None if verdicts is None or pairs is None else _verdict_summary(verdicts, pairs)
         output.record("rate", settings={"ratings_format": ratings_format, "compare": list(compare) if compare else None,
                                         "all_runs": all_runs, "max_failure_rate": max_failure_rate,
                                         "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
