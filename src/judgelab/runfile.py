@@ -206,8 +206,8 @@ def _resolve_judge(spec: str, folder: Path) -> str:
 
 
 def load_run_file(path: str | Path) -> RunFile:
-    """Read a run file (YAML) into a :class:`RunFile`; relative paths (items, out, model_path, a
-    template given as a file, ``local:PATH`` and ``scripted-test-double:PATH`` judges) resolve
+    """Read a run file (YAML) into a :class:`RunFile`; relative paths (items, out, model_path, a file of
+    ``pairs``, a template given as a file, ``local:PATH`` and ``scripted-test-double:PATH`` judges) resolve
     against the file's folder.
 
     Args:
@@ -248,6 +248,9 @@ def load_run_file(path: str | Path) -> RunFile:
     for key in _PATH_KEYS:
         if isinstance(doc.get(key), str):
             doc[key] = _resolve(doc[key], folder)
+    pairs = doc.get("pairs")
+    if isinstance(pairs, str) and pairs != "all" and not pairs.startswith("baseline:"):  # a file of pairs
+        doc["pairs"] = _resolve(pairs, folder)
     template = doc.get("template")
     if isinstance(template, str) and (template.endswith((".yaml", ".yml")) or "/" in template):
         doc["template"] = _resolve(template, folder)

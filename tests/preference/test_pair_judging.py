@@ -248,3 +248,26 @@ def test_the_command_line_contract_in_a_real_process(tmp_path):
                              "--template", "pairwise-comparison", "--judge", judge, "--out", str(tmp_path / "out")],
                             capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
     one_line_error(result, "system 'base' answers item 'q2' twice")
+
+
+def test_a_run_file_judges_the_same_pairs_with_its_paths_relative_to_it(tmp_path):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    write_jsonl(folder / "responses.jsonl", ROWS)
+    write_jsonl(folder / "pairs.jsonl", [{"item_id": "q2", "first": "m1", "second": "m2"}])
+    script(folder / "judge.json", {"default": "[[B]]"})
+    (folder / "run.yaml").write_text("items: responses.jsonl\npairs: pairs.jsonl\norders: given\nties: false\n"
+                                     "template: pairwise-comparison\njudge: scripted-test-double:judge.json\nsamples: 1\n"
+                                     "out: out\n", encoding="utf-8")
+    result = run_cli("run", str(folder / "run.yaml"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    verdicts = pd.read_csv(folder / "out" / "verdicts.csv")
+    assert verdicts[["item_id", "first", "second", "choice"]].values.tolist() == [["q2", "m1", "m2", "second"]]
+    record = json.loads((folder / "out" / "results.json").read_text())["steps"][-1]["results"]["verdicts"]
+    assert (record["pairs"], record["orders"], record["ties"]) == (1, "given", False)
+
+
+def test_n_items_with_pairs_is_refused_in_one_line(tmp_path):
+    responses = write_jsonl(tmp_path / "responses.jsonl", ROWS)
+    judge = script(tmp_path / "judge.json", {"default": "[[A]]"})
+    one_line_error(rate_pairs(tmp_path, responses, judge, "--n-items", "2"), "--n-items with --pairs")
