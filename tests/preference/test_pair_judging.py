@@ -271,3 +271,16 @@ def test_n_items_with_pairs_is_refused_in_one_line(tmp_path):
     responses = write_jsonl(tmp_path / "responses.jsonl", ROWS)
     judge = script(tmp_path / "judge.json", {"default": "[[A]]"})
     one_line_error(rate_pairs(tmp_path, responses, judge, "--n-items", "2"), "--n-items with --pairs")
+
+
+def test_single_answer_grading_gives_ordinary_ratings_of_each_response(tmp_path):
+    responses = write_jsonl(tmp_path / "responses.jsonl", ROWS)
+    judge = script(tmp_path / "judge.json", {"rules": [{"contains": "[Response]\nNine", "reply": "Wrong: nine is 3 × 3. Rating: [[2]]"}],
+                                              "default": "Correct and to the point.\nRating: [[10]]"})
+    result = run_cli("rate", "--items", str(responses), "--id-field", "item_id", "--text-field", "response", "--template",
+                     "single-answer-grading", "--judge", judge, "--samples", "1", "--out", str(tmp_path / "out"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    ratings = pd.read_csv(tmp_path / "out" / "ratings.csv")
+    scores = {(r.item_id, r.system): r.score for r in ratings.itertuples()}
+    assert scores[("q1", "m1")] == 2 and scores[("q2", "base")] == 10 and len(scores) == 6
+    assert not (tmp_path / "out" / "verdicts.csv").exists()

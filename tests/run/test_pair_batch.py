@@ -1,7 +1,8 @@
-"""Pairs of responses (``rate --pairs``) through the batch paths: a provider's batch API (the stub's) gives the
-verdicts of a live run, each request paid once; offline batch files (export → stand-in → import) leave nothing
-for the rerun to call."""
+"""Pairs of responses (``rate --pairs``) through the batch and fleet paths: a provider's batch API (the stub's)
+gives the verdicts of a live run, each request paid once; offline batch files (export → stand-in → import) leave
+nothing for the rerun to call; a fleet of two replicas shares the pairs and gives the same verdicts."""
 import json
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -77,3 +78,20 @@ def test_pairs_through_offline_batch_files_leave_nothing_to_call(tmp_path):
     assert "calls made 0, cache hits 12" in rerun.stdout.replace("\n", " ")
     verdicts = _verdicts(out)
     assert len(verdicts) == 12 and set(verdicts["status"]) == {"ok"}
+
+
+def test_pairs_through_a_fleet_of_two_replicas_give_the_verdicts_of_one_server(tmp_path, stub_factory):
+    responses = _responses(tmp_path)
+    one, two = stub_factory(), stub_factory()
+    single = run_cli(*_args(responses, one.base_url, tmp_path / "single"))
+    assert single.returncode == 0, single.stderr
+    fleet = run_cli(*_args(responses, f"{one.base_url},{two.base_url}", tmp_path / "fleet", "--concurrency", "2"))
+    assert fleet.returncode == 0, fleet.stderr
+    manifest = json.loads((tmp_path / "fleet" / "run.json").read_text())
+    calls = [r["calls"] for r in manifest["runs"][0]["replicas"]]
+    assert sum(calls) == 12 and min(calls) > 0  # both replicas answered pairs
+    pd.testing.assert_frame_equal(_verdicts(tmp_path / "fleet"), _verdicts(tmp_path / "single"))
+    paid: Counter = Counter()
+    for stub in (one, two):
+        paid.update(stub.answered())
+    assert len(paid) == 24 and set(paid.values()) == {1}  # 12 calls of each judge (the fleet is another identity), each paid once
