@@ -284,3 +284,19 @@ def test_single_answer_grading_gives_ordinary_ratings_of_each_response(tmp_path)
     scores = {(r.item_id, r.system): r.score for r in ratings.itertuples()}
     assert scores[("q1", "m1")] == 2 and scores[("q2", "base")] == 10 and len(scores) == 6
     assert not (tmp_path / "out" / "verdicts.csv").exists()
+
+
+def test_the_python_way_from_a_dataframe_gives_the_verdicts_of_the_command(tmp_path):
+    from judgelab.rate import rate_items
+
+    responses = write_jsonl(tmp_path / "responses.jsonl", ROWS)
+    judge = script(tmp_path / "judge.json", {"rules": [{"contains": "[Response A]\nSeven", "reply": "[[A]]"}], "default": "[[B]]"})
+    assert rate_pairs(tmp_path, responses, judge).returncode == 0
+    pairs = build_pairs(load_responses(pd.DataFrame(ROWS)), "baseline:base")
+    result = rate_items(pairs.items(), [RunSpec(judge=judge, template="pairwise-comparison", samples=1)], tmp_path / "api",
+                        pairs=pairs, progress=False)
+    keep = ["item_id", "first", "second", "choice", "status"]
+    command = pd.read_csv(tmp_path / "out" / "verdicts.csv", keep_default_na=False)[keep]
+    assert result.files["verdicts"] == tmp_path / "api" / "verdicts.csv"
+    pd.testing.assert_frame_equal(result.verdicts[keep].reset_index(drop=True), command, check_dtype=False)
+    assert set(result.verdicts["choice"]) == {"first", "second"}
