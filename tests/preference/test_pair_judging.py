@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,10 @@ def test_the_dry_run_counts_both_orders_and_writes_nothing(tmp_path):
     assert "8 calls (0 answered by the store), 8 judgments" in both.stdout
     given = rate_pairs(tmp_path, responses, judge, "--dry-run", "--orders", "given")
     assert "pairs: 4 pairs × 1 order = 4 prompts" in given.stdout and "4 calls" in given.stdout
+    priced = [rate_pairs(tmp_path, responses, judge, "--dry-run", "--price-in", "1000", *o).stdout for o in ((), ("--orders", "given"))]
+    tokens = [int(re.search(r"total: \d+ calls, \d+ judgments, ~(\d+) prompt tokens", t).group(1)) for t in priced]
+    dollars = [float(re.search(r"total: .*\(prompt \$(\d+\.\d+)\)", t).group(1)) for t in priced]
+    assert abs(tokens[0] - 2 * tokens[1]) <= 1 and dollars[0] == pytest.approx(2 * dollars[1], abs=0.002)  # both orders paid
     every = run_cli("rate", "--items", str(responses), "--pairs", "all", "--template", "pairwise-comparison", "--judge",
                     judge, "--samples", "1", "--out", str(tmp_path / "out"), "--dry-run")
     assert "pairs: 6 pairs × 2 orders = 12 prompts" in every.stdout and "12 calls" in every.stdout

@@ -95,3 +95,16 @@ def test_pairs_through_a_fleet_of_two_replicas_give_the_verdicts_of_one_server(t
     for stub in (one, two):
         paid.update(stub.answered())
     assert len(paid) == 24 and set(paid.values()) == {1}  # 12 calls of each judge (the fleet is another identity), each paid once
+
+
+def test_log_probability_preference_from_a_chat_endpoints_first_token(tmp_path, stub_factory):
+    """AlpacaEval's way with a chat model: the verdict-only variant, one token asked with its top log-probabilities."""
+    stub = stub_factory()
+    result = run_cli(*_args(_responses(tmp_path), stub.base_url, tmp_path / "out", "--score", "logprob", "--variant",
+                            "verdict-only"))
+    assert result.returncode == 0, result.stderr
+    verdicts = pd.read_csv(tmp_path / "out" / "verdicts.csv")
+    assert len(verdicts) == 12 and set(verdicts["status"]) == {"ok"}
+    # the stand-in puts all the mass of its one token on A or B: p_first is 1 or 0, and the choice follows it
+    assert set(verdicts["p_first"]) <= {0.0, 1.0} and len(set(verdicts["p_first"])) == 2
+    assert (verdicts["choice"] == verdicts["p_first"].map({1.0: "first", 0.0: "second"})).all()
