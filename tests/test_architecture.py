@@ -72,6 +72,7 @@ LAYERS: dict[str, int] = {
     "judgelab.preference.verdicts": DATA,  # the verdicts table
     "judgelab.preference.formats": DATA,  # verdicts files and other tools' judge outputs
     "judgelab.preference.agreement_results": ANALYSIS,  # typed results of preference agree (pages read them)
+    "judgelab.preference.pairs": DATA,  # pairs of responses to judge, and their judgments as verdicts
     "judgelab.dhp": ANALYSIS,
     "judgelab.annotate.estimate": ANALYSIS,
     "judgelab.contamination": ANALYSIS,

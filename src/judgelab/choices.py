@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ScoreMode", "Score", "QueryMode", "Style", "Transport", "TokenParam", "RatingsFormat", "TableFormat", "Execution"]
+__all__ = ["ScoreMode", "Score", "QueryMode", "Style", "Transport", "TokenParam", "RatingsFormat", "TableFormat", "Execution", "PairOrders"]
 
 #: How a rating is read: from the answer's text, or as the expectation over the next-token distribution.
 ScoreMode = Literal["parsed", "logprob"]
@@ -25,3 +25,5 @@ RatingsFormat = Literal["csv", "jsonl", "parquet"]
 TableFormat = Literal["table", "csv", "json"]
 #: ``--execution``: how the calls the ledger lacks are answered (live calls, or a provider's batch API).
 Execution = Literal["live", "batch"]
+#: ``rate --orders`` with ``--pairs``: each pair in both orders, or only as listed.
+PairOrders = Literal["both", "given"]

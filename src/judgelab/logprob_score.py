@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["expected_score", "rating_token_index"]
+__all__ = ["expected_score", "rating_token_index", "preference_probability"]
 
 
 def rating_token_index(tokens: Sequence[tuple[str, float, Any]], text: str, start: int | None) -> int | None:
@@ -86,3 +86,34 @@ def expected_score(
         return None, outside, {}
     probs = {k: v / inside for k, v in mass.items()}
     return sum(labels[k] * p for k, p in probs.items()), outside, probs
+
+
+def preference_probability(token_logprobs: Mapping[str, float] | Iterable[tuple[str, float]],
+                           choices: tuple[str, str] = ("A", "B")) -> tuple[float | None, float]:
+    """The probability that the first response is better, from the next token (AlpacaEval's weighted
+    annotators): the mass on the first's choice token over the mass on both choice tokens.
+
+    Tokens that spell a choice after stripping white space (``"A"``, ``" A"``, ``"▁A"``) are pooled; a tie
+    token's mass, like any other token's, is left out and returned as the mass outside the two choices.
+
+    Returns:
+        ``(p_first or None when neither choice has mass, mass outside the two choices)``.
+
+    Example:
+        >>> import math
+        >>> p, outside = preference_probability({"A": math.log(0.6), " B": math.log(0.2), "tie": math.log(0.2)})
+        >>> round(p, 6), round(outside, 6)
+        (0.75, 0.2)
+    """
+    items = token_logprobs.items() if isinstance(token_logprobs, Mapping) else token_logprobs
+    first = second = 0.0
+    for token, logprob in items:
+        label = token.strip().lstrip("▁Ġ")
+        if label == choices[0]:
+            first += math.exp(logprob)
+        elif label == choices[1]:
+            second += math.exp(logprob)
+    outside = max(0.0, 1.0 - first - second)
+    if first + second <= 0:
+        return None, outside
+    return first / (first + second), outside

@@ -23,17 +23,8 @@ from dataclasses import dataclass
 from judgelab.answer_layout import strip_list_markers, turn_breaks
 from judgelab.status import Status
 
-__all__ = [
-    "ParseResult",
-    "parse_judgment",
-    "parse_metric",
-    "parse_comparison",
-    "parse_rating",
-    "is_refusal",
-    "truncation_checked",
-    "parse_structured",
-    "PARSER_VERSION",
-]
+__all__ = ["ParseResult", "parse_judgment", "parse_metric", "parse_comparison", "parse_preference", "parse_rating",
+           "is_refusal", "truncation_checked", "parse_structured", "PARSER_VERSION"]
 
 #: The version of the rules above. Every judgment records it (``meta.parser``); a run re-reads, from the
 #: recorded answer and with no new call, a judgment an earlier version parsed. Raise it whenever a
@@ -334,6 +325,30 @@ def parse_comparison(text: str | None) -> ParseResult:
     if not match:
         return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
     return ParseResult(_COMPARISON[match.group(1).lower()], Status.OK, "comparison word")
+
+
+_VERDICT_RE = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]", re.IGNORECASE)
+_VERDICT = {"a": 1.0, "b": -1.0, "c": 0.0, "tie": 0.0}
+
+
+def parse_preference(text: str | None) -> ParseResult:
+    """A pairwise verdict (MT-Bench's form): the last ``[[A]]``, ``[[B]]`` or ``[[tie]]`` (MT-Bench's ``[[C]]``
+    too) in the answer, else an answer that is only ``A``, ``B`` or ``tie`` (one token, AlpacaEval's form).
+    Score +1 = the first response (A), -1 = the second (B), 0 = a tie; ``start`` is the verdict's offset.
+
+    Example:
+        >>> parse_preference("B covers both cases. [[B]]").score, parse_preference(" A.").score
+        (-1.0, 1.0)
+    """
+    if text is None or not text.strip():
+        return ParseResult(None, Status.EMPTY)
+    found = list(_VERDICT_RE.finditer(text))
+    if found:
+        return ParseResult(_VERDICT[found[-1].group(1).lower()], Status.OK, "verdict brackets", found[-1].start(1))
+    bare = re.fullmatch(r"[\s*_`\"'(]*(A|B|tie)[\s*_`\"'.)]*", text, re.IGNORECASE)
+    if bare:
+        return ParseResult(_VERDICT[bare.group(1).lower()], Status.OK, "verdict token", bare.start(1))
+    return ParseResult(None, Status.REFUSAL if is_refusal(text) else Status.NO_RATING)
 
 
 def parse_structured(text: str | None, field: str, scale: tuple[float, float] | None = (1, 5)) -> ParseResult | None:

@@ -19,13 +19,13 @@ from judgelab.errors import JudgelabError, TooManyFailures
 from judgelab.run import RunSpec, RunStats, Runner, run_spec
 from judgelab.output import write_html_report, write_table
 from judgelab.paths import output_folder
+from judgelab.preference.pairs import PairSet, verdict_summary as _verdict_summary, verdicts_of as _verdicts_of
 from judgelab.raters import is_human
 from judgelab.store import Store
 from judgelab.summary import compare_systems, score_summary, summarize
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 
-__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report",
-           "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,9 @@ class RateResult:
     welch: pd.DataFrame | None
     compare: tuple[str, str] | None
     files: dict[str, Path]
+    #: With pairs: the verdicts table (:mod:`judgelab.preference.verdicts`) and what results.json records of it.
+    verdicts: pd.DataFrame | None = None
+    verdict_summary: dict[str, Any] | None = None
 
     @property
     def raters(self) -> list[str]:
@@ -158,11 +161,11 @@ class RateResult:
 
 def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_format: str = "csv",
                compare: tuple[str, str] | None = None, progress: bool = True, all_runs: bool = False,
-               max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None) -> RateResult:
+               max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None, pairs: PairSet | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
     Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
-    ``welch.csv`` (with ``compare``), ``results.json`` (the record: settings and the summary with intervals), ``run.json`` and ``README.md`` into ``out`` (``report.html``
+    ``welch.csv`` (with ``compare``), ``verdicts.csv`` (with ``pairs``), ``results.json`` (the record: settings and the summary with intervals), ``run.json`` and ``README.md`` into ``out`` (``report.html``
     follows, :func:`finish_rate`). The files are written aside and swapped in at the end, so a run
     that is refused, fails or is interrupted leaves the earlier outputs as they were (the store keeps
     every finished judgment). Prints nothing.
@@ -178,6 +181,7 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         max_failure_rate: the share of failed judgments above which :class:`TooManyFailures` is raised
             (after the outputs are written).
         price_in, price_out: USD per 1M prompt / completion tokens: the calls' cost goes into run.json.
+        pairs: the :class:`judgelab.preference.pairs.PairSet` whose items these are: their verdicts are written too.
 
     Returns:
         :class:`RateResult` with the ratings, the summary (:func:`judgelab.summary.summarize`), Welch's
@@ -216,27 +220,26 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater]).counts,
                          _cost(r.stats.prompt_tokens, r.stats.completion_tokens, price_in, price_out),
                          _with_cost(store.run_totals(r.rater), price_in, price_out)) for r in done]
-        write_table(ratings, output.file(f"ratings.{ratings_format}",
-                                         "the tidy ratings table: one row per item × criterion × rater × sample",
-                                         table="ratings"))
+        write_table(ratings, output.file(f"ratings.{ratings_format}", "the tidy ratings table: one row per item × criterion × rater × sample", table="ratings"))
         summary = output.table(summarize(ratings), "summary", "mean, SD, n and failures per rater, system and criterion",
                                show=False)
-        welch = None
-        if compare:
-            welch = output.table(compare_systems(ratings, *compare), "welch",
-                                 "Welch's t-test between the two --compare systems (per-item means)", show=False)
+        welch = None if not compare else output.table(compare_systems(ratings, *compare), "welch",
+                                                      "Welch's t-test between the two --compare systems (per-item means)", show=False)
+        verdicts = None if pairs is None else output.table(
+            _verdicts_of(ratings, pairs), "verdicts", "the verdicts table: one row per pair as shown × criterion × rater × sample", show=False)
+        judged = None if verdicts is None or pairs is None else _verdict_summary(verdicts, pairs)
         output.record("rate", settings={"ratings_format": ratings_format, "compare": list(compare) if compare else None,
                                         "all_runs": all_runs, "max_failure_rate": max_failure_rate,
                                         "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
-                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings, summary).to_record()})
+                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings, summary).to_record(),
+                               **({"verdicts": judged} if judged else {})})
         output.finish(runs=[{**r.to_dict(), "settings": settings.get(r.rater), **b.run_facts()} for r, b in zip(done, backends)],
                       extra={"items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
                       report=False)
-    files = {"ratings": out / f"ratings.{ratings_format}", "summary": out / "summary.csv"}
-    if welch is not None:
-        files["welch"] = out / "welch.csv"
+    files = {"ratings": out / f"ratings.{ratings_format}", "summary": out / "summary.csv",
+             **{k: out / f"{k}.csv" for k, table in (("welch", welch), ("verdicts", verdicts)) if table is not None}}
     files.update(readme=out / "README.md", manifest=out / "run.json", record=out / "results.json", store=out / "store.sqlite")
-    return RateResult(out, tuple(done), ratings, summary, welch, compare, files)
+    return RateResult(out, tuple(done), ratings, summary, welch, compare, files, verdicts, judged)
 
 
 def _of_items(ratings: pd.DataFrame, items: list[Item]) -> pd.DataFrame:

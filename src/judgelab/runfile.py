@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import JudgelabError
 from judgelab.settings import SamplingConfig
-from judgelab.choices import RatingsFormat
+from judgelab.choices import PairOrders, RatingsFormat
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 from judgelab.spec import AskSettings, JudgeOptions, JudgeSpec, RunSpec
 
@@ -69,6 +69,11 @@ class RunFile(AskSettings):
     system_field: str = "system"
     group_field: str = "group"
     all_runs: bool = False
+    #: Judge pairs of responses (``docs/preference-judging.md``): ``baseline:SYSTEM``, ``all`` or a file of pairs;
+    #: ``items`` then holds responses (one row per instruction × system).
+    pairs: Optional[str] = None
+    orders: PairOrders = "both"
+    ties: bool = True
     max_failure_rate: float = Field(default=DEFAULT_MAX_FAILURE_RATE, ge=0.0, le=1.0)
     options: JudgeOptions = JudgeOptions()
 
@@ -127,10 +132,27 @@ class RunFile(AskSettings):
                                     " (this judge scores by log-probabilities unless told --score parsed)"))
         return specs
 
+    def pair_set(self):
+        """The pairs to judge (:class:`judgelab.preference.pairs.PairSet`), or None without ``pairs``."""
+        if self.pairs is None:
+            return None
+        from judgelab.datasets.responses import ResponseFields, load_responses
+        from judgelab.preference.pairs import build_pairs
+
+        if self.n_items is not None:
+            raise JudgelabError("--n-items with --pairs: list the pairs to judge in a --pairs file instead")
+        fields = ResponseFields(id=("item_id", "id") if self.id_field == "id" else (self.id_field,),
+                                instruction=("instruction", "text") if self.text_field == "text" else (self.text_field,),
+                                system=self.system_field)
+        return build_pairs(load_responses(self.items, fields), self.pairs, self.orders, self.ties)
+
     def load_items(self) -> list:
-        """The items to rate (the first ``n_items`` of the file)."""
+        """The items to rate (the first ``n_items`` of the file); with ``pairs``, one per pair and order."""
         from judgelab.datasets.items import FieldMap, load_items
 
+        pairs = self.pair_set()
+        if pairs is not None:
+            return pairs.items()
         fields = FieldMap(id=self.id_field, text=self.text_field, context=self.context_field,
                           system=self.system_field, group=self.group_field)
         return load_items(self.items, fields, limit=self.n_items)
@@ -148,10 +170,11 @@ class RunFile(AskSettings):
         """
         from judgelab.rate import rate_items
 
-        return rate_items(self.load_items(), self.run_specs(), self.out, self.ratings_format,
+        pairs = self.pair_set()
+        return rate_items(self.load_items() if pairs is None else pairs.items(), self.run_specs(), self.out, self.ratings_format,
                           compare=(self.compare[0], self.compare[1]) if self.compare else None, progress=progress,
                           all_runs=self.all_runs, max_failure_rate=self.max_failure_rate, price_in=price_in,
-                          price_out=price_out)
+                          price_out=price_out, pairs=pairs)
 
     def plan(self):
         """Plan the run without calling a model or writing anything: a list of
@@ -183,8 +206,8 @@ def _resolve_judge(spec: str, folder: Path) -> str:
 
 
 def load_run_file(path: str | Path) -> RunFile:
-    """Read a run file (YAML) into a :class:`RunFile`; relative paths (items, out, model_path, a
-    template given as a file, ``local:PATH`` and ``scripted-test-double:PATH`` judges) resolve
+    """Read a run file (YAML) into a :class:`RunFile`; relative paths (items, out, model_path, a file of
+    ``pairs``, a template given as a file, ``local:PATH`` and ``scripted-test-double:PATH`` judges) resolve
     against the file's folder.
 
     Args:
@@ -225,6 +248,9 @@ def load_run_file(path: str | Path) -> RunFile:
     for key in _PATH_KEYS:
         if isinstance(doc.get(key), str):
             doc[key] = _resolve(doc[key], folder)
+    pairs = doc.get("pairs")
+    if isinstance(pairs, str) and pairs != "all" and not pairs.startswith("baseline:"):  # a file of pairs
+        doc["pairs"] = _resolve(pairs, folder)
     template = doc.get("template")
     if isinstance(template, str) and (template.endswith((".yaml", ".yml")) or "/" in template):
         doc["template"] = _resolve(template, folder)

@@ -13,8 +13,9 @@ from judgelab.parse import parse_comparison, parse_judgment, parse_metric, parse
 from judgelab.prompts import available_templates, load_template
 from judgelab.run.plan import answer_format
 
+# every shipped template with a constrained format (pairwise verdict templates have none: --constrain is refused)
 FORMATS = sorted({answer_format(load_template(name), c) for name in available_templates()
-                  for c in load_template(name).criteria}, key=repr)
+                  if load_template(name).answer != "preference" for c in load_template(name).criteria}, key=repr)
 PREFIXES = ["", " ", "\n", "  ", " \n", "\n\n"]  # [ \n]{0,2}
 
 

@@ -29,4 +29,5 @@ def sample_items(template: Any) -> list[tuple[str, dict[str, Any]]]:
     for side in ("first", "second"):
         if side in item:
             item[side] = {a: _value(f"{side}.{a}") for a in _ATTRIBUTES}
+            item[side]["turns"] = [{"role": r, "content": _value(f"{side}.turns.{r}")} for r in ("user", "assistant")]
     return [("plain", item), ("examples", {**item, "examples": _value("examples")})]

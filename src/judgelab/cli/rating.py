@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from judgelab.choices import Execution, QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
+from judgelab.choices import Execution, PairOrders, QueryMode, RatingsFormat, Score, Style, TokenParam, Transport
 
 from judgelab.cli.common import (
     RATING,
@@ -39,7 +39,8 @@ from judgelab.cli.common import (
 
 @app.command(rich_help_panel=START)
 def rate(
-    items: Path = typer.Option(..., "--items", help="JSONL/CSV with id, text and optional context, system, group"),
+    items: Path = typer.Option(..., "--items", help="JSONL/CSV with id, text and optional context, system, group (with "
+                               "--pairs: responses, one row per instruction × system: item_id, instruction, system, response)"),
     template: str = typer.Option("chiang-lee-story", "--template", help="shipped template name or path to a .yaml"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="comma-separated criteria (default: all of the template)"),
     variant: Optional[str] = typer.Option(None, "--variant", help="instruction variant, e.g. persona or explain"),
@@ -75,6 +76,11 @@ def rate(
     id_field: str = IdFieldOpt, text_field: str = TextFieldOpt, context_field: str = ContextFieldOpt,
     system_field: str = SystemFieldOpt, group_field: str = GroupFieldOpt,
     quiet: bool = QuietOpt,
+    pairs: Optional[str] = typer.Option(None, "--pairs", help="judge pairs of responses (docs/preference-judging.md): "
+                                        "baseline:SYSTEM (every other system against it), all, or a .csv/.jsonl of pairs "
+                                        "(first, second, optionally item_id); writes verdicts.csv"),
+    orders: PairOrders = typer.Option("both", "--orders", help="with --pairs: both (each pair in both orders) | given"),
+    ties: bool = typer.Option(True, "--ties/--no-ties", help="with --pairs: whether the template offers a tie"),
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
     transport: Optional[Transport] = TransportOpt,
@@ -113,7 +119,7 @@ def rate(
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, constrain=constrain,
         rater=rater, out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,
-        all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution,
+        all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution, pairs=pairs, orders=orders, ties=ties,
         batch=BatchOptions(max_requests=batch_max_requests, max_mb=batch_max_mb, max_attempts=batch_max_attempts,
                            poll_seconds=batch_poll, discount=batch_discount),
         options=judge_options(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,
@@ -143,6 +149,9 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
         from judgelab.cli.common import show_plans
 
         plans = spec.plan()
+        pairs = spec.pair_set()
+        if pairs is not None:
+            typer.echo(f"pairs: {pairs.describe()} (the calls below count every order)")
         show_plans(plans, price_in, price_out)
         if spec.execution == "batch":
             from judgelab.cli.batch import show_batch_plan
@@ -171,9 +180,21 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
             console.print(f"note: {note}")
         for line in failure_lines(result.ratings[result.ratings["rater"] == run.rater]):
             console.print(line)
+        if result.verdict_summary is not None:
+            console.print(verdict_line(result.verdict_summary, run.rater))
     f = result.files
-    console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}")
+    console.print(f"ratings: {f['ratings']}   summary: {f['summary']}   manifest: {f['manifest']}   store: {f['store']}"
+                  + (f"   verdicts: {f['verdicts']}" if "verdicts" in f else ""))
     finish_rate(result, spec.max_failure_rate, show=lambda line: typer.echo(line, err=True))
+
+
+def verdict_line(summary: dict, rater: str) -> str:
+    """``verdicts of R: 24 (10 pairs × 2 orders): first 9, second 12, tie 1; 2 failed (no verdict read)``."""
+    counts = summary["raters"].get(rater, {"verdicts": 0, "first": 0, "second": 0, "tie": 0, "failed": 0})
+    orders = 2 if summary["orders"] == "both" else 1
+    return (f"verdicts of {rater}: {counts['verdicts']} ({summary['pairs']} pairs × {orders} order{'s' * (orders > 1)}): "
+            f"first {counts['first']}, second {counts['second']}, tie {counts['tie']}"
+            + (f"; {counts['failed']} failed (no verdict read)" if counts["failed"] else ""))
 
 
 @app.command(rich_help_panel=RATING)

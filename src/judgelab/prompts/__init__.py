@@ -103,8 +103,9 @@ class Template(BaseModel):
     criteria: dict[str, Criterion]
     variants: dict[str, Variant] = {}
     logprob_cue: str = "Answer:"
-    #: ``rating`` (a number on the scale) or ``comparison`` (Yes / No / Neutral → +1 / -1 / 0).
-    answer: Literal["rating", "comparison"] = "rating"
+    #: ``rating`` (a number on the scale), ``comparison`` (Yes / No / Neutral → +1 / -1 / 0) or ``preference``
+    #: (a pairwise verdict ``[[A]]`` / ``[[B]]`` / ``[[tie]]`` → +1 / -1 / 0, :func:`judgelab.parse.parse_preference`).
+    answer: Literal["rating", "comparison", "preference"] = "rating"
     #: How one item with its human scores is written as an in-prompt example (dynamic prompting).
     example_format: str | None = None
     #: The file the template was read from (error messages name it).

@@ -54,6 +54,9 @@ def answer_format(template: Template, criterion: str) -> AnswerFormat:
     """
     if template.answer == "comparison":
         return AnswerFormat("comparison", 0, 0)
+    if template.answer == "preference":
+        raise JudgelabError(f"template {template.name!r} asks for a pairwise verdict ([[A]], [[B]], [[tie]]): --constrain "
+                            "is offered for ratings and Yes/No comparisons; leave it out")
     lo, hi = (float(v) for v in template.scale_of(criterion))
     if not (lo.is_integer() and hi.is_integer()):
         raise JudgelabError(f"template {template.name!r}: --constrain needs a scale of whole numbers, not {lo:g}-{hi:g}")

@@ -16,12 +16,13 @@ from judgelab.datasets.items import Item
 from judgelab.models.base import Choice, JudgeResponse
 from judgelab.models.capabilities import LOW_LABEL_MASS
 from judgelab.models.retry import CallFailed
-from judgelab.logprob_score import expected_score, rating_token_index
+from judgelab.logprob_score import expected_score, preference_probability, rating_token_index
 from judgelab.parse import (
     ParseResult,
     parse_comparison,
     parse_judgment,
     parse_metric,
+    parse_preference,
     parse_structured,
     truncation_checked,
 )
@@ -127,6 +128,8 @@ class Recorder:
         self.on_progress = on_progress
         self.scale = template.scale
         self.int_scale = (int(self.scale[0]), int(self.scale[1]))
+        #: A pairwise verdict: +1 first, -1 second, 0 tie; by log-probabilities 2 p_first - 1 (AlpacaEval's weighting).
+        self.preference = template.answer == "preference"
         #: A constrained answer may be a JSON object (a JSON-schema ``response_format``): read its fields first.
         self.structured = spec.constrain and not self.scoring
         #: Items whose text this run has written (each once per run, with its first judgment).
@@ -157,6 +160,8 @@ class Recorder:
             parsed = structured  # a JSON answer without the field (a multi-metric one) is read as free text
         elif comparison:
             parsed = parse_comparison(choice.text)
+        elif self.preference:
+            parsed = parse_preference(choice.text)
         else:
             parsed = truncation_checked(parse_judgment(choice.text, self.scale), choice.finish_reason)
         return parsed.status, parsed
@@ -191,7 +196,10 @@ class Recorder:
         choice, response = answer.choice, answer.response
         lp_score = outside = None
         if self.scoring:
-            if choice.tokens:
+            if choice.tokens and self.preference:
+                p_first, outside = preference_probability(choice.tokens[0][2])
+                lp_score = None if p_first is None else 2 * p_first - 1
+            elif choice.tokens:
                 lp_score, outside, _ = expected_score(choice.tokens[0][2], self.int_scale)
             parsed_score, status, score = None, (Status.OK if lp_score is not None else Status.NO_LABEL_MASS), lp_score
             self.stats.logprob_scored += 1
@@ -199,7 +207,7 @@ class Recorder:
         else:
             assert parsed is not None
             parsed_score, status, score = parsed.score, parsed.status, parsed.score
-            if parsed.score is not None and choice.tokens and float(parsed.score).is_integer():
+            if parsed.score is not None and choice.tokens and float(parsed.score).is_integer() and not self.preference:
                 # The distribution at the token that carries the rating itself, located by its
                 # position in the answer (not the first token that happens to spell the same digit).
                 index = rating_token_index(choice.tokens, choice.text, parsed.start)

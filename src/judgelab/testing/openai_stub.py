@@ -32,8 +32,10 @@ __all__ = ["StubState", "serve", "stub_reply", "stub_json_reply", "answer_batch_
 
 
 def stub_reply(prompt: str, index: int = 0) -> str:
-    """The deterministic answer to a prompt: a rating phrase with a number 1-5."""
+    """The deterministic answer: a rating phrase with a number 1-5, or a verdict when the prompt names ``[[A]]`` and ``[[B]]``."""
     digest = hashlib.sha256(f"{prompt}|{index}".encode()).digest()
+    if "[[A]]" in prompt and "[[B]]" in prompt:  # the verdict is also the fifth word from the end (one-token answers)
+        return f"Verdict {'AB'[digest[0] % 2]} after comparing both. [[{'AB'[digest[0] % 2]}]]"
     return f"I would rate it a {1 + digest[0] % 5}. It reads well enough."
 
 
