@@ -66,6 +66,8 @@ class AgreeRun:
     out: Path | None = None
     #: criteria renamed on reading (``{old: new}``)
     mapping: dict[str, str] = field(default_factory=dict)
+    #: when the agreement began (``time.time()``): run.json's wall time counts the analysis, not only the writing
+    started: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()
@@ -181,8 +183,12 @@ def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFil
         >>> run = run_agree(["run/ratings.csv"], "humans.csv", out="run")  # doctest: +SKIP
         >>> run.report.correlations[["rater", "criterion", "r"]]            # doctest: +SKIP
     """
+    import time
+
     from judgelab.agree import agreement
     from judgelab.ratings import combine, import_human, read_ratings, rename_criteria
+
+    started = time.time()
 
     hf = human if isinstance(human, HumanFile) or human is None else HumanFile(Path(human))
     import pandas as pd
@@ -198,7 +204,7 @@ def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFil
     inputs = [input_file("ratings", p) for p in paths] + list(sources)
     if hf is not None:
         inputs.append(input_file("human", hf.path, hf.options()))
-    run = AgreeRun(report, agree_record(df, report), inputs, mapping=dict(mapping or {}))
+    run = AgreeRun(report, agree_record(df, report), inputs, mapping=dict(mapping or {}), started=started)
     if out is not None:
         write_agree(run, out, display)
     return run
@@ -211,7 +217,8 @@ def write_agree(run: AgreeRun, out: str | Path, display: Display | None = None) 
     from judgelab.output import OutputFolder
 
     report, mapping = run.report, run.mapping
-    with OutputFolder(Path(out), "Agreement (`judgelab agree`)", command="agree", step=True, display=display) as output:
+    with OutputFolder(Path(out), "Agreement (`judgelab agree`)", command="agree", step=True, display=display,
+                      started=run.started) as output:
         for name, table in report.tables().items():
             what = TABLE_DESCRIPTIONS[name]
             if name in report.skipped:

@@ -73,6 +73,7 @@ from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
+from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
 
 __all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
@@ -167,8 +168,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: R.cost_time(rf, infos, reader))
         if rf.has("README.md"):
-            data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
-                                                                                              errors="replace"))
+            data.readme = _guard(problems, "README.md", lambda: readme_blocks(
+                rf.file("README.md").read_text(encoding="utf-8", errors="replace")))
         data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_TABLES | (AUDIT_TABLES if data.audit else set()))) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:

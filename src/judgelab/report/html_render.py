@@ -137,6 +137,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 </div>
 {%- if t.note %}<p class="note">{{ t.note }}</p>{% endif %}
 {%- endmacro %}
+{%- macro runs(parts) %}{% for kind, text in parts %}{% if kind == "code" %}<code>{{ text }}</code>{% elif kind == "strong" %}<strong>{{ text }}</strong>{% else %}{{ text }}{% endif %}{% endfor %}{% endmacro %}
 {%- macro figure(f) %}
 <figure id="{{ f.id }}">
 {{ f.svg | safe }}
@@ -281,7 +282,15 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.readme is not none %}
 <section id="readme" aria-labelledby="h-readme">
 <h2 id="h-readme">The folder's README</h2>
-<pre class="readme">{{ d.readme }}</pre>
+<div class="readme">
+{%- for b in d.readme %}
+{%- if b.kind == "heading" %}{% set h = [b.level + 2, 6] | min %}<h{{ h }}>{{ runs(b.text) }}</h{{ h }}>
+{%- elif b.kind == "table" %}<table class="readme-table"><thead><tr>{% for c in b.header %}<th scope="col">{{ runs(c) }}</th>{% endfor %}</tr></thead><tbody>
+{%- for r in b.rows %}<tr>{% for c in r %}<td>{{ runs(c) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+{%- elif b.kind == "list" %}<ul>{% for i in b.items %}<li>{{ runs(i) }}</li>{% endfor %}</ul>
+{%- else %}<p>{{ runs(b.text) }}</p>{% endif %}
+{%- endfor %}
+</div>
 </section>
 {%- endif %}
 
