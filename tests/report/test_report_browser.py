@@ -492,3 +492,35 @@ def test_readme_audit_leads_with_its_summary(driver, tmp_path):
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         driver.set_window_size(1366, 900)
+
+
+@pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+def test_the_geval_recipe_report_opens_on_the_verdict_with_the_published_figure(driver, tmp_path):
+    """`judgelab recipe geval`'s own report at 1400×1000: its first screen is the per-criterion headline (statistic,
+    interval, n named, the verdict in words) with G-EVAL-4's published figure beside ours."""
+    from conftest import run_cli
+
+    script = _summeval_script(tmp_path / "script.json")
+    r = run_cli("recipe", "geval", "--dataset", "summeval", "--n-items", "10", "--judge", f"scripted-test-double:{script}",
+                "--score", "parsed", "--quiet", "--out", "geval", cwd=tmp_path,
+                env={"JUDGELAB_SHARED_DATA": str(SHARED_DATA)})
+    assert r.returncode == 0, r.stderr
+    driver.set_window_size(1400, 1000)
+    try:
+        _open(driver, tmp_path / "geval" / "report.html")
+        _no_console_errors(driver)
+        words = driver.find_element("css selector", "#headline .hl-words")
+        assert words.location["y"] < 400 and "coherence" in words.text
+        assert any(v in words.text for v in ("agreement: the interval", "Inconclusive", "No verdict"))
+        first = driver.find_elements("css selector", "#headline article.hl-card")[0]
+        assert first.get_attribute("data-criterion") == "coherence"
+        import re
+
+        assert "Spearman ρ = " in first.text and re.search(r"n = \d+ documents", first.text)  # of the 10 with a defined r
+        published = first.find_element("css selector", ".hl-published")
+        assert "G-EVAL-4 published 0.582" in published.text
+        assert published.location["y"] + published.size["height"] < 1000  # on the first screen
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "geval-report-first-screen.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.set_window_size(1366, 900)

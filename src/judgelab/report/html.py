@@ -67,7 +67,8 @@ from judgelab.report.folder import (
     ratings_from_file,
     step_inputs,
 )
-from judgelab.report.headline import build_headline
+from judgelab.published_results import PublishedComparison
+from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
@@ -149,6 +150,9 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.matched))
             if data.headline is not None and tables.standardized:
                 data.headline.notes.insert(0, tables.standardized)
+        elif rf.record.result("published"):  # a recipe's correlations beside the published figures
+            data.headline = _guard(problems, "Judge vs humans", lambda: published_headline(
+                PublishedComparison.from_record(rf.record.result("published"))))
         elif judge is not None and not humans.table.empty and not step_inputs(rf, "audit"):  # an audit leads with its own
             data.notes.append(NO_AGREE_STEP.format(folder=rf.path))
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))

@@ -16,6 +16,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from judgelab.report.html_assets import CSS
+from judgelab.report.headline import METHOD_SYMBOL
 from judgelab.report.html_audit import AUDIT_TEMPLATE
 from judgelab.report.html_script import SCRIPT
 from judgelab.report.html_model import ReportData
@@ -98,7 +99,7 @@ def _count(value: Any) -> str:
 
 
 def _symbol(method: str) -> str:
-    return {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}.get(method, method)
+    return METHOD_SYMBOL.get(method, method)
 
 
 def _finalize(value: Any) -> Any:
@@ -175,6 +176,8 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <p class="hl-verdict"><strong>{{ r.verdict }}</strong></p>
 <p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ r.counted or count(r.n) }}{% endif %}{% if r.resampled %} ({{ r.resampled }}){% endif %}</p>
 {%- if r.caveat %}<p class="note hl-caveat">Caution: {{ r.caveat }}</p>{% endif %}
+{%- if r.published %}<p class="hl-published">{{ sym(r.method) }}: {{ r.published }}</p>{% endif %}
+{%- for line in r.also %}<p class="hl-also">{{ line }}</p>{% endfor %}
 <p class="hl-base">Humans: {{ r.baseline }}</p>
 {%- if r.scales %}<p class="hl-means hl-scales">{{ r.scales }}</p>
 {%- elif r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ r.items_named or count(r.items) ~ " items" }} both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
