@@ -50,10 +50,13 @@ class HumanFile:
     system: str = "system"
     group: str = "group"
     criteria: tuple[str, ...] = ()
+    #: how many raters each mean of a file of means pools (``--raters-per-mean``; None: unstated)
+    raters_per_mean: int | None = None
 
     def options(self) -> dict[str, Any]:
         return {"layout": self.layout, "item": self.item, "rater": self.rater, "criterion": self.criterion,
-                "score": self.score, "system": self.system, "group": self.group, "criteria": list(self.criteria)}
+                "score": self.score, "system": self.system, "group": self.group, "criteria": list(self.criteria),
+                **({"raters_per_mean": self.raters_per_mean} if self.raters_per_mean else {})}
 
 
 @dataclass
@@ -73,7 +76,7 @@ class AgreeRun:
         return self.report.to_dict()
 
 
-def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
+def agree_record(df: pd.DataFrame, report: AgreeReport, raters_per_mean: int | None = None) -> AgreeRecord:
     """The record of an agreement over the tidy ratings ``df`` (raw scores): per judge and criterion of the
     correlations table the matched per-item means (with what they count and the judge's scale), and the humans'
     means over the texts compared — the (system, item, criterion) some judge's pair holds, so that a human row
@@ -99,7 +102,7 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
                                     float(human.mean()) if len(m) else None, text_unit, cluster_unit, scale, same))
     if matched:
         humans = _compared(humans, matched)
-    return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans),
+    return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans, raters_per_mean),
                        tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
 
 
@@ -153,6 +156,20 @@ def unit_noun(description: str) -> str:
     return nouns[-1] if nouns else ""
 
 
+def _check_raters_per_mean(hf: HumanFile, humans: pd.DataFrame) -> None:
+    """``--raters-per-mean`` is a count of a file of means (``human:mean`` rows); one line otherwise."""
+    from judgelab.errors import JudgelabError
+    from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN
+
+    if hf.raters_per_mean is None:
+        return
+    if hf.raters_per_mean < 1:
+        raise JudgelabError(f"--raters-per-mean must be 1 or more (got {hf.raters_per_mean})")
+    if HUMAN_PREFIX + MEAN_HUMAN not in set(humans["rater"].astype(str)):
+        raise JudgelabError(f"--raters-per-mean counts the raters behind each mean of a file of means; {hf.path} names "
+                            "its raters (leave the option out)")
+
+
 def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFile | str | Path | None = None,
               mapping: dict[str, str] | None = None, methods: Sequence[str] = ("kendall",),
               levels: Sequence[str] = ("overall", "group", "system"), williams_level: str = "overall",
@@ -198,13 +215,14 @@ def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFil
     if hf is not None:
         frames.append(import_human(hf.path, hf.layout, hf.item, hf.rater, hf.criterion, hf.score, hf.system, hf.group,
                                    list(hf.criteria) or None))
+        _check_raters_per_mean(hf, frames[-1])
     df = rename_criteria(combine(frames), dict(mapping or {}), "inputs")
     report = agreement(df, list(methods), list(levels), variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
     inputs = [input_file("ratings", p) for p in paths] + list(sources)
     if hf is not None:
         inputs.append(input_file("human", hf.path, hf.options()))
-    run = AgreeRun(report, agree_record(df, report), inputs, mapping=dict(mapping or {}), started=started)
+    run = AgreeRun(report, agree_record(df, report, hf.raters_per_mean if hf is not None else None), inputs, mapping=dict(mapping or {}), started=started)
     if out is not None:
         write_agree(run, out, display)
     return run

@@ -438,7 +438,7 @@ def test_a_judge_of_12_summaries_of_one_system_names_no_other_and_says_whether_t
         options = [o.get_attribute("textContent") for o in driver.find_elements("css selector", "#f-system option")
                    if o.get_attribute("value")]
         assert options == ["M11"]
-        assert "humans (the file's means; its raters are not named)" in page_text and "mean of 1 rater" not in page_text
+        assert "humans (mean of an unstated number of raters)" in page_text and "mean of 1 rater" not in page_text
         assert not _clipped_labels(driver, "main")
         shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "report-first-screen-one-system.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
