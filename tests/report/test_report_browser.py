@@ -524,3 +524,39 @@ def test_the_geval_recipe_report_opens_on_the_verdict_with_the_published_figure(
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         driver.set_window_size(1366, 900)
+
+
+@pytest.mark.needs_shared_data("hanna/hanna_metric_scores_llm.csv")
+def test_the_hanna_audit_leads_with_the_jury_verdict_and_its_chart(driver, tmp_path):
+    """docs/audit.md's HANNA audit at 1400×1000: the jury's verdict lines and its chart (jury minus the best single
+    judge) are in the summary within the first two screens, the full jury table behind a closed toggle there."""
+    from conftest import run_cli
+
+    out = tmp_path / "audit-hanna"
+    r = run_cli("audit", "--hanna-scores", str(SHARED_DATA / "hanna" / "hanna_metric_scores_llm.csv"), "--judges",
+                "*@eval-prompt-1", "--jury", "mean,weighted", "--selective", "--format", "csv", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    driver.set_window_size(1400, 1000)
+    try:
+        driver.get_log("browser")
+        driver.get((out / "report.html").resolve().as_uri())  # no item browser: the scores file has no texts
+        _no_console_errors(driver)
+
+        def bottom(el) -> float:
+            return driver.execute_script("const b = arguments[0].getBoundingClientRect(); return b.bottom + "
+                                         "window.scrollY", el)
+
+        lines = driver.find_elements("css selector", "ul.audit-verdict li")
+        assert len(lines) == 12 and all(bottom(li) < 2000 for li in lines)
+        chart = driver.find_element("css selector", "#audit-jury-summary #fig-audit-jury-difference svg")
+        assert "Jury minus the best single judge" in chart.get_attribute("textContent")
+        assert bottom(chart) < 2000, bottom(chart)  # the chart ends within the first two screens
+        table = driver.find_element("css selector", "#audit-jury-summary details.audit-table")
+        assert table.get_attribute("open") is None and "juries and single judges" in table.text.lower()
+        table.find_element("tag name", "summary").click()
+        assert table.find_element("id", "t-audit-jury").is_displayed()
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "audit-hanna-jury.png"
+        driver.execute_script("window.scrollTo(0, arguments[0])", bottom(lines[0]) - 300)
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.set_window_size(1366, 900)
