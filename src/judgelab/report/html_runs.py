@@ -170,7 +170,7 @@ def cost_time(folder: RunFolder, infos: list[RunInfo], reader: StoreReader | Non
             got.latency_p95_s if got else None,
             info.wall_s if info else None, info.cost_usd if info else None,
         ])
-    empty = [r[0] for r in rows if all(v is None for v in r[1:])]
+    empty = [str(r[0]) for r in rows if all(v is None for v in r[1:])]
     rows = [r for r in rows if r[0] not in empty]
     if not rows:
         return None
