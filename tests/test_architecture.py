@@ -28,8 +28,8 @@ LAYER_NAMES = ["foundation", "data model", "engine", "analysis", "records", "pag
 # layers skipped on the way down: the record, the pages and the folder writer read typed results only
 NOT_BELOW: dict[int, set[int]] = {RECORDS: {ANALYSIS}, PAGES: {ANALYSIS}, FOLDERS: {ANALYSIS}}
 # analysis modules that hold typed results only: output/ and the pages may read these
-RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.summary_results", "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results",
-                  "judgelab.preference.agreement_results"}
+RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.published_results", "judgelab.summary_results",
+                  "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results", "judgelab.preference.agreement_results"}
 LAYERS: dict[str, int] = {
     "judgelab": FOUNDATION,  # the package itself only: its version and lazy exports (names as strings)
     "judgelab.serve": FOUNDATION,  # a socket bound first and the loopback Host check
@@ -84,6 +84,7 @@ LAYERS: dict[str, int] = {
     "judgelab.recipes.chiang_lee_data": ANALYSIS,
     "judgelab.audit_results": ANALYSIS,
     "judgelab.agree_results": ANALYSIS,
+    "judgelab.published_results": ANALYSIS,  # a recipe's correlations beside the published figures
     "judgelab.summary_results": ANALYSIS,
     "judgelab.annotate.estimate_results": ANALYSIS,
     "judgelab.perturb": ANALYSIS,

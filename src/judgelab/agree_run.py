@@ -50,10 +50,13 @@ class HumanFile:
     system: str = "system"
     group: str = "group"
     criteria: tuple[str, ...] = ()
+    #: how many raters each mean of a file of means pools (``--raters-per-mean``; None: unstated)
+    raters_per_mean: int | None = None
 
     def options(self) -> dict[str, Any]:
         return {"layout": self.layout, "item": self.item, "rater": self.rater, "criterion": self.criterion,
-                "score": self.score, "system": self.system, "group": self.group, "criteria": list(self.criteria)}
+                "score": self.score, "system": self.system, "group": self.group, "criteria": list(self.criteria),
+                **({"raters_per_mean": self.raters_per_mean} if self.raters_per_mean else {})}
 
 
 @dataclass
@@ -66,12 +69,14 @@ class AgreeRun:
     out: Path | None = None
     #: criteria renamed on reading (``{old: new}``)
     mapping: dict[str, str] = field(default_factory=dict)
+    #: when the agreement began (``time.time()``): run.json's wall time counts the analysis, not only the writing
+    started: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()
 
 
-def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
+def agree_record(df: pd.DataFrame, report: AgreeReport, raters_per_mean: int | None = None) -> AgreeRecord:
     """The record of an agreement over the tidy ratings ``df`` (raw scores): per judge and criterion of the
     correlations table the matched per-item means (with what they count and the judge's scale), and the humans'
     means over the texts compared — the (system, item, criterion) some judge's pair holds, so that a human row
@@ -97,7 +102,7 @@ def agree_record(df: pd.DataFrame, report: AgreeReport) -> AgreeRecord:
                                     float(human.mean()) if len(m) else None, text_unit, cluster_unit, scale, same))
     if matched:
         humans = _compared(humans, matched)
-    return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans),
+    return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans, raters_per_mean),
                        tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
 
 
@@ -151,6 +156,20 @@ def unit_noun(description: str) -> str:
     return nouns[-1] if nouns else ""
 
 
+def _check_raters_per_mean(hf: HumanFile, humans: pd.DataFrame) -> None:
+    """``--raters-per-mean`` is a count of a file of means (``human:mean`` rows); one line otherwise."""
+    from judgelab.errors import JudgelabError
+    from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN
+
+    if hf.raters_per_mean is None:
+        return
+    if hf.raters_per_mean < 1:
+        raise JudgelabError(f"--raters-per-mean must be 1 or more (got {hf.raters_per_mean})")
+    if HUMAN_PREFIX + MEAN_HUMAN not in set(humans["rater"].astype(str)):
+        raise JudgelabError(f"--raters-per-mean counts the raters behind each mean of a file of means; {hf.path} names "
+                            "its raters (leave the option out)")
+
+
 def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFile | str | Path | None = None,
               mapping: dict[str, str] | None = None, methods: Sequence[str] = ("kendall",),
               levels: Sequence[str] = ("overall", "group", "system"), williams_level: str = "overall",
@@ -181,8 +200,12 @@ def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFil
         >>> run = run_agree(["run/ratings.csv"], "humans.csv", out="run")  # doctest: +SKIP
         >>> run.report.correlations[["rater", "criterion", "r"]]            # doctest: +SKIP
     """
+    import time
+
     from judgelab.agree import agreement
     from judgelab.ratings import combine, import_human, read_ratings, rename_criteria
+
+    started = time.time()
 
     hf = human if isinstance(human, HumanFile) or human is None else HumanFile(Path(human))
     import pandas as pd
@@ -192,13 +215,14 @@ def run_agree(ratings: Sequence[str | Path | pd.DataFrame] = (), human: HumanFil
     if hf is not None:
         frames.append(import_human(hf.path, hf.layout, hf.item, hf.rater, hf.criterion, hf.score, hf.system, hf.group,
                                    list(hf.criteria) or None))
+        _check_raters_per_mean(hf, frames[-1])
     df = rename_criteria(combine(frames), dict(mapping or {}), "inputs")
     report = agreement(df, list(methods), list(levels), variant=kendall_variant, williams_level=williams_level,
                        n_resamples=n_resamples, seed=seed, ci_method=ci_method, standardize=standardize)
     inputs = [input_file("ratings", p) for p in paths] + list(sources)
     if hf is not None:
         inputs.append(input_file("human", hf.path, hf.options()))
-    run = AgreeRun(report, agree_record(df, report), inputs, mapping=dict(mapping or {}))
+    run = AgreeRun(report, agree_record(df, report, hf.raters_per_mean if hf is not None else None), inputs, mapping=dict(mapping or {}), started=started)
     if out is not None:
         write_agree(run, out, display)
     return run
@@ -211,7 +235,8 @@ def write_agree(run: AgreeRun, out: str | Path, display: Display | None = None) 
     from judgelab.output import OutputFolder
 
     report, mapping = run.report, run.mapping
-    with OutputFolder(Path(out), "Agreement (`judgelab agree`)", command="agree", step=True, display=display) as output:
+    with OutputFolder(Path(out), "Agreement (`judgelab agree`)", command="agree", step=True, display=display,
+                      started=run.started) as output:
         for name, table in report.tables().items():
             what = TABLE_DESCRIPTIONS[name]
             if name in report.skipped:

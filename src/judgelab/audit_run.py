@@ -77,6 +77,8 @@ class AuditRun:
     lines: list[str] = field(default_factory=list)
     inputs: list[InputFile] = field(default_factory=list)
     out: Path | None = None
+    #: when the audit began (``time.time()``): run.json's wall time counts the analysis, not only the writing
+    started: float | None = None
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -127,8 +129,11 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
         >>> run = run_audit(["run/ratings.csv"], ["humans.csv"], out="audit")  # doctest: +SKIP
         >>> run.report.tables()["leniency"]                                   # doctest: +SKIP
     """
+    import time
+
     from judgelab.audit import read_audit_inputs
 
+    started = time.time()
     _check(n_resamples, per, risk, delta, tolerance, jury_level, bins)
     judge_fam, system_fam = dict(self_family or {}), dict(system_family or {})
     if system_fam and not judge_fam:
@@ -139,7 +144,7 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
     crit = list(criteria) if criteria else None
     report, shift = _bias_report(df, pair_table, length_table, judge_fam, system_fam, crit, per, n_resamples, seed,
                                  list(compare) if compare else None)
-    run = AuditRun(report, shift)
+    run = AuditRun(report, shift, started=started)
     run.lines = [f"{name} skipped: {reason}" for name, reason in report.skipped.items()] + shift.lines()
     run.written = [(t, name, TABLE_DESCRIPTIONS[name].format(per=f"{per:g}")) for name, t in report.tables().items()
                    if name not in report.skipped and "bias" not in report.skipped]
@@ -235,20 +240,20 @@ def write_audit(run: AuditRun, out: str | Path, display: Display | None = None) 
     run.out = write_audit_folder(Path(out), "audit", "Judge audit (`judgelab audit`)", run.written,
                                  report.lines() + run.shift.lines(),
                                  {"inputs": ratings, "human": human, "settings": report.settings,
-                                  "skipped": report.skipped}, run.document(), run.inputs, display)
+                                  "skipped": report.skipped}, run.document(), run.inputs, display, run.started)
     return run.out
 
 
 def write_audit_folder(out: Path, command: str, title: str, tables, lines: list[str], extra: dict[str, Any],
                        document: dict[str, Any] | None = None, inputs: Sequence[InputFile] = (),
-                       display: Display | None = None) -> Path:
+                       display: Display | None = None, started: float | None = None) -> Path:
     """An audit's folder (``audit`` or ``audit --self-check``): its tables, ``audit.json`` and the record's step."""
     import json
 
     from judgelab.audit_results import AUDIT_JSON
     from judgelab.output import OutputFolder
 
-    with OutputFolder(out, title, command=command, display=display) as output:
+    with OutputFolder(out, title, command=command, display=display, started=started) as output:
         for df, name, description in tables:
             output.table(df, name, description, show=False)
         if document is not None:  # the typed results in one file: what report.html's Audit section renders

@@ -192,9 +192,10 @@ def judges_summary(ratings: pd.DataFrame) -> dict[str, Any]:
     return score_summary(ratings[~ratings["rater"].map(is_human)]).to_record()
 
 
-def human_summary(humans: pd.DataFrame) -> "ScoreSummary":
+def human_summary(humans: pd.DataFrame, raters_per_mean: int | None = None) -> "ScoreSummary":
     """The humans' rows of a summary: per system and criterion the mean over items of the human raters' mean
-    (each rater's samples averaged first), with its interval; ``system`` ``(any)`` where none was given."""
+    (each rater's samples averaged first), with its interval; ``system`` ``(any)`` where none was given.
+    ``raters_per_mean``: how many raters each mean of a file of means pools, as the user said (None: unstated)."""
     from judgelab.summary_results import ScoreRow, ScoreSummary
 
     ok = humans[(humans["status"] == Status.OK) & humans["score"].notna()].copy()
@@ -208,22 +209,27 @@ def human_summary(humans: pd.DataFrame) -> "ScoreSummary":
         arr = values.to_numpy(float)
         low, high, why = _interval(arr)
         raters = set(ok[(ok["system"] == system) & (ok["criterion"] == criterion)]["rater"])
-        rows.append(ScoreRow(humans_label(raters), str(system), str(criterion),
+        rows.append(ScoreRow(humans_label(raters, raters_per_mean), str(system), str(criterion),
                              int(arr.size), int(arr.size), None, float(arr.mean()), low, high, why))
     return ScoreSummary(tuple(rows))
 
 
-def humans_label(raters: set[str]) -> str:
+def humans_label(raters: set[str], raters_per_mean: int | None = None) -> str:
     """The humans' row label: ``humans (mean of N raters)`` counting people; a file of means (``human:mean``) gives
-    each item's mean of raters it does not name, so it is never counted as one rater."""
+    each item's mean of raters it does not name, so it is never counted as one rater: it pools
+    ``raters_per_mean`` raters when the user said so (``agree --raters-per-mean``), else an unstated number."""
     from judgelab.raters import parse_label
 
+    def count(n: int) -> str:
+        return f"{n} rater{'s' if n != 1 else ''}"
+
     people = sum(parse_label(r).kind == "human" for r in raters)
-    given = len(raters) > people
+    pooled = count(raters_per_mean) if raters_per_mean else "an unstated number of raters"
+    if len(raters) == people:
+        return f"humans (mean of {count(people)})"
     if not people:
-        return "humans (the file's means; its raters are not named)"
-    counted = f"{people} rater{'s' if people != 1 else ''}"
-    return f"humans (mean of {counted} and the file's means)" if given else f"humans (mean of {counted})"
+        return f"humans (mean of {pooled})"
+    return f"humans (mean of {count(people)} and the file's means of {pooled} each)"
 
 
 def _num(value: object) -> float | None:

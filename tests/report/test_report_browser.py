@@ -438,7 +438,7 @@ def test_a_judge_of_12_summaries_of_one_system_names_no_other_and_says_whether_t
         options = [o.get_attribute("textContent") for o in driver.find_elements("css selector", "#f-system option")
                    if o.get_attribute("value")]
         assert options == ["M11"]
-        assert "humans (the file's means; its raters are not named)" in page_text and "mean of 1 rater" not in page_text
+        assert "humans (mean of an unstated number of raters)" in page_text and "mean of 1 rater" not in page_text
         assert not _clipped_labels(driver, "main")
         shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "report-first-screen-one-system.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
@@ -489,6 +489,74 @@ def test_readme_audit_leads_with_its_summary(driver, tmp_path):
         assert "human (against the other humans)" in legend and "judge" in legend
         shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "audit-first-screen.png"
         driver.execute_script("window.scrollTo(0, 0)")
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.set_window_size(1366, 900)
+
+
+@pytest.mark.needs_shared_data("summeval/summeval_expert_means.jsonl")
+def test_the_geval_recipe_report_opens_on_the_verdict_with_the_published_figure(driver, tmp_path):
+    """`judgelab recipe geval`'s own report at 1400×1000: its first screen is the per-criterion headline (statistic,
+    interval, n named, the verdict in words) with G-EVAL-4's published figure beside ours."""
+    from conftest import run_cli
+
+    script = _summeval_script(tmp_path / "script.json")
+    r = run_cli("recipe", "geval", "--dataset", "summeval", "--n-items", "10", "--judge", f"scripted-test-double:{script}",
+                "--score", "parsed", "--quiet", "--out", "geval", cwd=tmp_path,
+                env={"JUDGELAB_SHARED_DATA": str(SHARED_DATA)})
+    assert r.returncode == 0, r.stderr
+    driver.set_window_size(1400, 1000)
+    try:
+        _open(driver, tmp_path / "geval" / "report.html")
+        _no_console_errors(driver)
+        words = driver.find_element("css selector", "#headline .hl-words")
+        assert words.location["y"] < 400 and "coherence" in words.text
+        assert any(v in words.text for v in ("agreement: the interval", "Inconclusive", "No verdict"))
+        first = driver.find_elements("css selector", "#headline article.hl-card")[0]
+        assert first.get_attribute("data-criterion") == "coherence"
+        import re
+
+        assert "Spearman ρ = " in first.text and re.search(r"n = \d+ documents", first.text)  # of the 10 with a defined r
+        published = first.find_element("css selector", ".hl-published")
+        assert "G-EVAL-4 published 0.582" in published.text
+        assert published.location["y"] + published.size["height"] < 1000  # on the first screen
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "geval-report-first-screen.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.set_window_size(1366, 900)
+
+
+@pytest.mark.needs_shared_data("hanna/hanna_metric_scores_llm.csv")
+def test_the_hanna_audit_leads_with_the_jury_verdict_and_its_chart(driver, tmp_path):
+    """docs/audit.md's HANNA audit at 1400×1000: the jury's verdict lines and its chart (jury minus the best single
+    judge) are in the summary within the first two screens, the full jury table behind a closed toggle there."""
+    from conftest import run_cli
+
+    out = tmp_path / "audit-hanna"
+    r = run_cli("audit", "--hanna-scores", str(SHARED_DATA / "hanna" / "hanna_metric_scores_llm.csv"), "--judges",
+                "*@eval-prompt-1", "--jury", "mean,weighted", "--selective", "--format", "csv", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    driver.set_window_size(1400, 1000)
+    try:
+        driver.get_log("browser")
+        driver.get((out / "report.html").resolve().as_uri())  # no item browser: the scores file has no texts
+        _no_console_errors(driver)
+
+        def bottom(el) -> float:
+            return driver.execute_script("const b = arguments[0].getBoundingClientRect(); return b.bottom + "
+                                         "window.scrollY", el)
+
+        lines = driver.find_elements("css selector", "ul.audit-verdict li")
+        assert len(lines) == 12 and all(bottom(li) < 2000 for li in lines)
+        chart = driver.find_element("css selector", "#audit-jury-summary #fig-audit-jury-difference svg")
+        assert "Jury minus the best single judge" in chart.get_attribute("textContent")
+        assert bottom(chart) < 2000, bottom(chart)  # the chart ends within the first two screens
+        table = driver.find_element("css selector", "#audit-jury-summary details.audit-table")
+        assert table.get_attribute("open") is None and "juries and single judges" in table.text.lower()
+        table.find_element("tag name", "summary").click()
+        assert table.find_element("id", "t-audit-jury").is_displayed()
+        shot = Path(os.environ.get("JUDGELAB_SCREENSHOTS", str(tmp_path))) / "audit-hanna-jury.png"
+        driver.execute_script("window.scrollTo(0, arguments[0])", bottom(lines[0]) - 300)
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:
         driver.set_window_size(1366, 900)

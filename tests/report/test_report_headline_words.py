@@ -105,7 +105,38 @@ def test_human_rows_are_only_the_texts_the_judge_rated_with_one_mean(one_system)
 def test_a_file_of_means_is_not_counted_as_one_rater(one_system):
     run, _ = one_system
     labels = {r.rater for r in run.record.human_summary.rows}
-    assert labels == {"humans (the file's means; its raters are not named)"}
+    assert labels == {"humans (mean of an unstated number of raters)"}
+
+
+def test_the_raters_each_mean_pools_are_recorded_and_shown_when_given(tmp_path):
+    from judgelab.agree_run import HumanFile
+    from judgelab.output.record import read_record
+    from judgelab.report.html import build_report, render_report
+
+    humans = _humans(tmp_path / "experts.jsonl")
+    judged = _judge(humans, "coherence", "M11", 8, 5)
+    run = run_agree([judged], HumanFile(humans, raters_per_mean=3), methods=("spearman",), n_resamples=99,
+                    out=tmp_path / "agreement")
+    assert {r.rater for r in run.record.human_summary.rows} == {"humans (mean of 3 raters)"}
+    [given] = [i for i in read_record(tmp_path / "agreement").step("agree").inputs if i.role == "human"]
+    assert given.options["raters_per_mean"] == 3
+    page = render_report(build_report(tmp_path / "agreement"))
+    assert "humans (mean of 3 raters)" in page and "mean of 1 rater" not in page and "unstated" not in page
+
+
+def test_raters_per_mean_of_a_file_naming_its_raters_or_below_one_is_one_line(tmp_path):
+    from conftest import one_line_error, run_cli
+
+    humans = _humans(tmp_path / "experts.jsonl")
+    ratings = tmp_path / "ratings.csv"
+    _judge(humans, "coherence", "M11", 8, 5).to_csv(ratings, index=False)
+    people = tmp_path / "people.csv"
+    people.write_text("item_id,system,rater,criterion,score\n" + "".join(
+        f"doc{d},M11,{r},coherence,{1 + (d + k) % 5}\n" for d in range(8) for k, r in enumerate(("ann", "bob"))))
+    one_line_error(run_cli("agree", str(ratings), "--human", str(people), "--raters-per-mean", "3", "--n-resamples", "0"),
+                   "--raters-per-mean", "names its raters")
+    one_line_error(run_cli("agree", str(ratings), "--human", str(humans), "--raters-per-mean", "0", "--n-resamples", "0"),
+                   "--raters-per-mean must be 1 or more")
 
 
 def test_the_record_names_units_and_the_judge_scale(one_system):
@@ -236,14 +267,16 @@ def test_humans_are_counted_as_people_never_a_file_of_means_as_one():
     from judgelab.summary import humans_label
 
     assert humans_label({"human:a", "human:b", "human:c"}) == "humans (mean of 3 raters)"
-    assert humans_label({"human:mean"}) == "humans (the file's means; its raters are not named)"
-    assert humans_label({"human:mean", "human:alice"}) == "humans (mean of 1 rater and the file's means)"
+    assert humans_label({"human:mean"}) == "humans (mean of an unstated number of raters)"
+    assert humans_label({"human:mean"}, 3) == "humans (mean of 3 raters)"
+    assert humans_label({"human:mean", "human:alice"}) == \
+        "humans (mean of 1 rater and the file's means of an unstated number of raters each)"
 
 
 def test_a_legend_of_long_names_fits_its_chart():
     from judgelab.report.svg import BarSeries, bar_chart
 
-    names = ["scripted-test-double@geval-summeval+variant-one", "humans (the file's means; its raters are not named)"]
+    names = ["scripted-test-double@geval-summeval+variant-one", "humans (mean of an unstated number of raters)"]
     for svg in (interval_chart([Point("a", 0.5, 0.4, 0.6, 0), Point("b", 0.6, 0.5, 0.7, 1)], "f", "t", "d", "r", "rater",
                                series_names=names),
                 bar_chart(["a"], [BarSeries(n, [1.0]) for n in names], "g", "t", "d", "D", "perturbation")):

@@ -38,6 +38,9 @@ def agree(
                                     "level); optional"),
     criteria_fields: Optional[str] = typer.Option(None, "--criteria-fields", help="wide layout: the criterion "
                                                   "columns, comma-separated (default: every column of numbers)"),
+    raters_per_mean: Optional[int] = typer.Option(None, "--raters-per-mean", help="how many raters each mean of a "
+                                                  "file of means pools (e.g. 3 for SummEval's experts); the page "
+                                                  "says 'mean of 3 raters' (without it: an unstated number)"),
     maps: Optional[list[str]] = MapOpt,
     methods: str = typer.Option("kendall", "--method", help="comma-separated: kendall, pearson, spearman"),
     levels: str = typer.Option("overall,group,system", "--level", help="comma-separated: overall, group, system"),
@@ -76,7 +79,8 @@ def agree(
     if gates and n_resamples == 0:
         raise JudgelabError("--fail-under checks the CI lower bound: it needs --n-resamples above 0")
     hf = None if human is None else HumanFile(human, human_layout, id_field, rater_field, criterion_field, score_field,
-                                               system_field, group_field, tuple(split_list(criteria_fields) or ()))
+                                               system_field, group_field, tuple(split_list(criteria_fields) or ()),
+                                               raters_per_mean)
     run = run_agree(ratings or [], hf, mapping, method_list, level_list, williams_level, kendall_variant, n_resamples,
                     seed, ci_method, standardize)
     report = run.report

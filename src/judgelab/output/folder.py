@@ -179,7 +179,7 @@ class OutputFolder:
     """
 
     def __init__(self, folder: Path, title: str, command: str | None = None, display: Display | None = None,
-                 step: bool = False) -> None:
+                 step: bool = False, started: float | None = None) -> None:
         self.folder = output_folder(folder)
         self.title = title
         self.command = command or f"recipe: {title}"
@@ -193,7 +193,9 @@ class OutputFolder:
         # the folder's report.html describes the outputs being replaced: it goes with them (a new one follows)
         self._stage = StagedOutputs(self.folder, replaces=self._previous_outputs() + ("report.html",))
         self.finished = False
-        self.started = time.time()
+        #: when the command began (``time.time()``): a command that computes before it writes passes its start,
+        #: so run.json's wall time is the command's, not only the writing's
+        self.started = time.time() if started is None else started
 
     def _manifest(self) -> dict[str, Any]:
         """The folder's run.json ({} when there is none or it cannot be read)."""
@@ -274,7 +276,8 @@ class OutputFolder:
         produced = sorted(p.name for p in self._stage.folder.iterdir())
         if self.step:
             self._readme_section(notes)
-            record_step(self.folder, self.command, extra={**(extra or {}), "outputs": produced},
+            record_step(self.folder, self.command, extra={**(extra or {}), "outputs": produced,
+                                                          "wall_s": round(time.time() - self.started, 3)},
                         into=self._stage.folder)
         else:
             record = ("results.json", "the folder's record: each step's settings, inputs (with SHA-256), files and "

@@ -34,9 +34,11 @@ from judgelab.spec import JudgeOptions
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 
 if TYPE_CHECKING:
+    from judgelab.published_results import PublishedComparison
     from judgelab.rate import StudyPlan
 
-__all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "run_geval",
+__all__ = ["CorrelationRow", "GevalReport", "meta_evaluate", "scale_groups", "published_table", "published_comparison",
+           "run_geval",
            "PUBLISHED", "PUBLISHED_SOURCE", "TEMPLATES", "LEVELS"]
 
 TEMPLATES = {"summeval": "geval-summeval", "topical-chat": "geval-topical-chat"}
@@ -215,6 +217,29 @@ def published_table(report: GevalReport) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+#: What n counts and what the bootstrap resamples at each level (singular), per dataset.
+_UNITS = {"summary": ("document", "document"), "system": ("system", "document"), "turn": ("response", "dialogue context")}
+
+
+def published_comparison(report: GevalReport) -> PublishedComparison:
+    """The record of :func:`published_table` (results.json's ``published``, the report's first screen): each
+    correlation G-EVAL-4 published, ours beside it with its interval and n, each named by what it counts."""
+    from judgelab.published_results import PublishedComparison, PublishedRow
+
+    rows = []
+    for r in report.rows:
+        key = (report.dataset, r.level, r.criterion, r.method)
+        if key not in PUBLISHED:
+            continue
+        text, cluster = _UNITS[r.level]
+        if report.dataset == "topical-chat" and r.level == "system":
+            cluster = "dialogue context"
+        clusters = r.n if r.level == "summary" else report.groups
+        rows.append(PublishedRow(r.rater, r.criterion, r.method, r.level, r.r, r.ci_low, r.ci_high, r.n, clusters,
+                                 text, cluster, PUBLISHED[key], r.note))
+    return PublishedComparison("G-EVAL-4", PUBLISHED_SOURCE, "means of three raters", tuple(rows))
+
+
 def scale_groups(template, criteria: Iterable[str]) -> list[list[str]]:
     """Criteria grouped by their scale, in template order (one judge run per group)."""
     groups: dict[tuple[float, float], list[str]] = {}
@@ -314,7 +339,6 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
                 first = first or rater
                 labels[rater] = first
         stored = store.ratings()
-    output.record(results={"summary": judges_summary(stored)})
     judged = stored[stored["rater"].isin(list(labels))].copy()
     judged["rater"] = judged["rater"].map(labels)
     output.table(judged, "ratings", "judge ratings (tidy table; human means are in the data file)", show=False)
@@ -333,6 +357,7 @@ def run_geval(data: str | Path, out: Path, judges: list[str], *, dataset: str | 
                      "turn level: all responses pooled (G-Eval's Topical-Chat table), 95% cluster bootstrap CI")
     output.table(published_table(report), "published_comparison",
                  "measured beside G-EVAL-4's published correlations", show=False)
+    output.record(results={"summary": judges_summary(stored), "published": published_comparison(report).to_record()})
     notes = [f"published figures: {PUBLISHED_SOURCE}",
              f"data: {loaded.path} ({len(items)} items, {where}); human scores are means of three raters"]
     finish_recipe(output, notes, max_failure_rate)

@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 
 from judgelab.agree_results import MatchedMeans
+from judgelab.published_results import PublishedComparison, PublishedRow
 from judgelab.report.html_model import Figure, Table
 from judgelab.report.svg import count_scatter
 
-__all__ = ["HeadlineRow", "Headline", "build_headline", "interval_words", "verdict_words", "strength_word", "plural",
-           "STRENGTH"]
+__all__ = ["HeadlineRow", "Headline", "build_headline", "published_headline", "interval_words", "verdict_words",
+           "strength_word", "plural", "STRENGTH", "METHOD_SYMBOL"]
 
 #: Levels in the order the first screen prefers them (the summary level first).
 LEVEL_ORDER = ("overall", "system", "group")
@@ -33,6 +34,10 @@ CONFUSION_MAX_VALUES = 11
 #: Words for the size of a correlation |r| (lower bounds), after Schober, Boer & Schwarte (2018), "Correlation
 #: coefficients: appropriate use and interpretation", Anesthesia & Analgesia 126(5), Table 1.
 STRENGTH = ((0.90, "very strong"), (0.70, "strong"), (0.40, "moderate"), (0.10, "weak"), (0.0, "negligible"))
+#: A correlation's name and symbol as the page writes it.
+METHOD_SYMBOL = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
+#: Of a recipe's published correlations, the first screen leads with the first of these it has.
+METHOD_PREFERENCE = ("spearman", "pearson", "kendall")
 #: Fewer clusters than this give no interval (docs/intervals.md); the verdict then says "too few".
 MIN_CLUSTERS = 5
 
@@ -63,6 +68,8 @@ class HeadlineRow:
     resampled: str = ""  # the clusters named: "10 articles resampled"
     scales: str = ""  # why the means are not compared (different scales), else ""
     items_named: str = ""  # the matched pairs named: "12 summaries"
+    published: str = ""  # a recipe's published figure beside ours, in words
+    also: list[str] = field(default_factory=list)  # the criterion's other published correlations, one line each
 
 
 @dataclass
@@ -291,4 +298,58 @@ def build_headline(corr: pd.DataFrame | None, baseline: pd.DataFrame | None, ski
             verdict=verdict_words(r, *shown, n, text_units, n_clusters, cluster_units, caveat),
             counted=counted, resampled=resampled, scales=scales,
             items_named=f"{items:,} {plural(m.text_unit or 'text', items)}" if m is not None else ""))
+    return Headline(rows, notes)
+
+
+# -- a recipe's correlations beside the published ones ---------------------------------------------------------
+def _beside(row: PublishedRow, by: str) -> str:
+    """The published figure beside ours: where it lies against our interval."""
+    if row.published_r is None:
+        return ""
+    said = f"{by} published {row.published_r:.3f}"
+    if row.r is None:
+        return said + " (ours is undefined)"
+    if row.ci_low is None or row.ci_high is None or not row.ci_high > row.ci_low:
+        return said + f" (ours {row.r:.2f}, with no interval to compare it with)"
+    where = ("inside our 95% interval" if row.ci_low <= row.published_r <= row.ci_high else
+             "above our 95% interval" if row.published_r > row.ci_high else "below our 95% interval")
+    return said + f": {where}"
+
+
+def _published_row(k: int, found: list[PublishedRow], comp: PublishedComparison) -> HeadlineRow:
+    p = found[0]
+    interval, caveat = interval_words(p.r, p.ci_low, p.ci_high, p.note, p.n_clusters, "overall")
+    texts, clusters = plural(p.text_unit, p.n), plural(p.cluster_unit, p.n_clusters)
+    same = p.text_unit == p.cluster_unit and p.n == p.n_clusters
+    shown = (p.ci_low, p.ci_high) if interval.startswith("95% CI") else (None, None)
+    also = []
+    for o in found[1:]:
+        words = interval_words(o.r, o.ci_low, o.ci_high, o.note, o.n_clusters, "overall")[0]
+        value = f"{o.r:.2f} ({words})" if o.r is not None else words
+        also.append(f"{METHOD_SYMBOL.get(o.method, o.method)} = {value}; " + _beside(o, comp.published_by))
+    return HeadlineRow(
+        judge=p.rater, criterion=p.criterion, method=p.method, level=p.level, r=p.r, ci_low=p.ci_low,
+        ci_high=p.ci_high, n=p.n, n_clusters=p.n_clusters, interval=interval, caveat=caveat,
+        baseline=f"no human baseline: the human scores are {comp.humans}" if comp.humans else "no human baseline",
+        judge_mean=None, human_mean=None, items=0,
+        verdict=verdict_words(p.r, *shown, p.n, texts, p.n_clusters, clusters, caveat),
+        counted=f"{p.n:,} {texts}" if p.n is not None else "",
+        resampled="each resampled" if same else f"{p.n_clusters:,} {clusters} resampled" if p.n_clusters else "",
+        published=_beside(p, comp.published_by), also=also)
+
+
+def published_headline(comp: PublishedComparison) -> Headline | None:
+    """The first screen of a recipe's folder from the correlations it recorded beside the published ones: per judge
+    and criterion the statistic, interval, n named, the verdict in words and the published figure beside ours."""
+    groups: dict[tuple[str, str], list[PublishedRow]] = {}
+    for row in comp.rows:
+        groups.setdefault((row.rater, row.criterion), []).append(row)
+    if not groups:
+        return None
+    order = {m: i for i, m in enumerate(METHOD_PREFERENCE)}
+    rows = [_published_row(k, sorted(found, key=lambda r: order.get(r.method, len(order))), comp)
+            for k, found in enumerate(groups.values())]
+    levels = sorted({r.level for r in rows})
+    notes = [f"Correlation at the {', '.join(levels)} level, where {comp.published_by}'s figures were published "
+             f"({comp.source}); every level and method is in the tables below."]
     return Headline(rows, notes)

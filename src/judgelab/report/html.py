@@ -67,12 +67,14 @@ from judgelab.report.folder import (
     ratings_from_file,
     step_inputs,
 )
-from judgelab.report.headline import build_headline
+from judgelab.published_results import PublishedComparison
+from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
+from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
 
 __all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
@@ -148,6 +150,9 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
                 tables.tables.get("correlations"), tables.tables.get("human_baseline"), tables.skipped, tables.matched))
             if data.headline is not None and tables.standardized:
                 data.headline.notes.insert(0, tables.standardized)
+        elif rf.record.result("published"):  # a recipe's correlations beside the published figures
+            data.headline = _guard(problems, "Judge vs humans", lambda: published_headline(
+                PublishedComparison.from_record(rf.record.result("published"))))
         elif judge is not None and not humans.table.empty and not step_inputs(rf, "audit"):  # an audit leads with its own
             data.notes.append(NO_AGREE_STEP.format(folder=rf.path))
         data.agreement = _guard(problems, "Agreement with humans", lambda: agreement(tables))
@@ -167,8 +172,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         infos = data.what_ran.runs if data.what_ran is not None else []
         data.cost = _guard(problems, "Cost and time", lambda: R.cost_time(rf, infos, reader))
         if rf.has("README.md"):
-            data.readme = _guard(problems, "README.md", lambda: rf.file("README.md").read_text(encoding="utf-8",
-                                                                                              errors="replace"))
+            data.readme = _guard(problems, "README.md", lambda: readme_blocks(
+                rf.file("README.md").read_text(encoding="utf-8", errors="replace")))
         data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_TABLES | (AUDIT_TABLES if data.audit else set()))) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:

@@ -52,6 +52,9 @@ class AuditSection:
     words: AuditWords | None = None
     jury_lines: list[str] = field(default_factory=list)
     jury: Table | None = None
+    #: the jury's verdict as a chart (jury minus the best single judge; else the juries beside the judges), in the
+    #: summary beside the verdict lines; the jury section's other charts below
+    jury_verdict: Figure | None = None
     jury_figures: list[Figure] = field(default_factory=list)
     shift: Table | None = None
     selective: Table | None = None
@@ -202,7 +205,9 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
                                             ("n", "n", "int"), ("n_clusters", "clusters", "int"),
                                             ("note", "note", "text")],
                               "The best single judge is chosen on the same data, which favours it.")
-        section.jury_figures = _jury_figures(doc["jury"])
+        figures = _jury_figures(doc["jury"])
+        section.jury_verdict = figures[-1]  # the difference chart when there is one: the verdict lines' own
+        section.jury_figures = figures[:-1]
     if doc.get("shift"):
         section.shift = _table("audit-shift", "Paired mean shift of the second rater against the first on the same "
                                "texts (e.g. constrained against free output)", _with_cis(doc["shift"], ""),
@@ -254,7 +259,11 @@ AUDIT_TEMPLATE = r"""
 </table>
 </div>
 {%- endif %}
+{%- if au.jury_lines or au.jury %}<div id="audit-jury-summary">
 {%- if au.jury_lines %}<p class="audit-verdict"><strong>Jury:</strong></p><ul class="audit-verdict">{% for line in au.jury_lines %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
+{%- if au.jury_verdict %}<div class="audit-figures">{{ figure(au.jury_verdict) }}</div>{% endif %}
+{%- if au.jury %}<details class="audit-table"><summary>Table: juries and single judges ({{ au.jury.rows | length }} rows)</summary>{{ table(au.jury) }}</details>{% endif %}
+</div>{% endif %}
 {%- for note in au.notes %}<p class="note">{{ note }}</p>{% endfor %}
 {%- if au.words %}{% set w = au.words %}
 <h3>In words: what was detected</h3>
@@ -265,7 +274,7 @@ AUDIT_TEMPLATE = r"""
 {%- if au.skipped %}<p class="note">Not measured: {{ au.skipped | join("; ") }}.</p>{% endif %}
 {%- for k in au.kinds %}<h3>{{ k.heading }}</h3><div class="audit-figures">{% for f in k.figures %}{{ figure(f) }}{% endfor %}</div><details class="audit-table"><summary>Table: {{ k.heading }} ({{ k.table.rows | length }} rows)</summary>{{ table(k.table) }}</details>{% endfor %}
 {%- if au.shift %}<h3>Two raters on the same texts</h3>{% if au.words and au.words.other %}<ul>{% for line in au.words.other %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}{{ table(au.shift) }}{% endif %}
-{%- if au.jury %}<h3>A jury of judges</h3>{% for f in au.jury_figures %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: juries and single judges ({{ au.jury.rows | length }} rows)</summary>{{ table(au.jury) }}</details>{% endif %}
+{%- if au.jury_figures %}<h3>A jury of judges</h3><p class="note">The jury's verdict, its chart and the table are in the summary at the top of this section.</p>{% for f in au.jury_figures %}{{ figure(f) }}{% endfor %}{% endif %}
 {%- if au.selective %}<h3>Selective judging</h3><ul>{% for line in au.selective_lines %}<li>{{ line }}</li>{% endfor %}</ul>{{ table(au.selective) }}{% endif %}
 {%- if au.escalation %}<h3>Selective judging: kept and escalated items</h3>{{ table(au.escalation) }}{% endif %}
 {%- if au.calibration %}<h3>Calibration</h3><p class="note">Confidence: the share of the judge's samples within the tolerance of its rating; agreed: its rating within the tolerance of the mean human rating.</p>{% for f in au.reliability %}{{ figure(f) }}{% endfor %}<details class="audit-table"><summary>Table: calibration ({{ au.calibration.rows | length }} rows)</summary>{{ table(au.calibration) }}</details>{% endif %}

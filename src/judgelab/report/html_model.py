@@ -208,8 +208,8 @@ class ReportData:
     failures: Failures | None = None
     items: ItemBrowser | None = None
     cost: CostTime | None = None
-    #: The folder's README.md (a recipe's index and notes), shown as text.
-    readme: str | None = None
+    #: The folder's README.md (a recipe's index and notes) read into blocks (report.readme), rendered escaped.
+    readme: list[Any] | None = None
     other_tables: list[Table] = field(default_factory=list)
     folder_figures: list[FolderFigure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

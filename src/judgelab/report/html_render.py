@@ -16,6 +16,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from judgelab.report.html_assets import CSS
+from judgelab.report.headline import METHOD_SYMBOL
 from judgelab.report.html_audit import AUDIT_TEMPLATE
 from judgelab.report.html_script import SCRIPT
 from judgelab.report.html_model import ReportData
@@ -98,7 +99,7 @@ def _count(value: Any) -> str:
 
 
 def _symbol(method: str) -> str:
-    return {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}.get(method, method)
+    return METHOD_SYMBOL.get(method, method)
 
 
 def _finalize(value: Any) -> Any:
@@ -137,6 +138,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 </div>
 {%- if t.note %}<p class="note">{{ t.note }}</p>{% endif %}
 {%- endmacro %}
+{%- macro runs(parts) %}{% for kind, text in parts %}{% if kind == "code" %}<code>{{ text }}</code>{% elif kind == "strong" %}<strong>{{ text }}</strong>{% else %}{{ text }}{% endif %}{% endfor %}{% endmacro %}
 {%- macro figure(f) %}
 <figure id="{{ f.id }}">
 {{ f.svg | safe }}
@@ -174,6 +176,8 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <p class="hl-verdict"><strong>{{ r.verdict }}</strong></p>
 <p class="hl-r">{% if r.r is not none %}<strong>{{ sym(r.method) }} = {{ num(r.r, 2) }}</strong> {% endif %}<span class="hl-ci{% if not r.interval.startswith('95% CI') %} hl-none{% endif %}">{{ r.interval }}</span>{% if r.n is not none %} · n = {{ r.counted or count(r.n) }}{% endif %}{% if r.resampled %} ({{ r.resampled }}){% endif %}</p>
 {%- if r.caveat %}<p class="note hl-caveat">Caution: {{ r.caveat }}</p>{% endif %}
+{%- if r.published %}<p class="hl-published">{{ sym(r.method) }}: {{ r.published }}</p>{% endif %}
+{%- for line in r.also %}<p class="hl-also">{{ line }}</p>{% endfor %}
 <p class="hl-base">Humans: {{ r.baseline }}</p>
 {%- if r.scales %}<p class="hl-means hl-scales">{{ r.scales }}</p>
 {%- elif r.judge_mean is not none %}<p class="hl-means">Mean score on the {{ r.items_named or count(r.items) ~ " items" }} both rated: judge <strong>{{ num(r.judge_mean, 2) }}</strong> · humans <strong>{{ num(r.human_mean, 2) }}</strong></p>{% endif %}
@@ -281,7 +285,15 @@ _TEMPLATE = r"""<!DOCTYPE html>
 {%- if d.readme is not none %}
 <section id="readme" aria-labelledby="h-readme">
 <h2 id="h-readme">The folder's README</h2>
-<pre class="readme">{{ d.readme }}</pre>
+<div class="readme">
+{%- for b in d.readme %}
+{%- if b.kind == "heading" %}{% set h = [b.level + 2, 6] | min %}<h{{ h }}>{{ runs(b.text) }}</h{{ h }}>
+{%- elif b.kind == "table" %}<table class="readme-table"><thead><tr>{% for c in b.header %}<th scope="col">{{ runs(c) }}</th>{% endfor %}</tr></thead><tbody>
+{%- for r in b.rows %}<tr>{% for c in r %}<td>{{ runs(c) }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+{%- elif b.kind == "list" %}<ul>{% for i in b.items %}<li>{{ runs(i) }}</li>{% endfor %}</ul>
+{%- else %}<p>{{ runs(b.text) }}</p>{% endif %}
+{%- endfor %}
+</div>
 </section>
 {%- endif %}
 

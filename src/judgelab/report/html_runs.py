@@ -170,8 +170,13 @@ def cost_time(folder: RunFolder, infos: list[RunInfo], reader: StoreReader | Non
             got.latency_p95_s if got else None,
             info.wall_s if info else None, info.cost_usd if info else None,
         ])
+    empty = [str(r[0]) for r in rows if all(v is None for v in r[1:])]
+    rows = [r for r in rows if r[0] not in empty]
     if not rows:
         return None
+    if empty:
+        notes.append("Nothing of " + ", ".join(empty) + "'s calls, tokens or time is recorded in this folder (its "
+                     "judgments are counted in another row or another folder), so it has no row.")
     if costs is None and any(step.source == "rebuilt" for step in folder.record.steps):
         notes.append("This folder's record holds no calls, tokens or latency per rater (written by an older judgelab): "
                      "the counts shown are run.json's; rerun the same command (0 calls) to record them.")
@@ -181,6 +186,10 @@ def cost_time(folder: RunFolder, infos: list[RunInfo], reader: StoreReader | Non
     if manifest.get("wall_s") is not None:
         notes.append(f"The command ({manifest.get('command') or 'unknown'}) took {manifest['wall_s']} s in all, from "
                      f"{manifest.get('started')} to {manifest.get('finished')}.")
+    for step in manifest.get("steps") or []:
+        if isinstance(step, dict) and step.get("wall_s") is not None:
+            notes.append(f"A later step, {step.get('command') or 'unknown'}, took {step['wall_s']} s (finished "
+                         f"{step.get('finished')}).")
     if reader is not None:
         span = reader.call_span()
         if span is not None:

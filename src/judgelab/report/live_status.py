@@ -35,9 +35,49 @@ def read_last_run(store_path: str | Path) -> dict[str, Any] | None:
         return None
     try:
         with Store(path, read_only=True) as store:
-            return store.last_run()
+            entry = store.last_run()
+            if entry is not None:
+                entry["batches"] = _batches(store, entry)
+            return entry
     except JudgelabError:
         return None
+
+
+def _batches(store: Any, entry: dict[str, Any]) -> dict[str, int]:
+    """The provider batches of the run ``entry`` (``--execution batch``: its rater's, made since it started):
+    how many, how many still open, and their requests (total, completed, failed — the provider's counts while a
+    batch runs, the answers recorded once it ended). All zero for a run without batches."""
+    from judgelab.store.batches import OPEN_STATES
+
+    out = {"batches": 0, "pending": 0, "requests": 0, "completed": 0, "failed": 0}
+    for b in store.batches(kind="openai"):
+        if b.rater != entry["rater"] or b.created < float(entry["started"]) - 1:
+            continue
+        out["batches"] += 1
+        out["pending"] += b.state in OPEN_STATES
+        counts, progress = b.detail.get("counts"), b.detail.get("progress")
+        total = int(b.detail.get("requests") or 0)
+        if isinstance(counts, dict):
+            done, failed = int(counts.get("answered", 0)), int(counts.get("failed", 0)) + int(counts.get("missed", 0))
+        elif isinstance(progress, list) and len(progress) == 3:
+            done, failed = int(progress[1]), int(progress[2])
+        else:
+            done = failed = 0
+        out["requests"] += total
+        out["completed"] += done
+        out["failed"] += failed
+    return out
+
+
+def _batch_words(b: dict[str, int] | None) -> tuple[str, str]:
+    """(the batches' progress, their failed requests) in words; ("", "") for a run without batches."""
+    if not b or not b.get("batches"):
+        return "", ""
+    n, pending = b["batches"], b["pending"]
+    said = (f"provider batches: {n:,} submitted, {pending:,} pending; {b['completed']:,} of {b['requests']:,} "
+            "requests answered")
+    failed = b["failed"]
+    return said, f"{failed:,} batch {'request' if failed == 1 else 'requests'} failed or not run" if failed else ""
 
 
 def run_status(entry: dict[str, Any] | None, holder: int | None, now: float | None = None) -> dict[str, Any] | None:
@@ -46,7 +86,7 @@ def run_status(entry: dict[str, Any] | None, holder: int | None, now: float | No
 
     Returns:
         ``None`` for no entry, else ``{"state", "rater", "planned", "done", "failed", "retries",
-        "retries_by_reason", "gave_up", "rate", "eta_s", "text": {"state", "rater", "done", "failed", "retries",
+        "retries_by_reason", "gave_up", "rate", "eta_s", "batches" (a batch run's :func:`_batches`), "text": {"state", "rater", "done", "failed", "retries",
         "rate", "eta"}}`` — ``rate`` in judgments per second over the run so far, ``eta_s`` ``None`` unless running
         at a known rate.
 
@@ -79,12 +119,15 @@ def run_status(entry: dict[str, Any] | None, holder: int | None, now: float | No
     detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(by_reason.items()))
     gave_up = entry["retries"].get("gave_up", 0)
     pct = f" ({100 * done // planned}%)" if planned else ""
+    batches, batch_failed = _batch_words(entry.get("batches"))
     return {
         "state": state, "rater": entry["rater"], "planned": planned, "done": done, "failed": int(entry["failed"] or 0),
         "retries": retries, "retries_by_reason": by_reason, "gave_up": gave_up, "rate": rate, "eta_s": eta,
+        "batches": dict(entry.get("batches") or {}),
         "text": {
-            "state": said, "rater": f"run {entry['rater']}", "done": f"{done:,} of {planned:,} judgments done{pct}",
-            "failed": f"{int(entry['failed'] or 0):,} failed",
+            "state": said, "rater": f"run {entry['rater']}",
+            "done": f"{done:,} of {planned:,} judgments done{pct}" + (f"; {batches}" if batches else ""),
+            "failed": f"{int(entry['failed'] or 0):,} failed" + (f" ({batch_failed})" if batch_failed else ""),
             "retries": f"{retries:,} {'retry' if retries == 1 else 'retries'}" + (f" ({detail})" if detail else "")
                        + (f", {gave_up:,} {'call' if gave_up == 1 else 'calls'} given up" if gave_up else ""),
             "rate": f"{rate:.1f} judgments/s" if rate > 0 else "– judgments/s",

@@ -293,6 +293,9 @@ class _Batches:
         counts = state.request_counts
         total, done, failed = (counts.total, counts.completed, counts.failed) if counts else (0, 0, 0)
         self.progress[batch] = (total, done, failed)
+        record = self.store.batch(batch)
+        if record is not None and record.detail.get("progress") != [total, done, failed]:  # what a watcher reads
+            self.store.update_batch(batch, detail={**record.detail, "progress": [total, done, failed]})
         total_all = sum(t for t, _, _ in self.progress.values())
         done_all = sum(d + f for _, d, f in self.progress.values())
         failed_all = sum(f for _, _, f in self.progress.values())

@@ -32,7 +32,12 @@ class RunLog:
         self._written: tuple[int, int, dict[str, int]] | None = None
 
     def begin(self, rater: str, planned: int, already: int) -> None:
-        """Open the entry: the plan covers ``planned`` judgments, ``already`` of them in the store."""
+        """Open the entry: the plan covers ``planned`` judgments, ``already`` of them in the store. An entry
+        already open (a batch run opens it before its batch rounds) takes the exact plan instead."""
+        if self.entry is not None:
+            self.store.run_replanned(self.entry, planned, already)
+            self.done = max(self.done, already)
+            return
         self.entry = self.store.begin_run(rater, self.started, planned, already)
         self.done = already
         self._written = (already, 0, {})

@@ -201,6 +201,8 @@ async def _batched(runner: Runner, items: list[Item], advance: Advance) -> RunSt
     from judgelab.run.provider_batch import run_batches, unanswered
 
     start = time.perf_counter()
+    if runner.run_log is not None:  # the entry is open while the batches run: the live view shows their progress
+        runner.run_log.begin(runner.claim(), len(items) * runner.total, 0)
     report = await run_batches(runner, items, on_note=lambda note: advance(0, 0, note))
     runner.ledger.executor = unanswered(report)  # nothing is called live: a call without an answer is an error
     stats = await runner.run(items)

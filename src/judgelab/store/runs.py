@@ -114,6 +114,12 @@ class RunLabels:
                     (rater, started, int(planned), int(already), int(already), time.time(), os.getpid()))
         return int(self._db.execute("SELECT last_insert_rowid()").fetchone()[0])
 
+    def run_replanned(self, entry: int, planned: int, already: int) -> None:
+        """The plan of the open run ``entry`` once known exactly (a batch run opens its entry before its batch
+        rounds, with the judgments it asks for, and learns after them which the store already held)."""
+        self._write("UPDATE run_log SET planned = ?, already = ?, done = MAX(done, ?), updated = ? WHERE rowid = ?",
+                    (int(planned), int(already), int(already), time.time(), entry))
+
     def run_advanced(self, entry: int, done: int, failed: int, retries: dict[str, int]) -> None:
         """The progress of the open run ``entry``: judgments done (those found in the store included), failed,
         and retries by reason (:attr:`judgelab.models.retry.CallGate.counts`)."""
