@@ -28,7 +28,8 @@ LAYER_NAMES = ["foundation", "data model", "engine", "analysis", "records", "pag
 # layers skipped on the way down: the record, the pages and the folder writer read typed results only
 NOT_BELOW: dict[int, set[int]] = {RECORDS: {ANALYSIS}, PAGES: {ANALYSIS}, FOLDERS: {ANALYSIS}}
 # analysis modules that hold typed results only: output/ and the pages may read these
-RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.summary_results", "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results"}
+RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.summary_results", "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results",
+                  "judgelab.preference.win_rates_results"}
 LAYERS: dict[str, int] = {
     "judgelab": FOUNDATION,  # the package itself only: its version and lazy exports (names as strings)
     "judgelab.serve": FOUNDATION,  # a socket bound first and the loopback Host check
@@ -101,6 +102,7 @@ LAYERS: dict[str, int] = {
     "judgelab.rate": WORKFLOWS,
     "judgelab.runfile": WORKFLOWS,
     "judgelab.agree_run": WORKFLOWS,
+    "judgelab.preference_rates_run": WORKFLOWS,  # preference win-rates: read verdicts, win rates, leaderboard, folder
     "judgelab.audit_run": WORKFLOWS,
     "judgelab.escalate_run": WORKFLOWS,
     "judgelab.recipes": WORKFLOWS,
