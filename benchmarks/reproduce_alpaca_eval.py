@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", nargs="?", default=os.environ.get("JUDGELAB_ALPACA_EVAL_REPO"),
                         help="checkout or bare git directory of tatsu-lab/alpaca_eval (default: $JUDGELAB_ALPACA_EVAL_REPO)")
+    parser.add_argument("--baseline", default="gpt4_1106_preview", help="the leaderboard's baseline")
+    parser.add_argument("--annotator", default="weighted_alpaca_eval_gpt4_turbo", help="the annotator's folder name")
     args = parser.parse_args(argv)
     if not args.repo:
         print("error: give REPO (a copy of tatsu-lab/alpaca_eval) or set JUDGELAB_ALPACA_EVAL_REPO", file=sys.stderr)
@@ -29,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgelab.preference.alpaca_eval_reproduce import reproduce_alpaca_eval
 
     try:
-        result = reproduce_alpaca_eval(args.repo)
+        result = reproduce_alpaca_eval(args.repo, args.annotator, args.baseline)
     except JudgelabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
