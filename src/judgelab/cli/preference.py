@@ -14,4 +14,3 @@ preference_app = typer.Typer(
     help="Pairwise verdicts (AlpacaEval, Arena-Hard, MT-Bench, LLMBar style): agreement with human preferences, "
          "win rates, leaderboards.", no_args_is_help=True)
 app.add_typer(preference_app, name="preference", rich_help_panel=RATING)
-from judgelab.cli import preference_rates  # noqa: E402,F401

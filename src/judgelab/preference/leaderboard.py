@@ -68,7 +68,8 @@ def style_features(first_texts: list[str], second_texts: list[str]) -> "tuple[np
     cols = [np.divide(a[:, 0] - b[:, 0], total, out=np.zeros(len(a)), where=total > 0)]
     da, db = a[:, 1:] / (a[:, :1] + 1), b[:, 1:] / (b[:, :1] + 1)
     cols += list(((da - db) / (da + db + 1)).T)
-    keep, names = [], []
+    keep: list["np.ndarray"] = []
+    names: list[str] = []
     for name, c in zip(STYLE_NAMES, cols):
         sd = float(np.std(c, ddof=1)) if len(c) > 1 else 0.0
         z = (c - c.mean()) / sd if sd > 0 else c
