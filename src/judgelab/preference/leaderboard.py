@@ -111,26 +111,42 @@ def _finite_systems(first: "np.ndarray", second: "np.ndarray", y: "np.ndarray", 
     return reached, notes
 
 
-def _fit(first: "np.ndarray", second: "np.ndarray", y: "np.ndarray", w: "np.ndarray", others: list[str],
-         style: "np.ndarray") -> "np.ndarray | None":
-    import numpy as np
+class _Design:
+    """The model's design for one rater and criterion, built once: a row per verdict (with style covariates), or —
+    without them — a row per ordered pair of systems, since then the likelihood depends on a pair's verdicts only
+    through their total weight and weighted mean preference (so a resample only reweights)."""
 
-    index = {s: i for i, s in enumerate(others)}
-    x = np.zeros((len(y), len(others) + style.shape[1]))
-    rows = np.arange(len(y))
-    fi = np.array([index.get(s, -1) for s in first])
-    si = np.array([index.get(s, -1) for s in second])
-    x[rows[fi >= 0], fi[fi >= 0]] = 1.0
-    x[rows[si >= 0], si[si >= 0]] = -1.0
-    x[:, len(others):] = style
-    keep = w > 0
-    x, y, w = x[keep], y[keep], w[keep]
-    if not style.shape[1]:  # the likelihood depends on a pair's verdicts only through their weight and mean
-        pairs, code = np.unique(x, axis=0, return_inverse=True)
-        code = code.ravel()
-        total = np.bincount(code, w)
-        return fit_soft_logistic(pairs, np.bincount(code, w * y) / total, total)
-    return fit_soft_logistic(x, y, w)
+    def __init__(self, first: "np.ndarray", second: "np.ndarray", y: "np.ndarray", others: list[str],
+                 style: "np.ndarray") -> None:
+        import numpy as np
+
+        index = {s: i for i, s in enumerate(others)}
+        self.y = y
+        if style.shape[1]:
+            self.code = np.arange(len(y))
+            rows_first, rows_second = first, second
+        else:
+            names = sorted(set(first) | set(second))
+            number = {s: i for i, s in enumerate(names)}
+            key = np.array([number[f] * len(names) + number[t] for f, t in zip(first, second)], dtype=np.int64)
+            pairs, code = np.unique(key, return_inverse=True)
+            self.code = code.ravel()
+            rows_first = [names[k // len(names)] for k in pairs]
+            rows_second = [names[k % len(names)] for k in pairs]
+        self.x = np.zeros((len(rows_first), len(others) + style.shape[1]))
+        for col, systems, sign in ((self.x, rows_first, 1.0), (self.x, rows_second, -1.0)):
+            at = np.array([index.get(s, -1) for s in systems], dtype=int)
+            col[np.flatnonzero(at >= 0), at[at >= 0]] = sign
+        if style.shape[1]:
+            self.x[:, len(others):] = style
+
+    def fit(self, w: "np.ndarray") -> "np.ndarray | None":
+        import numpy as np
+
+        total = np.bincount(self.code, w, minlength=len(self.x))
+        keep = total > 0
+        mean = np.bincount(self.code, w * self.y, minlength=len(self.x))[keep] / total[keep]
+        return fit_soft_logistic(self.x[keep], mean, total[keep])
 
 
 def leaderboard(verdicts: "pd.DataFrame", anchor: str, style_control: bool = False, n_resamples: int = 100,
@@ -156,13 +172,14 @@ def leaderboard(verdicts: "pd.DataFrame", anchor: str, style_control: bool = Fal
                         and len(g) and g["first_text"].notna().all() and g["second_text"].notna().all()
                         else (np.zeros((len(y), 0)), []))
         others = sorted(finite - {anchor})
-        beta = _fit(first, second, y, np.ones(len(y)), others, style) if len(y) else None
+        design = _Design(first, second, y, others, style)
+        beta = design.fit(np.ones(len(y))) if len(y) else None
         items = g["item_id"].astype(str).to_numpy()
         codes, inverse = np.unique(items, return_inverse=True)
         boot = []
         for _ in range(n_resamples if beta is not None else 0):
             w = np.bincount(rng.integers(0, len(codes), len(codes)), minlength=len(codes))[inverse].astype(float)
-            b = _fit(first, second, y, w, others, style)
+            b = design.fit(w)
             boot.append(np.full(len(others), np.nan) if b is None else b[:len(others)])
         draws = np.array(boot) if boot else np.zeros((0, len(others)))
         failed = int(np.isnan(draws[:, 0]).sum()) if draws.size else 0
