@@ -50,3 +50,20 @@ def test_a_file_of_no_known_format_is_one_line(tmp_path):
     bad.write_text(json.dumps([{"question": "q", "answer": "a"}]))
     r = run_cli("preference", "win-rates", str(bad), "--baseline", "base")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "not a file of verdicts" in r.stderr
+
+
+def test_negative_resamples_is_one_line_naming_the_option(tmp_path):
+    a, _ = _files(tmp_path)
+    r = run_cli("preference", "win-rates", str(a), "--baseline", "base", "--n-resamples", "-1")
+    assert r.returncode == 2 and "--n-resamples is -1; give 0 (no intervals) or more" in r.stderr
+
+
+def test_style_controlled_leaderboard_through_the_command(tmp_path):
+    a, b = _files(tmp_path)
+    r = run_cli("preference", "win-rates", str(a), str(b), "--baseline", "base", "--style-control", "--n-resamples", "5",
+                "--no-length-control", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    lb = pd.read_csv(tmp_path / "o" / "leaderboard.csv")
+    wr = pd.read_csv(tmp_path / "o" / "win_rates.csv")
+    assert lb["style_controlled"].all() and wr["length_controlled_win_rate"].isna().all()
+    assert (wr["note"] == "length control not asked").all()

@@ -62,8 +62,9 @@ def style_features(first_texts: list[str], second_texts: list[str]) -> "tuple[np
     """
     import numpy as np
 
-    a = np.array([_counts(str(t)) for t in first_texts])
-    b = np.array([_counts(str(t)) for t in second_texts])
+    seen: dict[str, list[float]] = {}  # a baseline's response is compared with every system: counted once
+    a = np.array([seen.get(t) or seen.setdefault(t, _counts(t)) for t in map(str, first_texts)])
+    b = np.array([seen.get(t) or seen.setdefault(t, _counts(t)) for t in map(str, second_texts)])
     total = a[:, 0] + b[:, 0]
     cols = [np.divide(a[:, 0] - b[:, 0], total, out=np.zeros(len(a)), where=total > 0)]
     da, db = a[:, 1:] / (a[:, :1] + 1), b[:, 1:] / (b[:, :1] + 1)
@@ -140,13 +141,13 @@ class _Design:
         if style.shape[1]:
             self.x[:, len(others):] = style
 
-    def fit(self, w: "np.ndarray") -> "np.ndarray | None":
+    def fit(self, w: "np.ndarray", start: "np.ndarray | None" = None) -> "np.ndarray | None":
         import numpy as np
 
         total = np.bincount(self.code, w, minlength=len(self.x))
         keep = total > 0
         mean = np.bincount(self.code, w * self.y, minlength=len(self.x))[keep] / total[keep]
-        return fit_soft_logistic(self.x[keep], mean, total[keep])
+        return fit_soft_logistic(self.x[keep], mean, total[keep], start=start)
 
 
 def leaderboard(verdicts: "pd.DataFrame", anchor: str, style_control: bool = False, n_resamples: int = 100,
@@ -179,7 +180,7 @@ def leaderboard(verdicts: "pd.DataFrame", anchor: str, style_control: bool = Fal
         boot = []
         for _ in range(n_resamples if beta is not None else 0):
             w = np.bincount(rng.integers(0, len(codes), len(codes)), minlength=len(codes))[inverse].astype(float)
-            b = design.fit(w)
+            b = design.fit(w, start=beta)  # a resample's maximum lies near the whole sample's
             boot.append(np.full(len(others), np.nan) if b is None else b[:len(others)])
         draws = np.array(boot) if boot else np.zeros((0, len(others)))
         failed = int(np.isnan(draws[:, 0]).sum()) if draws.size else 0

@@ -33,12 +33,13 @@ MODEL = ("AlpacaEval's length GLM without its instruction-difficulty term: logit
 
 
 def fit_soft_logistic(x: "np.ndarray", y: "np.ndarray", weight: "np.ndarray | None" = None, max_iter: int = 100,
-                      tol: float = 1e-10) -> "np.ndarray | None":
+                      tol: float = 1e-10, start: "np.ndarray | None" = None) -> "np.ndarray | None":
     """Coefficients maximising ``Σ w·(y·log σ(xβ) + (1 − y)·log(1 − σ(xβ)))`` (Newton's method with step halving;
-    ``w`` 1 by default), or None when the maximum is not finite (the preferences are separated) or not reached."""
+    ``w`` 1 by default; Newton starts from ``start``, default 0), or None when the maximum is not finite (the
+    preferences are separated) or not reached."""
     import numpy as np
 
-    beta = np.zeros(x.shape[1])
+    beta = np.zeros(x.shape[1]) if start is None else np.array(start, dtype=float)
     w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
 
     def loglik(b: "np.ndarray") -> float:
