@@ -125,7 +125,7 @@ class _Design:
         self.y = y
         if style.shape[1]:
             self.code = np.arange(len(y))
-            rows_first, rows_second = first, second
+            rows_first, rows_second = list(first), list(second)
         else:
             names = sorted(set(first) | set(second))
             number = {s: i for i, s in enumerate(names)}
@@ -135,9 +135,9 @@ class _Design:
             rows_first = [names[k // len(names)] for k in pairs]
             rows_second = [names[k % len(names)] for k in pairs]
         self.x = np.zeros((len(rows_first), len(others) + style.shape[1]))
-        for col, systems, sign in ((self.x, rows_first, 1.0), (self.x, rows_second, -1.0)):
+        for systems, sign in ((rows_first, 1.0), (rows_second, -1.0)):
             at = np.array([index.get(s, -1) for s in systems], dtype=int)
-            col[np.flatnonzero(at >= 0), at[at >= 0]] = sign
+            self.x[np.flatnonzero(at >= 0), at[at >= 0]] = sign
         if style.shape[1]:
             self.x[:, len(others):] = style
 
