@@ -56,9 +56,9 @@ def style_features(first_texts: list[str], second_texts: list[str]) -> "tuple[np
     their names; a covariate the same in every verdict, or a linear combination of those before it, is left out.
 
     Example:
-        >>> x, names = style_features(["# A\\n- a\\n- b", "short"], ["plain answer here", "**b** longer text"])
-        >>> names
-        ['length', 'headers', 'lists', 'bold']
+        >>> x, names = style_features(["# A\\n- a\\n- b", "short", "**x** y"], ["plain answer", "**b** c", "# B\\n- d"])
+        >>> names, x.shape
+        (['length', 'headers'], (3, 2))
     """
     import numpy as np
 
