@@ -75,3 +75,13 @@ def test_length_control_without_texts_or_with_separated_preferences_says_why():
     assert length_controlled([1, 0, 1], [None, "a", "b"], ["a", "b", "c"])[2].startswith("no length control: the verdicts")
     lc, coef, note = length_controlled([1, 1, 0, 0], ["aaaa", "aaa", "a", "a"], ["aa", "aa", "aa", "aa"])
     assert (lc, coef) == (None, None) and "separated" in note
+
+
+@pytest.mark.parametrize("name", ["judgelab.preference.win_rates", "judgelab.preference.length_control",
+                                  "judgelab.preference.leaderboard", "judgelab.preference.formats.alpaca_eval"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

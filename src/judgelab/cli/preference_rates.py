@@ -12,7 +12,7 @@ from judgelab.cli.preference import preference_app
 
 @preference_app.command("win-rates")
 def win_rates(
-    verdicts: list[Path] = typer.Argument(..., metavar="VERDICTS...", help="verdicts files: judgelab's own, or another "
+    verdicts: list[Path] = typer.Argument(..., metavar="VERDICTS", help="verdicts files: judgelab's own, or another "
                                           "tool's judge outputs (AlpacaEval's annotations.json, …), recognised by their fields"),
     baseline: str = typer.Option(..., "--baseline", help="the system every other is compared with (AlpacaEval's "
                                  "baseline); the leaderboard's anchor at 1000"),
