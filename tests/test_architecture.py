@@ -29,7 +29,8 @@ LAYER_NAMES = ["foundation", "data model", "engine", "analysis", "records", "pag
 NOT_BELOW: dict[int, set[int]] = {RECORDS: {ANALYSIS}, PAGES: {ANALYSIS}, FOLDERS: {ANALYSIS}}
 # analysis modules that hold typed results only: output/ and the pages may read these
 RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.published_results", "judgelab.summary_results",
-                  "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results", "judgelab.preference.agreement_results"}
+                  "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results", "judgelab.preference.agreement_results",
+                  "judgelab.preference.win_rates_results"}
 LAYERS: dict[str, int] = {
     "judgelab": FOUNDATION,  # the package itself only: its version and lazy exports (names as strings)
     "judgelab.serve": FOUNDATION,  # a socket bound first and the loopback Host check
@@ -105,7 +106,8 @@ LAYERS: dict[str, int] = {
     "judgelab.rate": WORKFLOWS,
     "judgelab.runfile": WORKFLOWS,
     "judgelab.agree_run": WORKFLOWS,
-    "judgelab.preference_agree_run": WORKFLOWS,
+    "judgelab.preference_agree_run": WORKFLOWS,  # preference agree: read verdicts, agreement, folder
+    "judgelab.preference_rates_run": WORKFLOWS,  # preference win-rates: read verdicts, win rates, leaderboard, folder
     "judgelab.audit_run": WORKFLOWS,
     "judgelab.escalate_run": WORKFLOWS,
     "judgelab.recipes": WORKFLOWS,

@@ -42,7 +42,9 @@ from judgelab.cli import escalate  # noqa: F401
 from judgelab.cli import probe  # noqa: F401
 from judgelab.cli import batch  # noqa: F401
 from judgelab.cli import preference  # noqa: F401
-from judgelab.cli import preference_agree  # noqa: F401  (registers on preference_app)
+# preference_* modules register on preference_app; imported here (from cli/preference.py they would be an import cycle)
+from judgelab.cli import preference_agree  # noqa: F401
+from judgelab.cli import preference_rates  # noqa: F401
 from judgelab.cli.common import app
 from judgelab.cli.renamed import retired_hint
 from judgelab.errors import EXIT_INTERRUPTED, EXIT_TOO_MANY_FAILURES, EXIT_USAGE, JudgelabError, TooManyFailures
