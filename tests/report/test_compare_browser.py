@@ -75,7 +75,7 @@ def _cards(driver) -> list[dict]:
         " open: a.querySelector('details').open, top: a.getBoundingClientRect().top}; });")
 
 
-def _capture_download(driver) -> str:
+def _capture_download(driver, button: str = "c-download") -> str:
     """Click the download button with URL.createObjectURL watched; the text of the Blob it was given."""
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -83,7 +83,7 @@ def _capture_download(driver) -> str:
         "window.__csv = null; var make = URL.createObjectURL;"
         "URL.createObjectURL = function (blob) { blob.text().then(function (t) { window.__csv = t; });"
         " return make.call(URL, blob); };"
-        "document.getElementById('c-download').click();")
+        "document.getElementById(arguments[0]).click();", button)
     return WebDriverWait(driver, 10).until(lambda d: d.execute_script("return window.__csv;"))
 
 
