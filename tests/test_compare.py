@@ -111,6 +111,7 @@ def test_compare_command_writes_the_folder_and_refuses_what_is_not_a_run(tmp_pat
     assert step["results"]["compare"]["counts"]["differ"] == 1
     page = (tmp_path / "cmp" / "report.html").read_text()
     assert 'id="c-search"' in page and "<script>alert" not in page  # the text is data, escaped in the JSON
+    assert "://" not in page and "url(" not in page.lower()  # nothing outside the page
     for bad, says in (((str(items), str(b)), "is not a folder"), ((str(tmp_path), str(b)), "not a judgelab output"),
                       ((str(tmp_path / "cmp"), str(b)), "is not a run")):
         r = run_cli("compare", *bad, "--out", str(tmp_path / "x"))

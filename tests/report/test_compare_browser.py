@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from report_helpers import RUNS_XSS as XSS, three_runs
 from servers import ServerProcess
 import test_report_browser
 
@@ -23,40 +23,10 @@ driver = test_report_browser.driver  # the browser fixture, and its skip conditi
 pytestmark = test_report_browser.pytestmark
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-XSS = "<script>window.__xss = 1</script>"
-WORDS = ["otter", "heron", "badger", "lynx", "marten", "ibis", "walrus", "gecko", "puffin", "okapi"]
-
-
-def _runs(base: Path) -> Path:
-    """A folder of three runs of scripted stand-in judges over the same ten stories."""
-    runs = base / "runs"
-    if (runs / "strict" / "ratings.csv").exists():
-        return runs
-    items = base / "items.jsonl"
-    texts = [f"Story {k}: a tale of the {w}." + (f" {XSS}" if k == 3 else "") for k, w in enumerate(WORDS)]
-    items.write_text("".join(json.dumps({"id": f"s{k}", "text": t, "context": "Write a tale."}) + "\n"
-                             for k, t in enumerate(texts)))
-    scripts = {
-        "lenient": {"default": "I would rate it a 4."},
-        "strict": {"rules": [{"contains": "heron", "reply": "=SUM(A1) I would rate it a 1."},
-                             {"contains": "walrus", "reply": "I would rate it a 2, \"flat\",\nshort."},
-                             {"contains": "puffin", "reply": "no idea"}],
-                   "default": "I would rate it a 4."},
-        "third": {"default": "I would rate it a 3."},
-    }
-    for name, script in scripts.items():
-        (base / f"{name}.json").write_text(json.dumps(script))
-        r = run_cli("rate", "--items", str(items), "--judge", f"scripted-test-double:{base / name}.json",
-                    "--criteria", "likability", "--samples", "1", "--out", str(runs / name), "--quiet",
-                    "--max-failure-rate", "1")
-        assert r.returncode == 0, r.stderr
-    return runs
-
-
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
     base = tmp_path_factory.mktemp("compare")
-    runs = _runs(base)
+    runs = three_runs(base)
     r = run_cli("compare", str(runs / "lenient"), str(runs / "strict"), "--out", str(base / "cmp"))
     assert r.returncode == 0, r.stderr
     return runs, base / "cmp" / "report.html"

@@ -73,8 +73,8 @@ def _entry(path: Path) -> RunEntry:
     templates = dict.fromkeys(str(s.get("template")) for s in settings if s.get("template"))
     criteria = dict.fromkeys(str(c) for s in settings for c in s.get("criteria") or [])
     counted = [r for r in runs if isinstance(r.get("judgments"), int)]
-    statuses = [r.get("statuses") for r in runs if isinstance(r.get("statuses"), dict)]
-    failures = sum(int(n) for st in statuses for k, n in st.items() if k != "ok") if statuses else None
+    statuses: list[dict[str, Any]] = [st for r in runs if isinstance(st := r.get("statuses"), dict)]
+    failures = sum(n for st in statuses for k, n in st.items() if k != "ok" and isinstance(n, int)) if statuses else None
     return RunEntry(path.name, str(doc.get("command") or ""), judges, ", ".join(templates), tuple(criteria),
                     sum(r["judgments"] for r in counted) if counted else None, failures,
                     str(doc.get("finished") or ""))
