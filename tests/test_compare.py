@@ -116,3 +116,7 @@ def test_compare_command_writes_the_folder_and_refuses_what_is_not_a_run(tmp_pat
                       ((str(tmp_path / "cmp"), str(b)), "is not a run")):
         r = run_cli("compare", *bad, "--out", str(tmp_path / "x"))
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    before = (a / "report.html").read_bytes()
+    r = run_cli("compare", str(a), str(b), "--out", str(a))  # into a run's folder: its page would be replaced
+    assert r.returncode == 2 and "holds the outputs of rate" in r.stderr and (a / "report.html").read_bytes() == before
+    assert run_cli("compare", str(b), str(a), "--out", str(tmp_path / "cmp")).returncode == 0  # its own folder again

@@ -92,6 +92,7 @@ def run_compare(run_a: str | Path, run_b: str | Path, out: str | Path, rater_a: 
     """Compare two runs and write the folder ``out``: compare.csv, results.json, README.md, run.json and the page."""
     from judgelab.output import OutputFolder
 
+    _check_out(Path(out))
     result, inputs = compare_folders(run_a, run_b, rater_a, rater_b)
     with OutputFolder(Path(out), f"compare {run_a} vs {run_b}", command="compare", display=display) as output:
         output.table(result.rows, "compare", "one row per label (item_id, system, criterion, sample) either run "
@@ -101,6 +102,17 @@ def run_compare(run_a: str | Path, run_b: str | Path, out: str | Path, rater_a: 
                                            "rater_b": result.rater_b}, inputs=inputs, results=result.to_record())
         output.finish([s.line() for s in result.summaries], runs=[])
     return result
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` folder holding another command's outputs (a run's page would become the comparison)."""
+    from judgelab.report.folder import open_folder
+
+    if not ((out / "run.json").is_file() or (out / "results.json").is_file()):
+        return
+    kinds = sorted({step.kind for step in open_folder(out).record.steps} - {"compare"})
+    if kinds:
+        raise JudgelabError(f"--out {out} holds the outputs of {', '.join(kinds)}: give the comparison a folder of its own")
 
 
 def compare_page(run_a: str | Path, run_b: str | Path, title: str | None = None) -> str:

@@ -125,6 +125,8 @@ def test_the_link_of_an_item_opens_that_card(driver, compared):
 
 
 def test_the_runs_list_links_each_run_and_compares_two(driver, compared, tmp_path):
+    from selenium.webdriver.support.ui import WebDriverWait
+
     runs, _ = compared
     env = dict(os.environ, PYTHONPATH=SRC)
     view = ServerProcess([sys.executable, "-m", "judgelab.cli", "view", str(runs), "--port", "0"], tmp_path / "view",
@@ -147,6 +149,9 @@ def test_the_runs_list_links_each_run_and_compares_two(driver, compared, tmp_pat
         driver.get(links[2])
         test_report_browser._wait_ready(driver)
         assert "third" in driver.title
+        driver.get(links[1] + "#item=s6&criterion=likability")  # a card's link in the live view
+        target = WebDriverWait(driver, 30).until(lambda d: d.find_elements("css selector", "#units article.unit.target"))
+        assert len(target) == 1 and target[0].get_attribute("data-key").startswith("s6\u0001likability")
         driver.get(root)
         driver.find_element("id", "pick-b").send_keys("strict")
         driver.find_element("id", "compare-go").click()

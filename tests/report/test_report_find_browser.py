@@ -26,6 +26,12 @@ def _shown(driver) -> list[dict]:
         " link: a.querySelector('a.permalink').getAttribute('href')}; });")
 
 
+def _until_marked(driver) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 30).until(lambda d: any(s["target"] for s in _shown(d)))
+
+
 def _type(driver, text: str) -> None:
     """Type ``text`` into the search box and wait for the cards it selects (the cards shown before are replaced)."""
     from selenium.webdriver.support.ui import WebDriverWait
@@ -67,13 +73,13 @@ def test_the_link_of_a_card_opens_it(driver, rate_report):
     # which page the card is on depends on the order: open the page anew with the link, filtered to another item
     driver.get(path.resolve().as_uri() + link)
     driver.refresh()
-    test_report_browser._wait_ready(driver)
+    _until_marked(driver)
     target = [s for s in _shown(driver) if s["target"]]
     assert len(target) == 1 and target[0]["key"].startswith("s<b>5</b>\u0001likability")
     assert target[0]["prompt"] and -2 <= target[0]["top"] < 200
     _type(driver, "example.com")  # the card hidden by a search; following its link again shows it
     driver.execute_script("location.hash = ''; location.hash = arguments[0];", link)
-    test_report_browser._wait_ready(driver)
+    _until_marked(driver)
     assert any(s["target"] and s["key"].startswith("s<b>5</b>") for s in _shown(driver))
     assert driver.find_element("id", "f-search").get_attribute("value") == ""
 
