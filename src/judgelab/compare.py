@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Mapping
 
 from judgelab.compare_results import KEY_COLUMNS, ROW_COLUMNS, WHERE, CompareResult, CriterionSummary
+from judgelab.table import natural_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,10 +25,6 @@ __all__ = ["compare_runs", "EQUAL_TOLERANCE"]
 #: Scores closer than this are the same score (a mean of samples written to a file and read back).
 EQUAL_TOLERANCE = 1e-9
 _ORDER = {k: i for i, k in enumerate(WHERE)}
-
-
-def _natural(text: str) -> tuple:
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(text)) if p)
 
 
 def _side(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -124,9 +121,9 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, run_a: str = "A", run_b: str 
     merged["text"] = [texts.get((s, i), "") for s, i in zip(merged["system"], merged["item_id"])]
     merged["_rank"] = merged["where"].map(_ORDER)
     merged["_abs"] = -merged["diff"].abs().fillna(0.0)
-    merged["_nat"] = [(_natural(i), _natural(s), c, _natural(n)) for i, s, c, n in
+    merged["_nat"] = [(natural_key(i), natural_key(s), c, natural_key(n)) for i, s, c, n in
                       zip(merged["item_id"], merged["system"], merged["criterion"], merged["sample"])]
     merged = merged.sort_values(["_rank", "_abs", "_nat"], kind="stable").reset_index(drop=True)
     rows = pd.DataFrame({c: merged[c] for c in ROW_COLUMNS})
-    summaries = tuple(_summary(c, rows[rows["criterion"] == c]) for c in sorted(rows["criterion"].unique(), key=_natural))
+    summaries = tuple(_summary(c, rows[rows["criterion"] == c]) for c in sorted(rows["criterion"].unique(), key=natural_key))
     return CompareResult(run_a, run_b, rater_a, rater_b, rows, summaries)
