@@ -79,6 +79,13 @@ def test_a_failed_judgment_is_counted_and_shown_never_compared():
     assert "failed in B 1" in by["x"].line()
 
 
+def test_a_sample_read_as_a_number_or_as_text_is_one_label():
+    a = _run(A)
+    b = _run(B).assign(sample=lambda d: ["0.0"] * len(d))  # a ratings file read back as text
+    r = compare_runs(a, b)
+    assert r.counts()["only_a"] == r.counts()["only_b"] == 0 and set(r.rows["sample"]) == {"0"}
+
+
 def test_a_label_rated_twice_is_refused():
     a = _run(A)
     with pytest.raises(ValueError, match="rates item 'i0'.*more than once"):

@@ -10,8 +10,6 @@ scored, how many differ, the mean of B − A, exact agreement, Spearman's ρ and
 """
 from __future__ import annotations
 
-import math
-import re
 from typing import TYPE_CHECKING, Mapping
 
 from judgelab.compare_results import KEY_COLUMNS, ROW_COLUMNS, WHERE, CompareResult, CriterionSummary
@@ -29,17 +27,19 @@ _ORDER = {k: i for i, k in enumerate(WHERE)}
 
 def _side(df: pd.DataFrame, name: str) -> pd.DataFrame:
     """One run's rows keyed by label; a label twice is refused (it could not be matched)."""
+    import numpy as np
     import pandas as pd
 
     missing = [c for c in [*KEY_COLUMNS, "score"] if c not in df.columns]
     if missing:
         raise ValueError(f"run {name}: no column {', '.join(missing)}")
     out = pd.DataFrame({c: df[c].astype(str) for c in KEY_COLUMNS})
-    out["sample"] = [str(int(float(s))) if re.fullmatch(r"-?\d+(\.0+)?", s) else s for s in out["sample"]]
+    number = pd.to_numeric(df["sample"], errors="coerce").to_numpy()  # 1 and 1.0 are one sample, "1" as text
+    whole = ~np.isnan(number) & (np.mod(np.nan_to_num(number), 1) == 0)
+    out["sample"] = np.where(whole, np.nan_to_num(number).astype("int64").astype(str), out["sample"].to_numpy())
     out["score"] = pd.to_numeric(df["score"], errors="coerce")
     out["status"] = df["status"].astype(str) if "status" in df.columns else "ok"
-    out["raw"] = [("" if r is None or (isinstance(r, float) and math.isnan(r)) else str(r))
-                  for r in (df["raw"] if "raw" in df.columns else [None] * len(df))]
+    out["raw"] = df["raw"].where(df["raw"].notna(), "").astype(str) if "raw" in df.columns else ""
     twice = out.duplicated(KEY_COLUMNS, keep=False)
     if twice.any():
         first = out[twice].iloc[0]
@@ -48,20 +48,15 @@ def _side(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return out
 
 
-def _where(row: Mapping) -> str:
-    if not row["_a"]:
-        return "only_b"
-    if not row["_b"]:
-        return "only_a"
-    ok_a = row["status_a"] == "ok" and not _nan(row["score_a"])
-    ok_b = row["status_b"] == "ok" and not _nan(row["score_b"])
-    if not (ok_a and ok_b):
-        return "failed"
-    return "same" if abs(row["score_b"] - row["score_a"]) <= EQUAL_TOLERANCE else "differ"
+def _where(merged: pd.DataFrame) -> list[str]:
+    """Each row's kind (:data:`~judgelab.compare_results.WHERE`), for the whole table at once."""
+    import numpy as np
 
-
-def _nan(x: object) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+    ok_a = (merged["status_a"] == "ok") & merged["score_a"].notna()
+    ok_b = (merged["status_b"] == "ok") & merged["score_b"].notna()
+    same = (merged["score_b"] - merged["score_a"]).abs() <= EQUAL_TOLERANCE
+    return np.select([~merged["_a"], ~merged["_b"], ~(ok_a & ok_b), same], ["only_b", "only_a", "failed", "same"],
+                     "differ").tolist()
 
 
 def _summary(criterion: str, rows: pd.DataFrame) -> CriterionSummary:
@@ -112,7 +107,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, run_a: str = "A", run_b: str 
     merged = left.assign(_a=True).merge(right.assign(_b=True), on=KEY_COLUMNS, how="outer", suffixes=("_a", "_b"))
     merged["_a"] = merged["_a"].eq(True)
     merged["_b"] = merged["_b"].eq(True)
-    merged["where"] = [_where(r) for r in merged.to_dict(orient="records")]
+    merged["where"] = _where(merged)
     merged["diff"] = merged["score_b"] - merged["score_a"]
     merged.loc[~merged["where"].isin(["same", "differ"]), "diff"] = float("nan")
     merged["answer_a"], merged["answer_b"] = merged["raw_a"].fillna(""), merged["raw_b"].fillna("")
@@ -121,9 +116,10 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, run_a: str = "A", run_b: str 
     merged["text"] = [texts.get((s, i), "") for s, i in zip(merged["system"], merged["item_id"])]
     merged["_rank"] = merged["where"].map(_ORDER)
     merged["_abs"] = -merged["diff"].abs().fillna(0.0)
-    merged["_nat"] = [(natural_key(i), natural_key(s), c, natural_key(n)) for i, s, c, n in
-                      zip(merged["item_id"], merged["system"], merged["criterion"], merged["sample"])]
-    merged = merged.sort_values(["_rank", "_abs", "_nat"], kind="stable").reset_index(drop=True)
+    ties = [f"_{c}" for c in KEY_COLUMNS]
+    for col, tie in zip(KEY_COLUMNS, ties):  # each label's place in natural order (M2 before M10)
+        merged[tie] = merged[col].map({v: k for k, v in enumerate(sorted(set(merged[col]), key=natural_key))})
+    merged = merged.sort_values(["_rank", "_abs", *ties], kind="stable").reset_index(drop=True)
     rows = pd.DataFrame({c: merged[c] for c in ROW_COLUMNS})
     summaries = tuple(_summary(c, rows[rows["criterion"] == c]) for c in sorted(rows["criterion"].unique(), key=natural_key))
     return CompareResult(run_a, run_b, rater_a, rater_b, rows, summaries)

@@ -121,6 +121,10 @@ def _cell(value: Any) -> Any:
     return value
 
 
+#: The columns whose cells the page's data holds as an index into one list of strings.
+_SHARED = ("text", "answer_a", "answer_b")
+
+
 def render_compare(doc: dict[str, Any], rows: pd.DataFrame, title: str | None = None) -> str:
     """The page of a comparison: ``doc`` is the record's ``compare`` entry (:meth:`CompareResult.to_record`),
     ``rows`` its :data:`~judgelab.compare_results.ROW_COLUMNS` table in the recorded order."""
@@ -131,7 +135,10 @@ def render_compare(doc: dict[str, Any], rows: pd.DataFrame, title: str | None = 
     for col in ("item_id", "system", "criterion", "sample", "where", "status_a", "status_b", "text", "answer_a",
                 "answer_b"):
         table[col] = ["" if v is None else str(v) for v in table[col]]
-    payload = {"columns": ROW_COLUMNS, "where": WHERE,
+    strings: dict[str, int] = {}  # each text once (a text is rated under every criterion and sample)
+    for col in _SHARED:
+        table[col] = [strings.setdefault(v, len(strings)) for v in table[col]]
+    payload = {"columns": ROW_COLUMNS, "where": WHERE, "strings": list(strings), "shared": list(_SHARED),
                "rows": [[_cell(v) for v in r] for r in table.itertuples(index=False, name=None)]}
     summaries = CompareResult.summaries_from_record(doc)
     counts = doc.get("counts") or {}

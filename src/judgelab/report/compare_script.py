@@ -44,6 +44,8 @@ COMPARE_SCRIPT = r"""
   var data = JSON.parse(document.getElementById("cmp-rows").textContent);
   var cols = data.columns, rows = data.rows, C = {};
   cols.forEach(function (c, k) { C[c] = k; });
+  // texts and answers are kept once, in data.strings: each row gets its own
+  rows.forEach(function (r) { data.shared.forEach(function (c) { r[C[c]] = data.strings[r[C[c]]]; }); });
   var LIMIT = 300;
   var search = document.getElementById("c-search"), fCrit = document.getElementById("c-criterion");
   var fWhere = document.getElementById("c-where"), count = document.getElementById("c-count");
