@@ -58,3 +58,13 @@ def test_the_app_serves_the_list_each_run_and_a_comparison(runs):
     assert refused.status_code == 400 and "no run '../strict'" in refused.text
     other = TestClient(make_runs_app(RunsView(runs)), base_url="http://attacker.example")
     assert other.get("/").status_code == 421
+
+
+def test_view_of_a_folder_of_runs_refuses_human_files_in_one_line(runs, tmp_path):
+    from conftest import run_cli
+
+    humans = tmp_path / "h.csv"
+    humans.write_text("item_id,rater,criterion,score\ns0,ann,likability,3\n")
+    r = run_cli("view", str(runs), "--human", str(humans), "--port", "0")
+    assert r.returncode == 2 and "--human is for one run's folder" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
