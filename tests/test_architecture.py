@@ -30,7 +30,7 @@ NOT_BELOW: dict[int, set[int]] = {RECORDS: {ANALYSIS}, PAGES: {ANALYSIS}, FOLDER
 # analysis modules that hold typed results only: output/ and the pages may read these
 RESULT_MODULES = {"judgelab.audit_results", "judgelab.agree_results", "judgelab.published_results", "judgelab.summary_results",
                   "judgelab.annotate.estimate_results", "judgelab.stats.ppi_results", "judgelab.preference.agreement_results",
-                  "judgelab.preference.win_rates_results"}
+                  "judgelab.preference.win_rates_results", "judgelab.compare_results"}
 LAYERS: dict[str, int] = {
     "judgelab": FOUNDATION,  # the package itself only: its version and lazy exports (names as strings)
     "judgelab.serve": FOUNDATION,  # a socket bound first and the loopback Host check
@@ -90,6 +90,8 @@ LAYERS: dict[str, int] = {
     "judgelab.annotate.estimate_results": ANALYSIS,
     "judgelab.perturb": ANALYSIS,
     "judgelab.retrieve": ANALYSIS,
+    "judgelab.compare": ANALYSIS,  # two runs compared item by item
+    "judgelab.compare_results": ANALYSIS,
     # the output layer in two: the record and the files' formats (read by the pages) below the pages,
     # the folder writer (which writes a folder's page last) above them
     "judgelab.output.record": RECORDS,
@@ -113,6 +115,8 @@ LAYERS: dict[str, int] = {
     "judgelab.recipes": WORKFLOWS,
     "judgelab.dhp.study": WORKFLOWS,
     "judgelab.probes.padding_study": WORKFLOWS,
+    "judgelab.compare_run": WORKFLOWS,
+    "judgelab.view_runs": WORKFLOWS,  # view of a folder of runs: compares two runs when asked
     "judgelab.cli": CLI,
 }
 

@@ -10,6 +10,7 @@ at the boundary, so a file or store written before these columns existed reads t
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any, Iterable
 
 from judgelab.errors import JudgelabError
@@ -20,7 +21,8 @@ if TYPE_CHECKING:  # pandas is imported when a table is made (``judgelab --help`
     import pandas as pd
 
 __all__ = ["TIDY_COLUMNS", "RATING_COLUMNS", "JUDGMENT_COLUMNS", "IDENTITY_COLUMNS", "TEXT_COLUMNS",
-           "NUMBER_COLUMNS", "DEFAULTS", "normalise", "identity_columns", "with_identity", "is_missing"]
+           "NUMBER_COLUMNS", "DEFAULTS", "normalise", "identity_columns", "with_identity", "is_missing",
+           "natural_key"]
 
 #: The ratings every analysis needs, in this order.
 TIDY_COLUMNS = ["item_id", "system", "group", "criterion", "rater", "sample", "score", "status"]
@@ -115,3 +117,14 @@ def with_identity(df: "pd.DataFrame") -> "pd.DataFrame":
     ids = identity_columns(base["rater"] if "rater" in base.columns else [])
     ids.index = base.index
     return base.join(ids)
+
+
+def natural_key(name: object) -> tuple[tuple[int, int | str], ...]:
+    """Sort key of a label with numbers in it, the numbers as numbers: M0, M1, M2 … M10 (not M0, M1, M10, M2).
+
+    Example:
+        >>> sorted(["M10", "M2", "m1"], key=natural_key)
+        ['m1', 'M2', 'M10']
+    """
+    return tuple((0, int(part)) if part.isdigit() else (1, part.lower())
+                 for part in re.split(r"(\d+)", str(name)) if part)

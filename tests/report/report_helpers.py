@@ -269,3 +269,33 @@ def tour_audit_folder(root: Path) -> Path:
                   "lengths.csv", "--per-words", "10", "--calibration", "--out", "tour/audit", cwd=root)
     assert res.returncode == 0, res.stderr
     return root / "tour" / "audit"
+
+
+RUNS_XSS = "<script>window.__xss = 1</script>"
+RUN_WORDS = ["otter", "heron", "badger", "lynx", "marten", "ibis", "walrus", "gecko", "puffin", "okapi"]
+
+
+def three_runs(base: Path) -> Path:
+    """A folder of three runs of scripted stand-in judges over the same ten stories."""
+    runs = base / "runs"
+    if (runs / "strict" / "ratings.csv").exists():
+        return runs
+    items = base / "items.jsonl"
+    texts = [f"Story {k}: a tale of the {w}." + (f" {RUNS_XSS}" if k == 3 else "") for k, w in enumerate(RUN_WORDS)]
+    items.write_text("".join(json.dumps({"id": f"s{k}", "text": t, "context": "Write a tale."}) + "\n"
+                             for k, t in enumerate(texts)))
+    scripts = {
+        "lenient": {"default": "I would rate it a 4."},
+        "strict": {"rules": [{"contains": "heron", "reply": "=SUM(A1) I would rate it a 1."},
+                             {"contains": "walrus", "reply": "I would rate it a 2, \"flat\",\nshort."},
+                             {"contains": "puffin", "reply": "no idea"}],
+                   "default": "I would rate it a 4."},
+        "third": {"default": "I would rate it a 3."},
+    }
+    for name, script in scripts.items():
+        (base / f"{name}.json").write_text(json.dumps(script))
+        r = run_cli("rate", "--items", str(items), "--judge", f"scripted-test-double:{base / name}.json",
+                    "--criteria", "likability", "--samples", "1", "--out", str(runs / name), "--quiet",
+                    "--max-failure-rate", "1")
+        assert r.returncode == 0, r.stderr
+    return runs

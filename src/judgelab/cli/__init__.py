@@ -37,6 +37,7 @@ from judgelab.cli import geval  # noqa: F401
 from judgelab.cli import annotate  # noqa: F401
 from judgelab.cli import doctor  # noqa: F401
 from judgelab.cli import report  # noqa: F401
+from judgelab.cli import compare  # noqa: F401
 from judgelab.cli import audit  # noqa: F401
 from judgelab.cli import escalate  # noqa: F401
 from judgelab.cli import probe  # noqa: F401

@@ -1,8 +1,8 @@
 """``judgelab preference …``: pairwise verdicts (which of two responses is better) — agreement with human
 preferences, win rates and leaderboards (``docs/preference.md``).
 
-The sub-app is made here; its commands are in this module and its neighbours (``cli/preference_*.py``),
-each registered on :data:`preference_app`.
+The sub-app is made here; its commands are in its neighbours (``cli/preference_*.py``, imported by ``cli/__init__.py``:
+from here they would be an import cycle), each registered on :data:`preference_app`.
 """
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ from judgelab.report.html_render import render
 from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
 
-__all__ = ["build_report", "render_report", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
+__all__ = ["build_report", "render_report", "page_of", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
 
 #: PNG figures of the folder larger than this are not embedded (they are named in a note).
 FIGURE_LIMIT_BYTES = 5 * 1024 * 1024
@@ -299,6 +299,15 @@ def render_report(data: ReportData) -> str:
     return render(data)
 
 
+def page_of(folder: str | Path, human: Iterable[str | Path] = (), pool_humans: bool = False) -> str:
+    """The page of ``folder``: the compare page for a folder ``judgelab compare`` wrote, else the report."""
+    from judgelab.report.compare_page import compare_page_of, is_compare_folder
+
+    if is_compare_folder(open_folder(folder)):
+        return compare_page_of(folder)
+    return render_report(build_report(folder, human, pool_humans))
+
+
 def write_report(folder: str | Path, out: str | Path | None = None, human: Iterable[str | Path] = (),
                  pool_humans: bool = False) -> Path:
     """Write the HTML report of ``folder`` to ``out`` (default ``folder/report.html``) and return its path.
@@ -307,8 +316,7 @@ def write_report(folder: str | Path, out: str | Path | None = None, human: Itera
     :class:`JudgelabError` with one line when the folder is missing or not an output folder,
     or when ``out`` cannot be written; never because a section's data is absent.
     """
-    data = build_report(folder, human, pool_humans)
-    page = render_report(data)
+    page = page_of(folder, human, pool_humans)
     target = Path(out) if out is not None else Path(folder) / "report.html"
     if target.is_dir():
         raise JudgelabError(f"{target} is a folder; give a file name for the report, e.g. {target / 'report.html'}")

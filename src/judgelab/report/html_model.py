@@ -6,18 +6,14 @@ values (text, numbers, ``None``); formatting and escaping happen when rendering.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from judgelab.table import natural_key  # one definition; the report's modules import it from here
 
 __all__ = ["Table", "Figure", "RunInfo", "PromptExample", "WhatRan", "Results", "Agreement", "Discernment",
            "FailureExample", "Failures", "CostTime", "ItemBrowser", "FolderFigure", "ReportData", "ColumnKind",
            "natural_key"]
-
-def natural_key(name: object) -> tuple[tuple[int, int | str], ...]:
-    """Sort key of a name with numbers in it, the numbers as numbers: M0, M1, M2 … M10 (not M0, M1, M10, M2)."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part.lower())
-                 for part in re.split(r"(\d+)", str(name)) if part)
 
 
 #: How a column is shown and sorted: text; a number (3 decimals); an integer; a p-value.

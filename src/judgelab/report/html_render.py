@@ -256,6 +256,8 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <label for="f-sort">order<select id="f-sort" aria-controls="units">
 {%- if it.has_human %}<option value="absdiff">|judge − human|, largest first</option><option value="above">judge above human first</option><option value="below">judge below human first</option>{% endif %}
 <option value="spread">sample spread, largest first</option><option value="high">judge mean, highest first</option><option value="low">judge mean, lowest first</option><option value="item">item id</option></select></label>
+<label for="f-search">search<input type="search" id="f-search" aria-controls="units" placeholder="a word of the item id, text or answers" autocomplete="off"></label>
+<button type="button" id="f-download">Download the items shown (CSV)</button>
 <label for="f-compact" class="check"><input type="checkbox" id="f-compact" aria-controls="units"> compact list (answers and humans only)</label>
 </div>
 <p id="browser-status" role="status" aria-live="polite"></p>

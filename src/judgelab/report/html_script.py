@@ -3,7 +3,8 @@
 It sorts tables (buttons in the column headers, ``aria-sort``) and runs the item browser: it
 reads the columnar index from ``<script type="application/json" id="jl-index">``, decompresses
 the details (gzip, base64) with ``DecompressionStream``, filters by criterion, system and judge,
-sorts, and renders one page of 50 items at a time. Each card shows the rated text first (long
+sorts, searches (:mod:`judgelab.report.html_script_find`: search, a link to each card, the download of the
+items shown), and renders one page of 50 items at a time. Each card shows the rated text first (long
 texts and contexts clipped, each with its own "show all" toggle), then the judge's answer beside
 the human ratings, the samples and the prompt (collapsed). Every text from the data is set with
 ``textContent``, never parsed as HTML. ``window.judgelab`` holds the hooks ``judgelab view`` uses to update the
@@ -11,6 +12,7 @@ page in place (:mod:`judgelab.report.html_script_live`).
 """
 from __future__ import annotations
 
+from judgelab.report.html_script_find import ITEMS_FIND
 from judgelab.report.html_script_live import ITEMS_LIVE
 
 __all__ = ["SCRIPT"]
@@ -147,7 +149,7 @@ SCRIPT = r"""
     var r = state.rater === "" ? -1 : +state.rater;
     var out = [];
     for (var u = 0; u < n; u++) {
-      if ((c < 0 || idx.c[u] === c) && (s < 0 || idx.s[u] === s) && (r < 0 || idx.r[u] === r)) { out.push(u); }
+      if ((c < 0 || idx.c[u] === c) && (s < 0 || idx.s[u] === s) && (r < 0 || idx.r[u] === r) && matches(u)) { out.push(u); }
     }
     var by = sorters[state.sort];
     if (by) { out.sort(function (a, b) { return by(a, b) || (a - b); }); }
@@ -260,6 +262,7 @@ SCRIPT = r"""
     art.appendChild(h);
     art.appendChild(el("p", "unit-meta", "criterion " + idx.criteria[idx.c[u]] + " \u00b7 system " +
       idx.systems[idx.s[u]] + " \u00b7 judge " + idx.raters[idx.r[u]]));
+    art.lastChild.appendChild(linkTo(u));  // a link to this card (html_script_find)
     var sc = el("p", "unit-scores");
     sc.appendChild(document.createTextNode("judge mean " + fmt(idx.j[u]) + " (" + idx.ok[u] + " of " + idx.n[u] +
       " samples scored)"));
@@ -389,7 +392,7 @@ SCRIPT = r"""
   buttons.next.addEventListener("click", function () { state.page += 1; render(); });
   buttons.last.addEventListener("click", function () { state.page = 1e9; render(); });
   render();
-""" + ITEMS_LIVE + r"""
+""" + ITEMS_FIND + ITEMS_LIVE + r"""
   return { prepare: prepare };
   }
 })();

@@ -90,13 +90,13 @@ class LiveReport:
 
     def page(self) -> str:
         """The report page as the live view serves it; rebuilt only when the data changed since the last build."""
-        from judgelab.report.html import build_report, render_report
+        from judgelab.report.html import page_of
         from judgelab.report.live_page import live_page
 
         with self._lock:
             stamp = self.fingerprint()
             if self._built is None or self._built[0] != stamp:
-                html = render_report(build_report(self.folder, self.human))
+                html = page_of(self.folder, self.human)
                 self._built = (stamp, live_page(html, _version(stamp), self.poll_ms))
             return self._built[1]
 
