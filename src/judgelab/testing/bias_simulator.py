@@ -19,6 +19,11 @@ values are exactly the effects the audit estimates (:attr:`SimulatedStudy.truth`
 * ``length``: points per 100 words (the audit's unit);
 * ``self_preference``: the own-minus-other gap;
 * ``position_first``: ``first_position / 2`` (the share of first-shown picks above 1/2).
+
+Pairwise judges (``judgelab audit --self-check --pairwise``): :func:`simulate_pairwise_study` gives a
+verdicts table of a judge that sees each pair in both orders and of unbiased humans, with the biases
+of :class:`PairwisePlanted` (a first-shown pick, log-odds per 100 words of length difference, log-odds
+for its own family); :func:`pairwise_truth` gives the planted effects in the audit's units.
 """
 from __future__ import annotations
 
@@ -138,10 +143,10 @@ class PairwisePlanted:
 
 PAIRWISE_POSITION = PairwisePlanted(first_position=0.2)
 """A first-shown pick in 20% of the verdicts (the ratings self-check's size)."""
-PAIRWISE_LENGTH = PairwisePlanted(length=0.5)
-"""Half a log-odds unit per 100 words: one SD of a length difference (141 words) moves the odds by 2×."""
-PAIRWISE_SELF = PairwisePlanted(self_preference=0.5)
-"""Half a log-odds unit for the judge's own family."""
+PAIRWISE_LENGTH = PairwisePlanted(length=0.6)
+"""0.6 log-odds per 100 words: one SD of a length difference (141 words) multiplies the odds by 2.3."""
+PAIRWISE_SELF = PairwisePlanted(self_preference=0.75)
+"""0.75 log-odds for the judge's own family (odds × 2.1)."""
 PAIRWISE_NONE = PairwisePlanted()
 #: Ties: the share of verdicts (judge and humans) that are a tie; quality scale of the logistic choice.
 PAIRWISE_TIES, PAIRWISE_SCALE = 0.1, 1.0
@@ -226,9 +231,10 @@ def simulate_pairwise_study(n_items: int = 200, planted: PairwisePlanted = PAIRW
                                                        planted.first_position),
                                     "first_text": text[f], "second_text": text[s]}))
     for h in range(n_humans):
-        f = rng.integers(0, 2, n_items)
-        logit = np.where(f == 0, 1, -1) * _logit_first(PAIRWISE_NONE, q, words, own, 0, 1)
+        shown = rng.integers(0, 2, n_items)  # which response the human saw first
+        logit = np.where(shown == 0, 1, -1) * _logit_first(PAIRWISE_NONE, q, words, own, 0, 1)
+        cols = np.arange(n_items)
         frames.append(pd.DataFrame({"rater": f"human:{h + 1}", "item_id": item,
-                                    "first": systems[f, np.arange(n_items)], "second": systems[1 - f, np.arange(n_items)],
+                                    "first": systems[shown, cols], "second": systems[1 - shown, cols],
                                     "choice": _choices(rng, logit, 0.0)}))
     return normalise_verdicts(pd.concat(frames, ignore_index=True))
