@@ -198,7 +198,9 @@ def _with_pairwise(report, verdicts, judge_fam, system_fam, criteria, n_resample
         verdicts = verdicts[verdicts["criterion"].isin(criteria)]
     effects, skipped = pairwise_biases(verdicts, judge_fam, system_fam, n_resamples=n_resamples, seed=seed)
     if not effects:
-        skipped = {"pairwise": "the verdicts have no judge (only human:<id> raters)", **skipped}
+        why = ("the verdicts have no judge (only human:<id> raters)" if len(verdicts) else
+               f"no verdicts on the criteria asked for ({', '.join(criteria or [])})")
+        skipped = {"pairwise": why, **skipped}
     settings = {**report.settings, "n_resamples": n_resamples, "seed": seed,
                 "interval": "percentile cluster bootstrap over item_id"}
     return AuditReport(report.effects + tuple(effects), {**report.skipped, **skipped}, settings)

@@ -161,3 +161,13 @@ def test_empty_cells_of_a_verdicts_file_take_the_defaults(tmp_path):
     v = read_verdicts(path)
     assert (v["status"] == "ok").sum() == len(JUDGE_ROWS) + len(HUMAN_ROWS)
     assert set(v["criterion"]) == {"preference"} and set(v["sample"]) == {0}
+
+
+def test_map_criteria_and_judges_apply_to_verdicts(tmp_path):
+    path = _write(tmp_path, _rows())
+    run = run_audit(verdicts=[path], mapping={"preference": "helpfulness"}, judges="judge-*", n_resamples=0)
+    assert {e.criterion for e in run.report.effects} == {"helpfulness"}
+    other = run_audit(verdicts=[path], criteria=["other"], n_resamples=0).report
+    assert not other.effects and other.skipped["pairwise"] == "no verdicts on the criteria asked for (other)"
+    humans_only = _write(tmp_path, _rows()[lambda d: d["rater"].str.startswith("human:")], "humans.csv")
+    assert "no judge" in run_audit(verdicts=[humans_only], n_resamples=0).report.skipped["pairwise"]

@@ -34,6 +34,7 @@ import pandas as pd
 from judgelab.raters import is_human
 from judgelab.stats.bias import _family
 from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci, _interval_text, _wmean
+from judgelab.status import Status
 
 __all__ = ["pairwise_biases", "PAIRWISE_BIASES"]
 
@@ -47,7 +48,7 @@ def _prepared(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, dict[tuple[str, str
     (``a``: ``lo`` shown first), ``key`` (item and pair, order-free), ``c`` (choice of the first, a tie
     1/2), ``p_lo`` (preference for ``lo``, ``p_first`` where given); and the failed verdicts per
     (rater, criterion)."""
-    ok = (verdicts["status"] == "ok") & verdicts["choice"].notna()
+    ok = (verdicts["status"] == Status.OK.value) & verdicts["choice"].notna()
     failed = (~ok).groupby([verdicts["rater"], verdicts["criterion"]]).sum()
     v = verdicts[ok].copy()
     first, second = v["first"].astype(str), v["second"].astype(str)
