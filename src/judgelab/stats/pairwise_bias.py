@@ -31,6 +31,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from judgelab.preference.verdicts import normalise_verdicts
 from judgelab.raters import is_human
 from judgelab.stats.bias import _family
 from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci, _interval_text, _wmean
@@ -221,8 +222,8 @@ def pairwise_biases(verdicts: pd.DataFrame, judge_family: dict[str, str] | None 
     """Position, length and self-preference of every pairwise judge (module docstring).
 
     Args:
-        verdicts: the verdicts table (:func:`judgelab.preference.verdicts.normalise_verdicts`); human
-            verdicts are rows of ``human:<id>`` raters.
+        verdicts: the verdicts table (any frame :func:`judgelab.preference.verdicts.normalise_verdicts` reads;
+            it is normalised first); human verdicts are rows of ``human:<id>`` raters.
         judge_family, system_family: judge (label, or its model) → family and system → family, for
             ``pairwise_own`` (as ``audit --self-family``, ``--system-family``).
 
@@ -232,7 +233,7 @@ def pairwise_biases(verdicts: pd.DataFrame, judge_family: dict[str, str] | None 
         where humans labelled the criterion), and what could not be measured with the reason.
     """
     common = dict(n_resamples=n_resamples, level=confidence_level, seed=seed)
-    v, failed = _prepared(verdicts)
+    v, failed = _prepared(normalise_verdicts(verdicts))
     human = v["rater"].map(is_human).astype(bool)
     skipped: dict[str, str] = {}
     if not human.any():
