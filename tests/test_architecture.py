@@ -67,6 +67,7 @@ LAYERS: dict[str, int] = {
     "judgelab.agree_gate": ANALYSIS,
     "judgelab.agree_standardize": ANALYSIS,
     "judgelab.audit": ANALYSIS,
+    "judgelab.audit_pairwise": ANALYSIS,  # the audit of pairwise judges (verdicts) and its self-check
     "judgelab.escalate": ANALYSIS,
     "judgelab.pairwise": ANALYSIS,
     "judgelab.preference": ANALYSIS,  # analyses of pairwise verdicts (agreement, win rates, leaderboards)

@@ -42,6 +42,7 @@ TABLES = {
     "self_preference": ("self_preference",),
     "position": ("position_first", "position_consistency"),
     "prompt_sensitivity": ("prompt_icc", "prompt_shift"),
+    "pairwise": ("pairwise_first", "pairwise_flip", "pairwise_longer", "pairwise_own"),
 }
 """Table name → the ``bias`` values (or prefixes) it holds."""
 

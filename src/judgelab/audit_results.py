@@ -171,8 +171,10 @@ def audit_document(report: Any, jury: pd.DataFrame | None = None, jury_level: st
 
 
 def self_check_document(result: Any) -> dict[str, Any]:
-    """``audit.json`` of ``audit --self-check``: the rows, lines and settings of a ``SelfCheckResult``."""
-    return _clean({"schema": AUDIT_JSON_SCHEMA, "command": "audit --self-check", "self_check": result.to_frame(),
+    """``audit.json`` of ``audit --self-check`` (``--pairwise``: settings ``mode`` pairwise): the rows, lines and
+    settings of a ``SelfCheckResult``."""
+    command = "audit --self-check" + (" --pairwise" if result.settings.get("mode") == "pairwise" else "")
+    return _clean({"schema": AUDIT_JSON_SCHEMA, "command": command, "self_check": result.to_frame(),
                    "lines": result.lines(), "settings": result.settings})
 
 

@@ -28,6 +28,9 @@ TABLE_DESCRIPTIONS = {
               "the judge's preference for the longer text minus the humans', with 95% CIs",
     "self_preference": "judge-human gap on its own family's texts minus other texts, with 95% CIs",
     "position": "first-position preference and consistency of pairwise verdicts in both orders, with 95% CIs",
+    "pairwise": "pairwise judges from --verdicts: position preference (share of decisive first-shown picks minus 1/2), "
+                "share of pairs whose winner flips with the order, and the judge's share for the longer response and "
+                "for its own family's minus the humans' on the same pairs, with 95% CIs",
     "prompt_sensitivity": "ICC(2,1) across a judge's prompt variants and the largest mean shift between them, "
                           "with 95% CIs",
     "constrained_shift": "mean shift of the second rater against the first on the same texts (e.g. constrained - "
@@ -115,8 +118,9 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
               delta: float = 0.1, tolerance: float = 1.0, calibration: bool = False, bins: int = 20,
               compare: Sequence[str] | None = None, criteria: Sequence[str] | None = None, per: float = 100.0,
               n_resamples: int = 999, seed: int = 0, out: str | Path | None = None,
-              display: Display | None = None) -> AuditRun:
-    """The bias audit of ratings files: ``judgelab audit`` without the printing (its options, by name).
+              display: Display | None = None, verdicts: Sequence[str | Path] = ()) -> AuditRun:
+    """The bias audit of ratings files and verdicts files (``verdicts``: pairwise judges, beside or instead of
+    ratings): ``judgelab audit`` without the printing (its options, by name).
 
     Returns:
         :class:`AuditRun`; with ``out`` the folder is written (tables, ``audit.json``, README.md, run.json,
@@ -138,20 +142,29 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
     judge_fam, system_fam = dict(self_family or {}), dict(system_family or {})
     if system_fam and not judge_fam:
         raise JudgelabError("--system-family needs --self-family JUDGE=FAMILY (whose family to compare)")
-    df = read_audit_inputs(list(ratings), list(human), human_layout, hanna_scores, judges, dict(mapping or {}))
+    verdict_table = _read_verdicts(verdicts, judges, dict(mapping or {}))
+    if verdict_table is not None and not (ratings or human or hanna_scores):
+        df = None  # pairwise judges only
+    else:
+        df = read_audit_inputs(list(ratings), list(human), human_layout, hanna_scores, judges, dict(mapping or {}))
     pair_table = _read_table(Path(pairs)) if pairs is not None else None
     length_table = read_lengths(Path(lengths)) if lengths is not None else None
     crit = list(criteria) if criteria else None
     report, shift = _bias_report(df, pair_table, length_table, judge_fam, system_fam, crit, per, n_resamples, seed,
                                  list(compare) if compare else None)
+    if verdict_table is not None:
+        report = _with_pairwise(report, verdict_table, judge_fam, system_fam, crit, n_resamples, seed)
     run = AuditRun(report, shift, started=started)
     run.lines = [f"{name} skipped: {reason}" for name, reason in report.skipped.items()] + shift.lines()
     run.written = [(t, name, TABLE_DESCRIPTIONS[name].format(per=f"{per:g}")) for name, t in report.tables().items()
-                   if name not in report.skipped and "bias" not in report.skipped]
+                   if name not in report.skipped
+                   and (not t.empty if name == "pairwise" else df is not None and "bias" not in report.skipped)]
     if shift.shifts:
         shift_tables = shift.tables()
         run.written += [(t, name, TABLE_DESCRIPTIONS[name]) for name, t in shift_tables.items()]
         run.parts.update(shift_tables)
+    if (jury or selective or calibration) and df is None:
+        raise JudgelabError("--jury, --selective and --calibration read ratings; verdicts alone have none")
     if jury:
         _add_jury(run, df, list(jury), jury_level, folds, n_resamples, seed)
     if selective:
@@ -160,6 +173,7 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
         _add_calibration(run, df, tolerance, bins, crit, n_resamples, seed)
     run.inputs = ([input_file("ratings", p) for p in ratings] + [input_file("human", h, {"layout": human_layout})
                                                                   for h in human]
+                  + [input_file("verdicts", p) for p in verdicts]
                   + [input_file(role, p) for role, p in (("pairs", pairs), ("lengths", lengths),
                                                          ("hanna_scores", hanna_scores)) if p is not None])
     if out is not None:
@@ -167,11 +181,46 @@ def run_audit(ratings: Sequence[str | Path] = (), human: Sequence[str | Path] = 
     return run
 
 
+def _read_verdicts(paths: Sequence[str | Path], judges: str | None, mapping: dict[str, str]):
+    if not paths:
+        return None
+    from judgelab.audit_pairwise import read_audit_verdicts
+
+    return read_audit_verdicts(paths, judges, mapping)
+
+
+def _with_pairwise(report, verdicts, judge_fam, system_fam, criteria, n_resamples: int, seed: int):
+    """The report with the pairwise judges' effects (:func:`judgelab.stats.pairwise_bias.pairwise_biases`) added."""
+    from judgelab.audit import AuditReport
+    from judgelab.stats.pairwise_bias import pairwise_biases
+
+    if criteria:
+        verdicts = verdicts[verdicts["criterion"].isin(criteria)]
+    effects, skipped = pairwise_biases(verdicts, judge_fam, system_fam, n_resamples=n_resamples, seed=seed)
+    if not effects:
+        why = ("the verdicts have no judge (only human:<id> raters)" if len(verdicts) else
+               f"no verdicts on the criteria asked for ({', '.join(criteria or [])})")
+        skipped = {"pairwise": why, **skipped}
+    settings = {**report.settings, "n_resamples": n_resamples, "seed": seed,
+                "interval": "percentile cluster bootstrap over item_id"}
+    return AuditReport(report.effects + tuple(effects), {**report.skipped, **skipped}, settings)
+
+
 def _bias_report(df, pair_table, length_table, judge_fam, system_fam, criteria, per, n_resamples, seed, compare):
-    """(the bias report, the constrained/free comparison); without human ratings only the comparison."""
+    """(the bias report, the constrained/free comparison); without human ratings only the comparison; without
+    ratings (verdicts only) an empty report."""
     from judgelab.audit import AuditReport, audit
     from judgelab.ratings import is_human
+    from judgelab.stats.paired_shift import ShiftReport
 
+    if df is None:
+        if pair_table is not None or length_table is not None:
+            raise JudgelabError("--pairs and --lengths go with ratings files; verdicts carry their texts "
+                                "(first_text, second_text)")
+        if compare:
+            raise JudgelabError("--compare compares raters of ratings files; verdicts alone have none")
+        return (AuditReport((), {"ratings": "no ratings files: only the pairwise judges of --verdicts are audited"},
+                            {"per_words": per}), ShiftReport(()))
     shift = _constrained_section(df, compare, criteria)
     if shift.shifts and not bool(df["rater"].map(is_human).any()):  # a comparison needs no human ratings
         report = AuditReport((), {"bias": "no human ratings (raters named human:<id>): only the comparison of raters "

@@ -18,6 +18,9 @@ def audit(
     maps: Optional[list[str]] = MapOpt,
     pairs: Optional[Path] = typer.Option(None, "--pairs", help="pairwise verdicts in both orders: rater, first, "
                                          "second, choice (first|second|tie), optional item_id, criterion"),
+    verdicts: Optional[list[Path]] = typer.Option(None, "--verdicts", help="verdicts files of pairwise judges and "
+                                                  "humans (repeatable; judgelab's verdicts or another tool's judge "
+                                                  "outputs): position, length and self-preference per judge"),
     lengths: Optional[Path] = typer.Option(None, "--lengths", help="text lengths: item_id, [system], length (words) "
                                            "or text"),
     self_family: Optional[list[str]] = typer.Option(None, "--self-family", help="JUDGE=FAMILY: the judge's model "
@@ -54,13 +57,16 @@ def audit(
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap (and of --self-check's simulated studies)"),
     self_check: bool = typer.Option(False, "--self-check", help="simulate studies with planted biases and show "
                                     "how often the audit finds them (no input read)"),
+    pairwise: bool = typer.Option(False, "--pairwise", help="--self-check: simulate pairwise judges (planted position, "
+                                  "length and self-preference, and none) instead of ratings"),
     n_items: int = typer.Option(200, "--n-items", help="--self-check: items per simulated study"),
     n_studies: int = typer.Option(200, "--n-studies", help="--self-check: simulated studies (with and without bias)"),
     fmt: str = FormatOpt,
     verbose: bool = VerboseOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="folder for the CSV tables, README.md and run.json"),
 ) -> None:
-    """Bias report: leniency, spread and scale use against humans, length dependence, self-preference, position."""
+    """Bias report: leniency, spread and scale use against humans, length dependence, self-preference, position;
+    pairwise judges' position, length and self-preference from --verdicts."""
     from judgelab.audit_run import run_audit, write_audit
     from judgelab.cli.agreement import _check_output
     from judgelab.cli.common import NotesDisplay
@@ -70,15 +76,18 @@ def audit(
     if self_check:
         if n_resamples < 0:
             raise JudgelabError("--n-resamples is 0 (no interval) or more")
-        if ratings or human or pairs or lengths or hanna_scores:
-            raise JudgelabError("--self-check simulates its own studies: give no ratings, --human, --pairs or --lengths")
-        _self_check(n_items, n_studies, seed, n_resamples, fmt, out)
+        if ratings or human or pairs or lengths or hanna_scores or verdicts:
+            raise JudgelabError("--self-check simulates its own studies: give no ratings, --human, --pairs, --lengths "
+                                "or --verdicts")
+        _self_check(n_items, n_studies, seed, n_resamples, fmt, out, pairwise)
         return
+    if pairwise:
+        raise JudgelabError("--pairwise goes with --self-check; pairwise judges are audited from --verdicts FILE")
     run = run_audit(ratings or [], human or [], human_layout, parse_map(maps), pairs, lengths,
                     parse_map(self_family, "--self-family", "NAME=FAMILY", "gpt-4o=openai"),
                     parse_map(system_family, "--system-family", "NAME=FAMILY", "gpt-4o=openai"), hanna_scores, judges,
                     split_list(jury_methods) or [], jury_level, folds, selective, risk, delta, tolerance, calibrate, bins,
-                    compare, split_list(criteria), per, n_resamples, seed)
+                    compare, split_list(criteria), per, n_resamples, seed, verdicts=verdicts or [])
     for line in run.lines:
         _say(line)
     if out is not None:
@@ -92,19 +101,23 @@ def _say(line: str) -> None:
     print(f"judgelab: {line}", file=sys.stderr)
 
 
-def _self_check(n_items: int, n_studies: int, seed: int, n_resamples: int, fmt: str, out: Optional[Path]) -> None:
-    """``--self-check``: simulated studies with planted biases, and how often the audit finds them."""
+def _self_check(n_items: int, n_studies: int, seed: int, n_resamples: int, fmt: str, out: Optional[Path],
+                pairwise: bool = False) -> None:
+    """``--self-check``: simulated studies with planted biases, and how often the audit finds them
+    (``--pairwise``: pairwise judges)."""
     from judgelab.audit import self_check as run_check
+    from judgelab.audit_pairwise import pairwise_self_check
     from judgelab.cli.output import emit
 
-    result = run_check(n_items, n_studies, seed, n_resamples)
+    result = (pairwise_self_check if pairwise else run_check)(n_items, n_studies, seed, n_resamples)
     table = result.to_frame()
     if out is not None:
         from judgelab.audit_results import self_check_document
         from judgelab.audit_run import write_audit_folder
         from judgelab.cli.common import NotesDisplay
 
-        write_audit_folder(out, "audit --self-check", "Audit self-check (`judgelab audit --self-check`)",
+        command = "audit --self-check" + (" --pairwise" if pairwise else "")
+        write_audit_folder(out, command, f"Audit self-check (`judgelab {command}`)",
                            [(table, "self_check", "detection, coverage and false alarms per planted bias, with "
                              "Monte-Carlo standard errors")], result.lines(), result.settings,
                            self_check_document(result), display=NotesDisplay())

@@ -79,7 +79,8 @@ def normalise_verdicts(df: "pd.DataFrame", where: str | None = None) -> "pd.Data
         if col not in df.columns:
             df[col] = VERDICT_DEFAULTS.get(col)
         elif VERDICT_DEFAULTS.get(col) is not None and not (isinstance(VERDICT_DEFAULTS[col], float)):
-            df[col] = df[col].where(df[col].notna(), VERDICT_DEFAULTS[col])
+            # an empty cell (a CSV's "") is a value not given, as a missing one
+            df[col] = df[col].where(~df[col].map(_blank).astype(bool), VERDICT_DEFAULTS[col])
     df["p_first"] = pd.to_numeric(df["p_first"], errors="coerce").astype(float)
     df["sample"] = pd.to_numeric(df["sample"], errors="coerce").fillna(0).astype(int)
     for col in ("item_id", "criterion", "rater", "first", "second", "status"):

@@ -28,13 +28,14 @@ from judgelab.report.html_audit_effects import (
     clean_note,
     effect_kinds,
 )
+from judgelab.report.html_audit_pairwise import name_pairwise, pairwise_kind
 from judgelab.report.html_model import ColumnKind, Figure, Table
 from judgelab.report.svg import Point, interval_chart, reliability_diagram
 
 __all__ = ["AuditSection", "build_audit", "AUDIT_TABLES", "AUDIT_TEMPLATE"]
 
 #: The audit's tables the section shows (left out of "Other tables"; results.json names their files).
-AUDIT_TABLES = {"leniency", "scale_points", "length", "self_preference", "position", "prompt_sensitivity",
+AUDIT_TABLES = {"leniency", "scale_points", "length", "self_preference", "position", "prompt_sensitivity", "pairwise",
                 "jury_agreement", "selective", "calibration", "calibration_bins", "self_check", "escalation_guarantee"}
 
 
@@ -193,6 +194,8 @@ def build_audit(folder: RunFolder) -> AuditSection | None:
                            effect_kinds(effects, float(settings.get("per_words") or 100.0)), audit_grid(effects),
                            audit_words(effects, lines) if effects else None,
                            [str(x) for x in doc.get("jury_lines") or []])
+    section.grid, pairwise = name_pairwise(section.grid), pairwise_kind(effects)  # pairwise judges (--verdicts)
+    section.kinds += [pairwise] if pairwise else []
     if doc.get("effects"):
         section.notes.append(f"Intervals: {settings.get('interval', 'cluster bootstrap')}, "
                              f"{settings.get('n_resamples', '?')} resamples, seed {settings.get('seed', '?')}. An effect "

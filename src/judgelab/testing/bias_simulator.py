@@ -19,6 +19,11 @@ values are exactly the effects the audit estimates (:attr:`SimulatedStudy.truth`
 * ``length``: points per 100 words (the audit's unit);
 * ``self_preference``: the own-minus-other gap;
 * ``position_first``: ``first_position / 2`` (the share of first-shown picks above 1/2).
+
+Pairwise judges (``judgelab audit --self-check --pairwise``): :func:`simulate_pairwise_study` gives a
+verdicts table of a judge that sees each pair in both orders and of unbiased humans, with the biases
+of :class:`PairwisePlanted` (a first-shown pick, log-odds per 100 words of length difference, log-odds
+for its own family); :func:`pairwise_truth` gives the planted effects in the audit's units.
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["PlantedBiases", "MODERATE", "NONE", "SimulatedStudy", "simulate_study", "JUDGE", "JUDGE_FAMILY",
+           "PairwisePlanted", "PAIRWISE_POSITION", "PAIRWISE_LENGTH", "PAIRWISE_SELF", "PAIRWISE_NONE",
+           "simulate_pairwise_study", "pairwise_truth",
            "SYSTEM_FAMILY"]
 
 JUDGE = "sim-judge"
@@ -114,3 +121,120 @@ def simulate_study(n_items: int = 200, planted: PlantedBiases = MODERATE, seed: 
              "length": planted.length, "self_preference": planted.self_preference,
              "position_first": planted.first_position / 2}
     return SimulatedStudy(ratings, lengths, pairs, truth)
+
+
+# --- pairwise judges -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairwisePlanted:
+    """Biases planted in a simulated pairwise judge (0: none).
+
+    Attributes:
+        first_position: probability of picking the response shown first whatever the responses.
+        length: log-odds of picking a response per 100 words it is longer than the other.
+        self_preference: log-odds of picking the response of the judge's own family (``fam-a``).
+    """
+
+    first_position: float = 0.0
+    length: float = 0.0
+    self_preference: float = 0.0
+
+
+PAIRWISE_POSITION = PairwisePlanted(first_position=0.2)
+"""A first-shown pick in 20% of the verdicts (the ratings self-check's size)."""
+PAIRWISE_LENGTH = PairwisePlanted(length=0.6)
+"""0.6 log-odds per 100 words: one SD of a length difference (141 words) multiplies the odds by 2.3."""
+PAIRWISE_SELF = PairwisePlanted(self_preference=0.75)
+"""0.75 log-odds for the judge's own family (odds × 2.1)."""
+PAIRWISE_NONE = PairwisePlanted()
+#: Ties: the share of verdicts (judge and humans) that are a tie; quality scale of the logistic choice.
+PAIRWISE_TIES, PAIRWISE_SCALE = 0.1, 1.0
+
+
+def _pair_draw(rng: np.random.Generator, n: int, rho: float = 0.3):
+    """``n`` pairs: two distinct systems each, their qualities ``N(0, 1)`` and word lengths ``300 + 100 z``
+    (``z`` correlated ``rho`` with quality)."""
+    i = rng.integers(0, len(SYSTEMS), n)
+    j = (i + rng.integers(1, len(SYSTEMS), n)) % len(SYSTEMS)
+    q = rng.standard_normal((2, n))
+    words = np.maximum(np.round(300 + 100 * (rho * q + np.sqrt(1 - rho ** 2) * rng.standard_normal((2, n)))), 10)
+    return np.array(SYSTEMS)[i], np.array(SYSTEMS)[j], q, words
+
+
+def _logit_first(planted: PairwisePlanted, q, words, own, f: int, s: int):
+    """Log-odds that the judge (or, with ``PAIRWISE_NONE``, a human) prefers response ``f`` over ``s``."""
+    return ((q[f] - q[s]) / PAIRWISE_SCALE + planted.length * (words[f] - words[s]) / 100
+            + planted.self_preference * (own[f].astype(float) - own[s].astype(float)))
+
+
+def _expected_lo(planted: PairwisePlanted, q, words, own):
+    """The judge's expected preference for response 0 over both orders (a tie 1/2), and a human's."""
+    sig = 1 / (1 + np.exp(-_logit_first(planted, q, words, own, 0, 1)))
+    sig0 = 1 / (1 + np.exp(-_logit_first(PAIRWISE_NONE, q, words, own, 0, 1)))
+    p, t = planted.first_position, PAIRWISE_TIES
+    return p / 2 + (1 - p) * (t / 2 + (1 - t) * sig), t / 2 + (1 - t) * sig0
+
+
+def pairwise_truth(planted: PairwisePlanted, n: int = 200_000, seed: int = 12345) -> dict[str, float]:
+    """The planted effects in the audit's units (population values; expectations over ``n`` drawn pairs):
+    ``pairwise_first`` (share of decisive first-shown picks minus 1/2, exact), ``pairwise_longer`` and
+    ``pairwise_own`` (judge's expected share minus the humans', the Monte-Carlo error about 0.001)."""
+    rng = np.random.default_rng(seed)
+    sys0, sys1, q, words = _pair_draw(rng, n)
+    own = np.array([[SYSTEM_FAMILY[s] == JUDGE_FAMILY[JUDGE] for s in sys0], [SYSTEM_FAMILY[s] == JUDGE_FAMILY[JUDGE] for s in sys1]])
+    j0, h0 = _expected_lo(planted, q, words, own)
+    longer0, mixed = words[0] > words[1], own[0] != own[1]
+    p, t = planted.first_position, PAIRWISE_TIES
+    d_len = np.where(longer0, j0 - h0, h0 - j0)[words[0] != words[1]]
+    d_own = np.where(own[0], j0 - h0, h0 - j0)[mixed]
+    return {"pairwise_first": p / 2 / (p + (1 - p) * (1 - t)), "pairwise_longer": float(d_len.mean()),
+            "pairwise_own": float(d_own.mean())}
+
+
+def _choices(rng: np.random.Generator, logit, p: float) -> np.ndarray:
+    """``first``/``second``/``tie`` per verdict: a first-shown pick with probability ``p``, else a tie with
+    probability :data:`PAIRWISE_TIES`, else the logistic choice."""
+    u = rng.random((3, len(logit)))
+    pick_first = u[2] < 1 / (1 + np.exp(-logit))
+    out = np.where(pick_first, "first", "second").astype(object)
+    out[u[1] < PAIRWISE_TIES] = "tie"
+    out[u[0] < p] = "first"
+    return out
+
+
+def simulate_pairwise_study(n_items: int = 200, planted: PairwisePlanted = PAIRWISE_NONE, seed: int = 0,
+                            n_humans: int = 3) -> pd.DataFrame:
+    """One pairwise study as a verdicts table: ``n_items`` instructions, each with two responses of two
+    different systems (quality ``N(0, 1)``, length ``300 + 100 z`` words with ``z`` correlated 0.3 with
+    quality, texts of that many words); the judge ``sim-judge`` (family ``fam-a``) sees each pair in both
+    orders with the biases ``planted``; each of ``n_humans`` humans sees it once, in a random order, without
+    any bias (the texts on the judge's rows only, as human labels often come without them). A choice is
+    logistic in the quality difference (scale 1), with ties in 10% of verdicts.
+
+    Example:
+        >>> v = simulate_pairwise_study(30, seed=1)
+        >>> sorted(v["rater"].unique()), len(v)
+        (['human:1', 'human:2', 'human:3', 'sim-judge'], 150)
+    """
+    from judgelab.preference.verdicts import normalise_verdicts
+
+    rng = np.random.default_rng(seed)
+    sys0, sys1, q, words = _pair_draw(rng, n_items)
+    own = np.array([[SYSTEM_FAMILY[s] == JUDGE_FAMILY[JUDGE] for s in sys0], [SYSTEM_FAMILY[s] == JUDGE_FAMILY[JUDGE] for s in sys1]])
+    systems, text = np.array([sys0, sys1]), np.array([["w " * int(n) for n in row] for row in words])
+    item = np.array([f"q{i}" for i in range(n_items)])
+    frames = []
+    for f, s in ((0, 1), (1, 0)):
+        frames.append(pd.DataFrame({"rater": JUDGE, "item_id": item, "first": systems[f], "second": systems[s],
+                                    "choice": _choices(rng, _logit_first(planted, q, words, own, f, s),
+                                                       planted.first_position),
+                                    "first_text": text[f], "second_text": text[s]}))
+    for h in range(n_humans):
+        shown = rng.integers(0, 2, n_items)  # which response the human saw first
+        logit = np.where(shown == 0, 1, -1) * _logit_first(PAIRWISE_NONE, q, words, own, 0, 1)
+        cols = np.arange(n_items)
+        frames.append(pd.DataFrame({"rater": f"human:{h + 1}", "item_id": item,
+                                    "first": systems[shown, cols], "second": systems[1 - shown, cols],
+                                    "choice": _choices(rng, logit, 0.0)}))
+    return normalise_verdicts(pd.concat(frames, ignore_index=True))
