@@ -73,7 +73,7 @@ class RunFile(AskSettings):
     #: ``items`` then holds responses (one row per instruction × system).
     pairs: Optional[str] = None
     orders: PairOrders = "both"
-    ties: bool = True
+    offer_tie: bool = True
     max_failure_rate: float = Field(default=DEFAULT_MAX_FAILURE_RATE, ge=0.0, le=1.0)
     options: JudgeOptions = JudgeOptions()
 
@@ -144,7 +144,7 @@ class RunFile(AskSettings):
         fields = ResponseFields(id=("item_id", "id") if self.id_field == "id" else (self.id_field,),
                                 instruction=("instruction", "text") if self.text_field == "text" else (self.text_field,),
                                 system=self.system_field)
-        return build_pairs(load_responses(self.items, fields), self.pairs, self.orders, self.ties)
+        return build_pairs(load_responses(self.items, fields), self.pairs, self.orders, self.offer_tie)
 
     def load_items(self) -> list:
         """The items to rate (the first ``n_items`` of the file); with ``pairs``, one per pair and order."""

@@ -261,7 +261,7 @@ def test_a_run_file_judges_the_same_pairs_with_its_paths_relative_to_it(tmp_path
     write_jsonl(folder / "responses.jsonl", ROWS)
     write_jsonl(folder / "pairs.jsonl", [{"item_id": "q2", "first": "m1", "second": "m2"}])
     script(folder / "judge.json", {"default": "[[B]]"})
-    (folder / "run.yaml").write_text("items: responses.jsonl\npairs: pairs.jsonl\norders: given\nties: false\n"
+    (folder / "run.yaml").write_text("items: responses.jsonl\npairs: pairs.jsonl\norders: given\noffer_tie: false\n"
                                      "template: pairwise-comparison\njudge: scripted-test-double:judge.json\nsamples: 1\n"
                                      "out: out\n", encoding="utf-8")
     result = run_cli("run", str(folder / "run.yaml"), "--quiet")

@@ -80,7 +80,7 @@ def rate(
                                         "baseline:SYSTEM (every other system against it), all, or a .csv/.jsonl of pairs "
                                         "(first, second, optionally item_id); writes verdicts.csv"),
     orders: PairOrders = typer.Option("both", "--orders", help="with --pairs: both (each pair in both orders) | given"),
-    ties: bool = typer.Option(True, "--ties/--no-ties", help="with --pairs: whether the template offers a tie"),
+    offer_tie: bool = typer.Option(True, "--offer-tie/--no-offer-tie", help="with --pairs: whether the template offers a tie"),
     all_runs: bool = typer.Option(False, "--all-runs", help="ratings.csv and summary.csv cover every run in the store, not only this one"),
     max_failure_rate: float = MaxFailureRateOpt,
     transport: Optional[Transport] = TransportOpt,
@@ -119,7 +119,7 @@ def rate(
         score=score, query_mode=query_mode, max_refusal_retries=max_refusal_retries, top_logprobs=top_logprobs, constrain=constrain,
         rater=rater, out=out, ratings_format=ratings_format, compare=split_list(compare), n_items=n_items, id_field=id_field,
         text_field=text_field, context_field=context_field, system_field=system_field, group_field=group_field,
-        all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution, pairs=pairs, orders=orders, ties=ties,
+        all_runs=all_runs, max_failure_rate=max_failure_rate, execution=execution, pairs=pairs, orders=orders, offer_tie=offer_tie,
         batch=BatchOptions(max_requests=batch_max_requests, max_mb=batch_max_mb, max_attempts=batch_max_attempts,
                            poll_seconds=batch_poll, discount=batch_discount),
         options=judge_options(base_url=base_url, api_key=api_key, style=style, concurrency=concurrency,

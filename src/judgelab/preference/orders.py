@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from judgelab.errors import JudgelabError
-from judgelab.preference.verdicts import VERDICT_COLUMNS, Choice, normalise_verdicts, winner
+from judgelab.preference.verdicts import VERDICT_COLUMNS, Choice, normalise_verdicts, pair_sides, winner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,12 +80,10 @@ def pair_orders(verdicts: "pd.DataFrame") -> "pd.DataFrame":
     v = verdicts[verdicts["choice"].notna()]
     if v.empty:
         return pd.DataFrame(columns=[*PAIR_KEY, "winner_ab", "winner_ba"])
-    a_first = (v["first"] < v["second"]).to_numpy()
+    system_a, system_b, a_first = pair_sides(v)
     frame = pd.DataFrame({
         "rater": v["rater"].to_numpy(), "criterion": v["criterion"].to_numpy(), "item_id": v["item_id"].to_numpy(),
-        "sample": v["sample"].to_numpy(),
-        "system_a": v["first"].where(a_first, v["second"]).to_numpy(),
-        "system_b": v["second"].where(a_first, v["first"]).to_numpy(),
+        "sample": v["sample"].to_numpy(), "system_a": system_a, "system_b": system_b,
         "order": ["winner_ab" if f else "winner_ba" for f in a_first],
         "winner": [winner(f, s, c) for f, s, c in zip(v["first"], v["second"], v["choice"])]})
     twice = frame.duplicated([*PAIR_KEY, "order"])

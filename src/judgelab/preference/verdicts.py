@@ -23,7 +23,7 @@ from judgelab.table import with_identity
 if TYPE_CHECKING:  # pandas is imported when a table is made
     import pandas as pd
 
-__all__ = ["Choice", "VERDICT_COLUMNS", "REQUIRED_COLUMNS", "VERDICT_DEFAULTS", "TEXT_FIELDS", "normalise_verdicts", "winner",
+__all__ = ["Choice", "VERDICT_COLUMNS", "REQUIRED_COLUMNS", "VERDICT_DEFAULTS", "TEXT_FIELDS", "normalise_verdicts", "pair_sides", "winner",
            "preference_of_first"]
 
 
@@ -113,6 +113,22 @@ def normalise_verdicts(df: "pd.DataFrame", where: str | None = None) -> "pd.Data
                 f"{where}: rater {row['rater']!r} judges {row['first']!r} before {row['second']!r} on item "
                 f"{row['item_id']!r} ({row['criterion']}) more than once; give a sample column to tell repeats apart")
     return with_identity(df[VERDICT_COLUMNS].reset_index(drop=True))
+
+
+def pair_sides(verdicts: "pd.DataFrame") -> tuple[Any, Any, Any]:
+    """The one order-free name of each verdict's pair: ``(system_a, system_b, a_first)``, the two systems sorted
+    (``system_a < system_b``) and whether ``system_a`` was shown first — so a rater's two verdicts on a pair in
+    swapped orders share ``(item_id, system_a, system_b)`` whatever their places in a file (arrays, in row order).
+
+    Example:
+        >>> import pandas as pd
+        >>> a, b, a_first = pair_sides(pd.DataFrame({"first": ["y", "x"], "second": ["x", "y"]}))
+        >>> a.tolist(), b.tolist(), a_first.tolist()
+        (['x', 'x'], ['y', 'y'], [False, True])
+    """
+    first, second = verdicts["first"].astype(str), verdicts["second"].astype(str)
+    a_first = (first < second).to_numpy()
+    return first.where(a_first, second).to_numpy(), second.where(a_first, first).to_numpy(), a_first
 
 
 def winner(first: str, second: str, choice: str | None) -> str | None:

@@ -31,7 +31,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from judgelab.preference.verdicts import normalise_verdicts
+from judgelab.preference.verdicts import normalise_verdicts, pair_sides
 from judgelab.raters import is_human
 from judgelab.stats.bias import _family
 from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci, _interval_text, _wmean
@@ -52,9 +52,8 @@ def _prepared(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, dict[tuple[str, str
     ok = (verdicts["status"] == Status.OK.value) & verdicts["choice"].notna()
     failed = (~ok).groupby([verdicts["rater"], verdicts["criterion"]]).sum()
     v = verdicts[ok].copy()
-    first, second = v["first"].astype(str), v["second"].astype(str)
-    v["lo"], v["hi"] = np.minimum(first, second), np.maximum(first, second)
-    v["order"] = np.where(first == v["lo"], "a", "b")
+    v["lo"], v["hi"], lo_first = pair_sides(v)  # the pair's one order-free name (shared with preference.orders)
+    v["order"] = np.where(lo_first, "a", "b")
     v["key"] = v["item_id"].astype(str) + "\x1f" + v["lo"] + "\x1f" + v["hi"]
     v["c"] = v["choice"].map(_CHOICE_OF_FIRST).astype(float)
     pref = v["p_first"].where(v["p_first"].notna(), v["c"]).astype(float)
