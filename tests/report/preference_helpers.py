@@ -16,6 +16,8 @@ JUDGE = {"rules": [{"contains": "[Response A]\nIn short", "reply": "A is better.
 
 
 def _response(system: str, k: int) -> str:
+    if system == "M10" and k % 4 == 0:  # no "In short": the judge picks the first shown
+        return f"Step {k} is done by checking each part twice, then writing the answer down with a reason."
     if system == "M10":
         return f"In short: step {k} is done by checking each part twice, then writing the answer down with a reason."
     if system == "M2":
@@ -31,11 +33,12 @@ def write_responses(path: Path, items: int = 12) -> Path:
 
 
 def write_human_verdicts(path: Path, criterion: str, items: int = 12) -> Path:
-    """Two humans on every pair against the baseline, one order each: both prefer M10; on M2 they differ on a third."""
+    """Two humans on every pair against the baseline, one order each: both prefer M10 but on every fifth item; on M2
+    they differ."""
     lines = ["rater,item_id,criterion,first,second,choice"]
     for k in range(1, items + 1):
         for human in ("human:ana", "human:ben"):
-            lines.append(f"{human},q{k},{criterion},M10,base,first")
+            lines.append(f"{human},q{k},{criterion},M10,base,{'second' if k % 5 == 0 else 'first'}")
             m2_wins = (k % 3 != 0) if human == "human:ana" else (k % 2 == 0)
             lines.append(f"{human},q{k},{criterion},base,M2,{'second' if m2_wins else 'first'}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -43,7 +46,8 @@ def write_human_verdicts(path: Path, criterion: str, items: int = 12) -> Path:
 
 
 def preference_folders(tmp: Path, items: int = 12) -> tuple[Path, Path]:
-    """(the run folder of ``rate --pairs`` with ``preference agree`` recorded into it, the win-rates folder)."""
+    """(the run folder of ``rate --pairs`` with ``preference agree`` and ``preference win-rates`` recorded into it,
+    a folder of ``preference win-rates`` alone)."""
     responses = write_responses(tmp / "responses.jsonl", items)
     script = tmp / "judge.json"
     script.write_text(json.dumps(JUDGE), encoding="utf-8")
@@ -58,7 +62,8 @@ def preference_folders(tmp: Path, items: int = 12) -> tuple[Path, Path]:
     r = run_cli("preference", "agree", str(run / "verdicts.csv"), str(humans), "--out", str(run), "--n-resamples", "200")
     assert r.returncode == 0, r.stderr
     rates = tmp / "rates"
-    r = run_cli("preference", "win-rates", str(run / "verdicts.csv"), str(humans), "--baseline", "base", "--out",
-                str(rates), "--n-resamples", "100")
-    assert r.returncode == 0, r.stderr
+    for out in (run, rates):
+        r = run_cli("preference", "win-rates", str(run / "verdicts.csv"), str(humans), "--baseline", "base", "--out",
+                    str(out), "--n-resamples", "100")
+        assert r.returncode == 0, r.stderr
     return run, rates

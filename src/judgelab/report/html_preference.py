@@ -119,12 +119,12 @@ def _rates(section: PreferenceSection, rates: PreferenceRates) -> None:
     section.win_rates = Table(
         "pref-win-rates", f"Win rate against the baseline {rates.baseline} (AlpacaEval's), with its standard error",
         ["rater", "criterion", "system", "win rate", "± SE", "wins", "baseline wins", "draws", "verdicts",
-         "discrete win rate", "length-controlled win rate", "note"],
-        ["text", "text", "text", "num", "num", "int", "int", "int", "int", "num", "num", "text"],
+         "discrete win rate", "length-controlled win rate"],
+        ["text", "text", "text", "num", "num", "int", "int", "int", "int", "num", "num"],
         [[w.rater, w.criterion, w.system, w.win_rate, w.standard_error, w.n_wins, w.n_wins_base, w.n_draws, w.n_total,
-          w.discrete_win_rate, w.length_controlled_win_rate, w.note] for w in ordered],
+          w.discrete_win_rate, w.length_controlled_win_rate] for w in ordered],
         note="win rate = 100 × the mean preference for the system (a tie 0.5); ± SE = 100 × its standard error "
-             "(ddof 1), as AlpacaEval reports it.")
+             "(ddof 1), as AlpacaEval reports it." + _row_notes([(f"{w.rater} · {w.system}", w.note) for w in ordered]))
     section.win_rate_notes.append(_LC_CAVEAT)
     if any(s.style_controlled for s in rates.leaderboard):
         section.win_rate_notes.append(_STYLE_CAVEAT)
@@ -140,11 +140,22 @@ def _rates(section: PreferenceSection, rates: PreferenceRates) -> None:
         section.leaderboard = Table(
             "pref-leaderboard", "Leaderboard: Bradley–Terry ratings with bootstrap intervals",
             ["rater", "criterion", "rank", "system", "rating", "95% low", "95% high", "win rate vs anchor", "verdicts",
-             "style-controlled", "note"],
-            ["text", "text", "int", "text", "num", "num", "num", "num", "int", "text", "text"],
+             "style-controlled"],
+            ["text", "text", "int", "text", "num", "num", "num", "num", "int", "text"],
             [[s.rater, s.criterion, s.rank, s.system, s.rating, s.ci_low, s.ci_high, s.win_rate_vs_anchor, s.n_verdicts,
-              "yes" if s.style_controlled else "no", s.note] for s in ranked],
-            note=f"Method: {rates.methods.get('leaderboard', 'not recorded')}.")
+              "yes" if s.style_controlled else "no"] for s in ranked],
+            note=f"Method: {rates.methods.get('leaderboard', 'not recorded')}."
+                 + _row_notes([(f"{s.rater} · {s.system}", s.note) for s in ranked]))
+
+
+def _row_notes(notes: list[tuple[str, str]]) -> str:
+    """The rows' notes as one text: each distinct note once, with the rows it belongs to (all rows: said so)."""
+    by_note: dict[str, list[str]] = {}
+    for row, note in notes:
+        if note:
+            by_note.setdefault(note, []).append(row)
+    return "".join(f" {note[0].upper() + note[1:]} ({'every row' if len(rows) == len(notes) else ', '.join(rows)})."
+                   for note, rows in by_note.items())
 
 
 def _leaderboard_chart(k: int, rater: str, criterion: str, standings: list[Standing], method: str) -> Figure:
@@ -216,10 +227,12 @@ PREFERENCE_TEMPLATE = r"""
 </div>
 {%- endif %}
 {%- for note in p.notes %}<p class="note">{{ note }}</p>{% endfor %}
-{%- if p.win_rates %}<h3>Win rates and leaderboard</h3>
-{%- for f in p.figures %}{{ figure(f) }}{% endfor %}
+{%- if p.win_rates %}<h3>Win rates against the baseline</h3>
 {{ table(p.win_rates) }}
 {%- for note in p.win_rate_notes %}<p class="note">{{ note }}</p>{% endfor %}
+{%- endif %}
+{%- if p.figures or p.leaderboard %}<h3>Leaderboard</h3>
+{%- for f in p.figures %}<h4 class="fig-title">{{ f.title }}</h4>{{ figure(f) }}{% endfor %}
 {%- if p.leaderboard %}{{ table(p.leaderboard) }}{% endif %}
 {%- endif %}
 {%- if p.agreement or p.human_baseline %}<h3>Agreement with human preferences</h3>
