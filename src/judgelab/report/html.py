@@ -11,6 +11,10 @@ Sections, each present when the folder has data for it, in page order:
 * **Judge vs humans** (the first screen, :mod:`judgelab.report.headline`) — per judge and
   criterion: the correlation with the mean human rating, its interval or why there is none, n,
   the human baseline, the judge's mean against the humans', a count scatter or confusion table.
+* **Preference judging** (:mod:`judgelab.report.html_preference`) — the pairwise steps' records
+  (``preference agree``, ``preference win-rates``, ``rate --pairs``, ``audit --verdicts``): the verdict
+  per judge and criterion in words against the human baseline, win rates, the leaderboard chart,
+  agreement with the human baseline apart, position and length bias, a run's verdict counts.
 * **Results** — mean score per rater, system and criterion with 95% CIs (numbers and error
   bars) as the folder's ``results.json`` records them (the rate step's summary; the humans' rows
   of the agree step); Welch's tests from the rate step's table.
