@@ -145,3 +145,59 @@ def test_a_folder_without_preference_steps_has_no_section(tmp_path_factory):
     from report_helpers import rate_agree_folder
 
     assert build_report(rate_agree_folder(tmp_path_factory)).preference is None
+
+
+def test_the_headline_rules_example_runs():
+    import doctest
+
+    import judgelab.report.preference_words as words
+
+    result = doctest.testmod(words, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def test_names_from_the_verdicts_are_shown_escaped_and_a_style_controlled_board_says_so(tmp_path):
+    rows = []
+    for k in range(8):
+        styled, plain = f"# Head\n- a **b** {'x ' * k}", f"plain {k}"
+        rows += [("j@t", XSS, "base", "first" if k % 3 else "second", styled, plain),
+                 ("human:a", XSS, "base", "first", styled, plain),
+                 ("human:b", "base", XSS, "second" if k % 4 else "first", plain, styled)]
+    verdicts = tmp_path / "v.csv"
+    pd.DataFrame([{"rater": r, "item_id": f"i{k // 3}", "first": a, "second": b, "choice": c, "first_text": ta,
+                   "second_text": tb} for k, (r, a, b, c, ta, tb) in enumerate(rows)]).to_csv(verdicts, index=False)
+    out = tmp_path / "out"
+    for args in (("agree", str(verdicts), "--n-resamples", "50"),
+                 ("win-rates", str(verdicts), "--baseline", "base", "--style-control", "--n-resamples", "20")):
+        r = run_cli("preference", *args, "--out", str(out))
+        assert r.returncode == 0, r.stderr
+    data = build_report(out)
+    p = data.preference
+    assert not data.problems and p.lines and any(r[2] == XSS for r in p.win_rates.rows)
+    titles = {f.title.rsplit(" judged by ", 1)[1]: f.title for f in p.figures}
+    assert titles["j@t"].startswith("Leaderboard (style-controlled): ")  # recorded style-controlled
+    assert titles["human:a"].startswith("Leaderboard: ")  # no finite fit: recorded without style control
+    assert any("depend on which systems" in n for n in p.win_rate_notes)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert XSS not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_failed_verdicts_of_a_run_are_counted_per_rater(tmp_path):
+    from preference_helpers import write_responses
+
+    responses = write_responses(tmp_path / "r.jsonl", 4)
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"rules": [{"contains": "[Response A]\nDo step 1.", "reply": "Hard to say."}],
+                                  "default": "[[B]]"}), encoding="utf-8")
+    run = tmp_path / "run"
+    r = run_cli("rate", "--items", str(responses), "--pairs", "baseline:base", "--template", "pairwise-comparison",
+                "--judge", f"scripted-test-double:{script}", "--samples", "1", "--out", str(run), "--quiet",
+                "--max-failure-rate", "1")
+    assert r.returncode == 0, r.stderr
+    p = build_report(run).preference
+    [row] = p.counts.rows
+    assert row[1:] == [16, 0, 14, 0, 2]  # 4 items × 2 systems × 2 orders; the baseline's text shown first on q1 fails
+    assert "judgelab preference agree" in p.notes[0] and p.bias is None and p.bias_note == NO_BIAS_RECORDED
