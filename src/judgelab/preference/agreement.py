@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from judgelab.errors import JudgelabError
-from judgelab.preference.agreement_results import METRICS, AgreementRow, Estimate, PreferenceAgreement
+from judgelab.preference.agreement_results import BASELINE, METRICS, AgreementRow, Estimate, PreferenceAgreement
 from judgelab.preference.orders import KEEP, apply_order_rule, pair_orders
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ _OUTCOMES = ("a", "b", "tie")
 _RATIOS = {"accuracy": ("acc", "acc_n"), "both_correct": ("both", "both_n"), "consistency": ("cons", "cons_n"),
            "accuracy_no_ties": ("acc_nt", "acc_nt_n"), "consistency_no_ties": ("cons_nt", "cons_nt_n")}
 _KAPPA = [f"k{i}{j}" for i in range(3) for j in range(3)]
-BASELINE = "humans (each vs the others)"
 #: Why a measure has no value.
 _UNDEFINED = {"accuracy": "no verdict with a choice", "both_correct": "no pair asked in both orders",
               "consistency": "no pair asked in both orders", "accuracy_no_ties": "every verdict or label is a tie",

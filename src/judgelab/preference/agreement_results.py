@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["METRICS", "Estimate", "AgreementRow", "PreferenceAgreement"]
+__all__ = ["METRICS", "BASELINE", "Estimate", "AgreementRow", "PreferenceAgreement"]
 
+#: The pooled human row's rater: every human against the majority of the others (the baseline a judge is set against).
+BASELINE = "humans (each vs the others)"
 #: The agreement measures, in the table's order (docs/preference-agreement.md says what each is).
 METRICS = ("accuracy", "both_correct", "consistency", "accuracy_no_ties", "consistency_no_ties", "kappa")
 

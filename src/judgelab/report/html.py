@@ -11,6 +11,10 @@ Sections, each present when the folder has data for it, in page order:
 * **Judge vs humans** (the first screen, :mod:`judgelab.report.headline`) — per judge and
   criterion: the correlation with the mean human rating, its interval or why there is none, n,
   the human baseline, the judge's mean against the humans', a count scatter or confusion table.
+* **Preference judging** (:mod:`judgelab.report.html_preference`) — the pairwise steps' records
+  (``preference agree``, ``preference win-rates``, ``rate --pairs``, ``audit --verdicts``): the verdict
+  per judge and criterion in words against the human baseline, win rates, the leaderboard chart,
+  agreement with the human baseline apart, position and length bias, a run's verdict counts.
 * **Results** — mean score per rater, system and criterion with 95% CIs (numbers and error
   bars) as the folder's ``results.json`` records them (the rate step's summary; the humans' rows
   of the agree step); Welch's tests from the rate step's table.
@@ -71,6 +75,7 @@ from judgelab.published_results import PublishedComparison
 from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
+from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
 from judgelab.report.html_render import render
@@ -143,6 +148,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
             files=[f for f in rf.files if not f.endswith((".lock", ".journal", ".tmp", "-wal", "-shm"))],
         )
         data.what_ran = _guard(problems, "What ran", lambda: R.what_ran(rf, reader, judge, humans, calls))
+        data.preference = _guard(problems, "Preference judging", lambda: build_preference(rf))
         data.results = _guard(problems, "Results", lambda: B.results(rf))
         tables = _guard(problems, "Agreement with humans", lambda: agreement_tables(rf))
         if tables is not None:
@@ -174,7 +180,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         if rf.has("README.md"):
             data.readme = _guard(problems, "README.md", lambda: readme_blocks(
                 rf.file("README.md").read_text(encoding="utf-8", errors="replace")))
-        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, B.CONSUMED_TABLES | (AUDIT_TABLES if data.audit else set()))) or []
+        shown = B.CONSUMED_TABLES | (AUDIT_TABLES if data.audit else set()) | (PREFERENCE_TABLES if data.preference else set())
+        data.other_tables = _guard(problems, "Other tables", lambda: B.other_tables(rf, shown)) or []
         data.folder_figures = _guard(problems, "Figures", lambda: _folder_figures(rf.path, rf.files, data.notes)) or []
     finally:
         if reader is not None:

@@ -197,6 +197,7 @@ class ReportData:
     files: list[str]
     what_ran: WhatRan | None = None
     headline: Any = None  # judgelab.report.headline.Headline: the first screen
+    preference: Any = None  # judgelab.report.html_preference.PreferenceSection: the pairwise steps' records
     results: Results | None = None
     agreement: Agreement | None = None
     audit: Any = None  # judgelab.report.html_audit.AuditSection: `judgelab audit --out`'s results
@@ -216,6 +217,7 @@ class ReportData:
         out = []
         for anchor, heading, present in (
             ("headline", "Judge vs humans", self.headline is not None),
+            ("preference", "Preference judging", self.preference is not None),
             ("results", "Results", self.results is not None),
             ("agreement", "Agreement with humans", self.agreement is not None),
             ("audit", "Audit", self.audit is not None),

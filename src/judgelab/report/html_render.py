@@ -18,6 +18,7 @@ from markupsafe import Markup
 from judgelab.report.html_assets import CSS
 from judgelab.report.headline import METHOD_SYMBOL
 from judgelab.report.html_audit import AUDIT_TEMPLATE
+from judgelab.report.html_preference import PREFERENCE_TEMPLATE
 from judgelab.report.html_script import SCRIPT
 from judgelab.report.html_model import ReportData
 from judgelab.report.svg import esc
@@ -188,7 +189,7 @@ _TEMPLATE = r"""<!DOCTYPE html>
 </div>
 </section>
 {%- endif %}
-
+""" + PREFERENCE_TEMPLATE + r"""
 {%- if d.results %}
 <section id="results" aria-labelledby="h-results">
 <h2 id="h-results">Results</h2>
