@@ -4,14 +4,10 @@
 name, and read by the reader module of :mod:`judgelab.preference.formats` that knows the tool (one reader per
 format, whether its file holds verdicts or ratings):
 
-=================  ========================================================  ============================================
-format             recognised by                                             read by
-=================  ========================================================  ============================================
-inspect            a zip archive named ``.eval``, or a JSON object with       :func:`judgelab.preference.formats.
-                   ``version`` and an ``eval`` object (inspect_ai logs)       inspect_log.inspect_ratings` (inspect_ai's reader)
-fastchat-single    rows with ``question_id, model, judge, score`` (FastChat   :func:`judgelab.preference.formats.
-                   ``model_judgment/*_single.jsonl``)                         fastchat.single_rows`
-=================  ========================================================  ============================================
+* ``inspect``: a zip archive named ``.eval``, or a JSON object with ``version`` and an ``eval`` object (inspect_ai
+  eval logs), read by :func:`judgelab.preference.formats.inspect_log.inspect_ratings` with inspect_ai's own reader;
+* ``fastchat-single``: rows with ``question_id, model, judge, score`` (FastChat's ``model_judgment/*_single.jsonl``),
+  read by :func:`judgelab.preference.formats.fastchat.single_rows`.
 """
 from __future__ import annotations
 
