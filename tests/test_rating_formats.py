@@ -171,3 +171,13 @@ def test_inspect_log_read_as_ratings_and_agreed_with_humans(tmp_path, log_format
     rows = json.loads(r.stdout)["tables"]["correlations"]
     overall = [row for row in rows if row["rater"] == "mockllm/model@model_graded_qa" and row["level"] == "overall"]
     assert len(overall) == 1 and overall[0]["n"] == 5  # 6 samples matched by label, the ungraded one left out
+
+
+def test_audit_takes_fastchat_judgments_and_counts_the_unrated(tmp_path):
+    out = tmp_path / "audit"
+    r = run_cli("audit", str(_single(tmp_path / "gpt-4_single.jsonl")), "--human", str(_humans(tmp_path / "h.csv")),
+                "--n-resamples", "50", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    leniency = (out / "leniency.csv").read_text()
+    row = next(line for line in leniency.splitlines() if line.startswith("leniency,gpt-4@single-v1,turn-1,"))
+    assert ",15,8," in row and "1 of 16 judgments failed" in row  # 15 rated answers over 8 questions, the -1 counted
