@@ -109,6 +109,9 @@ def test_an_eval_that_is_no_zip_is_not_a_log(tmp_path):
         read_ratings(path)
     with pytest.raises(JudgelabError, match="file not found"):
         read_ratings(tmp_path / "absent.eval")
+    (tmp_path / "logs.eval").mkdir()
+    with pytest.raises(JudgelabError, match="is a folder, not a file"):
+        read_ratings(tmp_path / "logs.eval")
 
 
 def test_inspect_values_map_as_value_to_float_and_statuses():

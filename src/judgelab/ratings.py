@@ -153,6 +153,8 @@ def _other_or_table(path: Path) -> "tuple[pd.DataFrame | None, _Table]":
     if not isinstance(data, Records):
         if not path.exists():
             raise JudgelabError(f"file not found: {path}")
+        if path.is_dir():
+            raise JudgelabError(f"{path} is a folder, not a file")
         raise JudgelabError(f"{path}: not a ratings file this version reads; it reads {KNOWN}")
     return None, _Table(records_frame(data), str(path), data.where)
 
