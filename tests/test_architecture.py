@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "judgelab.raters": DATA,
     "judgelab.table": DATA,
     "judgelab.ratings": DATA,
+    "judgelab.rating_formats": DATA,  # other tools' judge outputs read as ratings (inspect_ai, FastChat single)
     "judgelab.datasets": DATA,
     "judgelab.prompts": DATA,
     "judgelab.parse": DATA,

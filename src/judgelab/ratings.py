@@ -112,19 +112,51 @@ def _finish(df: pd.DataFrame, where: str) -> pd.DataFrame:
 def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
     """A tidy ratings table from a file (judgelab's ``ratings.csv/.jsonl/.parquet`` or any file with
     ``item_id, criterion, rater, score`` and optional ``system, group, sample, status``) or a DataFrame
-    of the same columns (``Store.ratings()``, ``RateResult.ratings``, rows put together by hand).
+    of the same columns (``Store.ratings()``, ``RateResult.ratings``, rows put together by hand). Other
+    tools' judge outputs are recognised by their fields and read as ratings (:mod:`judgelab.rating_formats`:
+    inspect_ai eval logs, FastChat's single-answer judgments).
 
     A row without ``status`` (no such column, or an empty cell) is an ``ok`` rating when it has a
     score and ``missing`` when it has none; no ``system`` is ``default``.
 
     Raises:
-        JudgelabError: a missing column, a score that is not a finite number, a rating given twice.
+        JudgelabError: a missing column (naming the formats read), a score that is not a finite number, a rating
+            given twice, another tool's file that cannot be read (inspect_ai logs without inspect_ai: the extra named).
     """
-    table = _table(source)
-    _require(table.df, ["item_id", "criterion", "rater", "score"], table.name)
+    if is_frame(source) or not isinstance(source, (str, Path)) or Path(source).suffix.lower() == ".parquet":
+        table = _table(source)
+    else:
+        other, table = _other_or_table(Path(source))
+        if other is not None:
+            return other
+    missing = [c for c in ("item_id", "criterion", "rater", "score") if c not in table.df.columns]
+    if missing:
+        from judgelab.rating_formats import KNOWN
+
+        raise JudgelabError(f"{table.name}: missing column {', '.join(map(repr, missing))} (columns: "
+                            f"{', '.join(map(str, table.df.columns))}); judgelab reads as ratings {KNOWN}")
     df = table.df.copy()
     df["score"] = _scores(table, "score")
     return _finish(df, table.name)
+
+
+def _other_or_table(path: Path) -> "tuple[pd.DataFrame | None, _Table]":
+    """Another tool's ratings (:mod:`judgelab.rating_formats`, recognised by their fields), or the file as a table."""
+    from judgelab.datasets.readers import Records
+    from judgelab.preference.formats import load_file
+    from judgelab.rating_formats import KNOWN, other_ratings
+
+    data = load_file(path)
+    other = other_ratings(data, path)
+    if other is not None:
+        return other, _Table(other, str(path), lambda i: f"row {i + 1}")
+    if not isinstance(data, Records):
+        if not path.exists():
+            raise JudgelabError(f"file not found: {path}")
+        if path.is_dir():
+            raise JudgelabError(f"{path} is a folder, not a file")
+        raise JudgelabError(f"{path}: not a ratings file this version reads; it reads {KNOWN}")
+    return None, _Table(records_frame(data), str(path), data.where)
 
 
 def import_long(source: "str | Path | pd.DataFrame", item: str = "item_id", rater: str = "rater",

@@ -43,11 +43,11 @@ def test_fastchat_single_is_ratings_not_verdicts(tmp_path):
              {"question_id": 81, "model": "beta", "judge": ["gpt-4", "single-v1"], "score": -1, "turn": 1,
               "judgment": "no rating"}]
     path = _jsonl(tmp_path / "gpt-4_single.jsonl", lines)
-    with pytest.raises(JudgelabError, match="ratings, not pairwise verdicts.*single_ratings"):
+    with pytest.raises(JudgelabError, match="ratings, not pairwise verdicts.*as a ratings file"):
         read_verdicts(path)
     r = single_ratings(path).set_index("system")
     assert r.loc["alpha", "score"] == 8 and r.loc["alpha", "rater"] == "gpt-4@single-v1"
-    assert r.loc["beta", "status"] == "error" and r.loc["beta", "score"] != r.loc["beta", "score"]
+    assert r.loc["beta", "status"] == "no_rating" and r.loc["beta", "score"] != r.loc["beta", "score"]
 
 
 ARENA = [{"uid": "q1", "category": "hard_prompt", "judge": "gpt-4.1", "model": "m", "baseline": "base",

@@ -20,12 +20,12 @@ def test_without_inspect_ai_one_line_names_the_extra(monkeypatch, tmp_path):
 def test_a_log_is_refused_as_verdicts(tmp_path):
     log = tmp_path / "log.json"
     log.write_text(json.dumps({"version": 2, "status": "success", "eval": {"model": "m"}, "samples": []}))
-    with pytest.raises(JudgelabError, match=r"\(ratings\), not pairwise verdicts.*inspect_ratings"):
+    with pytest.raises(JudgelabError, match=r"\(ratings\), not pairwise verdicts.*as a ratings file"):
         read_verdicts(log)
     binary = tmp_path / "log.eval"
     binary.write_bytes(b"PK\x03\x04")
     r = run_cli("preference", "agree", str(binary))
-    assert r.returncode == 2 and "inspect_ratings" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2 and "as a ratings file" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def _log(folder):
@@ -53,6 +53,6 @@ def test_model_graded_scores_become_ratings(tmp_path):
     pytest.importorskip("inspect_ai", reason="inspect_ai not installed (pip install 'judgelab[inspect]')")
     t = inspect_ratings(_log(tmp_path)).set_index("item_id")
     assert t.loc["q1", "score"] == 1.0 and t.loc["q1", "status"] == "ok"
-    assert t.loc["q2", "status"] == "error" and t.loc["q2", "score"] != t.loc["q2", "score"]
+    assert t.loc["q2", "status"] == "no_rating" and t.loc["q2", "score"] != t.loc["q2", "score"]
     assert set(t["rater"]) == {"mockllm/model@model_graded_qa"} and set(t["criterion"]) == {"model_graded_qa"}
     assert set(t["system"]) == {"mockllm/model"} and "GRADE: C" in t.loc["q1", "raw"]

@@ -19,8 +19,10 @@ A pairwise line made from two single-answer scores (it has ``m1_score``; FastCha
 games) is one comparison, not two orders: it gives one verdict, game 1's.
 
 **Single-answer grading** (``*_single.jsonl``: ``question_id, model, judge, score, turn``) scores one response
-each: those are ratings, not verdicts. :func:`single_ratings` reads them into the ratings table (``judgelab agree``
-and ``audit`` read such a table from a file); given as verdicts, the file is refused in one line that says so.
+each: those are ratings, not verdicts. :func:`judgelab.ratings.read_ratings` recognises them by these fields and
+:func:`single_rows` reads them into the ratings table (``score`` -1, FastChat's "no rating found", is status
+``no_rating``), so ``judgelab agree``, ``audit`` and ``report`` take the file as a ratings file; given as verdicts,
+it is refused in one line that says so.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from judgelab.status import Status
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["single_ratings", "rater_of"]
+__all__ = ["single_ratings", "single_rows", "is_single", "rater_of"]
 
 _PAIR = ("question_id", "model_1", "model_2", "g1_winner", "g2_winner", "judge")
 _SINGLE = ("question_id", "model", "judge", "score")
@@ -70,8 +72,8 @@ def _read(data: Any, path: Path) -> "pd.DataFrame":
 
     if not _is(data, _PAIR):
         raise JudgelabError(f"{path}: FastChat single-answer judgments score one response each (ratings, not "
-                            "pairwise verdicts); read them with judgelab.preference.formats.fastchat.single_ratings "
-                            "into a ratings file for judgelab agree, or give the *_pair.jsonl judgments")
+                            "pairwise verdicts); give them to judgelab agree, audit or report as a ratings "
+                            "file, or give the *_pair.jsonl judgments")
     rows = []
     for i, line in enumerate(data):
         where = f"{path}: line {i + 1}"
@@ -98,27 +100,43 @@ def _read(data: Any, path: Path) -> "pd.DataFrame":
     return pd.DataFrame(rows)
 
 
-def single_ratings(path: str | Path) -> "pd.DataFrame":
-    """A FastChat ``*_single.jsonl`` as the ratings table: ``item_id`` = ``question_id``, ``system`` = ``model``,
-    ``criterion`` = ``turn-N``, ``rater`` from ``judge``, ``score``; FastChat's ``-1`` (no score parsed) is status
-    ``error`` with no score."""
+def is_single(data: Any) -> bool:
+    """Whether parsed rows are FastChat single-answer judgments (fields ``question_id, model, judge, score``)."""
+    return _is(data, _SINGLE)
+
+
+def single_rows(data: Any, path: Path) -> "pd.DataFrame":
+    """FastChat single-answer judgment rows (parsed) as the ratings table: ``item_id`` = ``question_id``, ``system`` =
+    ``model``, ``criterion`` = ``turn-N``, ``rater`` from ``judge``, ``score``, ``raw`` = ``judgment``; FastChat's
+    ``-1`` (no ``[[rating]]`` found in the judge's answer; its ``show_result`` leaves those out) is status
+    ``no_rating`` with no score."""
     import pandas as pd
 
+    from judgelab.datasets.readers import parse_score
     from judgelab.table import RATING_COLUMNS, normalise
 
-    path = Path(path)
-    data = load_file(path)
-    if not _is(data, _SINGLE):
+    if not is_single(data):
         raise JudgelabError(f"{path}: not a FastChat single-answer judgment file (fields {', '.join(_SINGLE)})")
+    where = getattr(data, "where", lambda i: f"line {i + 1}")
     rows = []
     for i, line in enumerate(data):
-        score = line.get("score")
-        failed = score is None or float(score) == -1
+        missing = [f for f in _SINGLE if f not in line]
+        if missing:
+            raise JudgelabError(f"{path}: {where(i)} has no field {missing[0]!r}; a FastChat single-answer judgment "
+                                f"has {', '.join(_SINGLE)}")
+        score = parse_score(line.get("score"), f"{path}: {where(i)}, field 'score'", missing_nan=True)
+        failed = score is None or score == -1
         rows.append({"item_id": str(line["question_id"]), "system": str(line["model"]), "criterion": _criterion(line),
-                     "rater": rater_of(line["judge"], f"{path}: line {i + 1}"), "sample": 0,
-                     "score": None if failed else float(score), "status": Status.ERROR.value if failed else Status.OK.value,
-                     "raw": line.get("judgment")})
+                     "rater": rater_of(line["judge"], f"{path}: {where(i)}"), "sample": 0,
+                     "score": None if failed else score,
+                     "status": Status.NO_RATING.value if failed else Status.OK.value, "raw": line.get("judgment")})
     return normalise(pd.DataFrame(rows), RATING_COLUMNS, where=str(path))
+
+
+def single_ratings(path: str | Path) -> "pd.DataFrame":
+    """A FastChat ``*_single.jsonl`` file as the ratings table (:func:`single_rows`)."""
+    path = Path(path)
+    return single_rows(load_file(path), path)
 
 
 register(VerdictFormat("fastchat", _accepts, _read, "FastChat MT-Bench pairwise judgments (model_judgment/*_pair.jsonl)"))
