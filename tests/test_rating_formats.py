@@ -184,3 +184,18 @@ def test_audit_takes_fastchat_judgments_and_counts_the_unrated(tmp_path):
     leniency = (out / "leniency.csv").read_text()
     row = next(line for line in leniency.splitlines() if line.startswith("leniency,gpt-4@single-v1,turn-1,"))
     assert ",15,8," in row and "1 of 16 judgments failed" in row  # 15 rated answers over 8 questions, the -1 counted
+
+
+def test_the_report_of_an_agree_folder_reads_the_fastchat_file_it_agreed(tmp_path):
+    """The report's item cards read the ratings file the agree step recorded, in another tool's format too."""
+    from judgelab.report.folder import ratings_from_file
+
+    path = _single(tmp_path / "gpt-4_single.jsonl")
+    t = ratings_from_file(path)
+    assert len(t) == 16 and set(t["rater"]) == {"gpt-4@single-v1"} and t["seq"].tolist() == list(range(1, 17))
+    out = tmp_path / "agreed"
+    r = run_cli("agree", str(path), "--human", str(_humans(tmp_path / "h.csv")), "--n-resamples", "50",
+                "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "could not be read (see the problems above)" not in page and "gpt-4@single-v1" in page

@@ -162,8 +162,20 @@ class StoreReader:
 
 
 def ratings_from_file(path: Path) -> pd.DataFrame:
-    """The folder's ratings file as a judgments table (no attempts, tokens or calls)."""
-    df = read_table(path)
+    """The folder's ratings file as a judgments table (no attempts, tokens or calls): judgelab's own columns, or
+    another tool's judge output that :func:`judgelab.ratings.read_ratings` reads too (an inspect_ai eval log, FastChat's
+    single-answer judgments; :mod:`judgelab.rating_formats`, recognised by their fields)."""
+    try:
+        df = read_table(path) if path.suffix.lower() != ".eval" else pd.DataFrame()
+    except ValueError:  # not a table (a JSON log is one object, not lines)
+        df = pd.DataFrame()
+    if not {"item_id", "criterion", "rater"} <= set(df.columns):
+        from judgelab.preference.formats import load_file
+        from judgelab.rating_formats import other_ratings
+
+        other = other_ratings(load_file(path), path)
+        if other is not None:
+            df = other
     missing = [c for c in ("item_id", "criterion", "rater") if c not in df.columns]
     if missing:
         raise JudgelabError(f"{path}: missing column {', '.join(missing)}")
