@@ -50,6 +50,9 @@ NOT_LABELS: dict[tuple[str, str], str] = {
     ("answer_layout.py", "<module>"): "bullets in a judge's answer",
     ("datasets/readers.py", "<module>"): "numbers in a data file",
     ("prompts/scaffold.py", "_scale"): "a scale '1-5' in raters' instructions",
+    ("report/readme.py", "_cells"): "a Markdown table row ('|') of the folder's README",
+    ("report/readme.py", "readme_blocks"): "Markdown headings ('#') and table rows ('|') of the folder's README",
+    ("preference/leaderboard.py", "<module>"): "Markdown headers ('#') in a response (Arena-Hard's style features)",
 }
 
 

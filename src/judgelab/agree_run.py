@@ -159,13 +159,13 @@ def unit_noun(description: str) -> str:
 def _check_raters_per_mean(hf: HumanFile, humans: pd.DataFrame) -> None:
     """``--raters-per-mean`` is a count of a file of means (``human:mean`` rows); one line otherwise."""
     from judgelab.errors import JudgelabError
-    from judgelab.raters import HUMAN_PREFIX, MEAN_HUMAN
+    from judgelab.raters import is_human, is_individual_human
 
     if hf.raters_per_mean is None:
         return
     if hf.raters_per_mean < 1:
         raise JudgelabError(f"--raters-per-mean must be 1 or more (got {hf.raters_per_mean})")
-    if HUMAN_PREFIX + MEAN_HUMAN not in set(humans["rater"].astype(str)):
+    if not any(is_human(r) and not is_individual_human(r) for r in set(humans["rater"].astype(str))):
         raise JudgelabError(f"--raters-per-mean counts the raters behind each mean of a file of means; {hf.path} names "
                             "its raters (leave the option out)")
 
