@@ -43,9 +43,10 @@ class RatesRun:
 
 def run_win_rates(verdicts: Sequence[str | Path] | "pd.DataFrame", baseline: str, length_control: bool = True,
                   style_control: bool = False, n_resamples: int = 100, seed: int = 0,
-                  out: str | Path | None = None, display: Display | None = None) -> RatesRun:
+                  out: str | Path | None = None, display: Display | None = None, rule: str = "keep") -> RatesRun:
     """Win rates and the leaderboard of verdicts files (any format :func:`judgelab.preference.formats.read_verdicts`
-    recognises) or a verdicts table.
+    recognises) or a verdicts table. ``rule``: the both-order rule (:mod:`judgelab.preference.orders`: ``keep`` both
+    verdicts of a pair asked in both orders, or ``mt-bench``: orders that disagree are one tie).
 
     Raises:
         JudgelabError: an unreadable file, an unknown baseline (naming the systems), no verdicts against it, or a
@@ -57,6 +58,7 @@ def run_win_rates(verdicts: Sequence[str | Path] | "pd.DataFrame", baseline: str
     from judgelab.preference.formats import read_verdict_files
     from judgelab.preference.leaderboard import leaderboard
     from judgelab.preference.length_control import MODEL
+    from judgelab.preference.orders import apply_order_rule
     from judgelab.preference.win_rates import win_rates
 
     if n_resamples < 0:
@@ -65,10 +67,14 @@ def run_win_rates(verdicts: Sequence[str | Path] | "pd.DataFrame", baseline: str
         table, inputs = verdicts, []
     else:
         table, inputs = read_verdict_files(list(verdicts)), [input_file("verdicts", p) for p in verdicts]
+    table, _ = apply_order_rule(table, rule)
     rows = win_rates(table, baseline, length_control=length_control)
     standings, coefs = leaderboard(table, baseline, style_control=style_control, n_resamples=n_resamples, seed=seed)
     methods = {"win_rate": "AlpacaEval's: every verdict against the baseline, in either order, turned to the system's "
                            "side; a verdict without a choice left out",
+               "order_rule": "keep: both verdicts of a pair asked in both orders count" if rule == "keep" else
+                             "mt-bench: a pair whose two orders name different winners is one tie, one whose orders "
+                             "agree one verdict (MT-Bench's rule)",
                "length_control": MODEL if length_control else "not asked",
                "leaderboard": f"Bradley–Terry maximum likelihood, ties half a win each; 95% percentile bootstrap over "
                               f"items, {n_resamples} resamples, seed {seed}",
@@ -77,7 +83,8 @@ def run_win_rates(verdicts: Sequence[str | Path] | "pd.DataFrame", baseline: str
     run = RatesRun(PreferenceRates(baseline, rows, standings, coefs, methods), inputs)
     if out is not None:
         _write(run, Path(out), display, {"baseline": baseline, "length_control": length_control,
-                                         "style_control": style_control, "n_resamples": n_resamples, "seed": seed})
+                                         "style_control": style_control, "n_resamples": n_resamples, "seed": seed,
+                                         "order_rule": rule})
     return run
 
 

@@ -56,3 +56,20 @@ def test_the_same_order_twice_is_one_error():
     twice = pd.concat([t, t.iloc[[0]]], ignore_index=True)  # a table built in code skips the file readers' check
     with pytest.raises(JudgelabError, match="two verdicts on item '1'"):
         pair_orders(twice)
+
+
+def test_the_mt_bench_rule_keeps_the_texts_of_the_pair():
+    """A merged verdict keeps the instruction and both responses as shown system_a first (length control reads them)."""
+    import pandas as pd
+
+    from judgelab.preference.orders import apply_order_rule
+    from judgelab.preference.verdicts import normalise_verdicts
+
+    v = normalise_verdicts(pd.DataFrame({
+        "rater": ["j", "j"], "item_id": ["1", "1"], "first": ["y", "x"], "second": ["x", "y"],
+        "choice": ["second", "first"], "instruction": ["say hi", "say hi"],
+        "first_text": ["why text", "ex text"], "second_text": ["ex text", "why text"]}))
+    merged, _ = apply_order_rule(v, "mt-bench")
+    row = merged.iloc[0]
+    assert (row["first"], row["second"], row["choice"]) == ("x", "y", "first")
+    assert (row["instruction"], row["first_text"], row["second_text"]) == ("say hi", "ex text", "why text")

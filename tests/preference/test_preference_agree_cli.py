@@ -47,7 +47,7 @@ def test_agree_writes_table_and_record(verdicts, tmp_path):
 
 
 def test_mt_bench_rule(verdicts):
-    r = run_cli("preference", "agree", str(verdicts), "--orders", "mt-bench", "--n-resamples", "0", "--format", "csv")
+    r = run_cli("preference", "agree", str(verdicts), "--order-rule", "mt-bench", "--n-resamples", "0", "--format", "csv")
     assert r.returncode == 0, r.stderr
     j = pd.read_csv(__import__("io").StringIO(r.stdout)).set_index("rater").loc["j@t"]
     assert j["accuracy"] == 0.5  # item 1 x (right), item 2 orders disagree -> tie (label y: wrong)
@@ -70,5 +70,5 @@ def test_bad_input_is_one_line_exit_2(tmp_path, content, message):
 def test_missing_file_and_unknown_rule(verdicts, tmp_path):
     r = run_cli("preference", "agree", str(tmp_path / "none.csv"))
     assert r.returncode == 2 and "none.csv: no such file" in r.stderr
-    r = run_cli("preference", "agree", str(verdicts), "--orders", "vote")
+    r = run_cli("preference", "agree", str(verdicts), "--order-rule", "vote")
     assert r.returncode == 2 and "keep, mt-bench" in r.stderr and len(r.stderr.strip().splitlines()) == 1

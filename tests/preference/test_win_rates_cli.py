@@ -67,3 +67,21 @@ def test_style_controlled_leaderboard_through_the_command(tmp_path):
     wr = pd.read_csv(tmp_path / "o" / "win_rates.csv")
     assert lb["style_controlled"].all() and wr["length_controlled_win_rate"].isna().all()
     assert (wr["note"] == "length control not asked").all()
+
+
+def test_win_rates_under_mt_bench_s_rule(tmp_path):
+    """--order-rule mt-bench: a pair whose orders disagree counts as one tie against the baseline."""
+    import pandas as pd
+
+    path = tmp_path / "v.csv"
+    pd.DataFrame({"rater": ["j"] * 4, "item_id": ["1", "1", "2", "2"], "first": ["base", "m", "base", "m"],
+                  "second": ["m", "base", "m", "base"], "choice": ["second", "second", "second", "first"]}).to_csv(path, index=False)
+    keep = run_cli("preference", "win-rates", str(path), "--baseline", "base", "--n-resamples", "0", "--format", "json")
+    mt = run_cli("preference", "win-rates", str(path), "--baseline", "base", "--n-resamples", "0", "--order-rule",
+                 "mt-bench", "--format", "json")
+    assert keep.returncode == 0 and mt.returncode == 0, keep.stderr + mt.stderr
+    import json
+
+    row = lambda r: [x for x in json.loads(r.stdout)["tables"]["win_rates"] if x["system"] == "m"][0]  # noqa: E731
+    assert (row(keep)["n_total"], row(keep)["n_wins"], row(keep)["n_wins_base"], row(keep)["n_draws"]) == (4, 3, 1, 0)
+    assert (row(mt)["n_total"], row(mt)["n_wins"], row(mt)["n_draws"]) == (2, 1, 1)  # item 1 disagrees: a tie

@@ -20,7 +20,7 @@ def agree(
                                                     "judgelab's CSV/JSONL or another tool's judge output"),
     out: Optional[Path] = typer.Option(None, "--out", help="folder for preference_agreement.csv, README.md, "
                                                            "results.json and report.html"),
-    orders: str = typer.Option("keep", "--orders", help="both-order rule: keep (both verdicts count) | mt-bench "
+    orders: str = typer.Option("keep", "--order-rule", help="both-order rule: keep (both verdicts count) | mt-bench "
                                                         "(orders that disagree become one tie)"),
     n_resamples: int = typer.Option(999, "--n-resamples", help="bootstrap resamples of each interval (0: none)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap"),

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from judgelab.cli.common import FormatOpt
 from judgelab.cli.preference import preference_app
 
 
@@ -24,6 +25,9 @@ def win_rates(
     n_resamples: int = typer.Option(100, "--n-resamples", help="bootstrap resamples of the leaderboard's intervals "
                                     "(0: no intervals)"),
     seed: int = typer.Option(0, "--seed", help="seed of the bootstrap"),
+    order_rule: str = typer.Option("keep", "--order-rule", help="both-order rule: keep (both verdicts count) | "
+                                   "mt-bench (orders that disagree become one tie)"),
+    fmt: str = FormatOpt,
 ) -> None:
     """Per system against --baseline: AlpacaEval's win rate, standard error, counts and discrete and
     length-controlled win rates; and a leaderboard of all systems (Bradley–Terry ratings, bootstrap intervals)."""
@@ -31,17 +35,32 @@ def win_rates(
     from judgelab.preference_rates_run import run_win_rates
 
     run = run_win_rates(verdicts, baseline, length_control=not no_length_control, style_control=style_control,
-                        n_resamples=n_resamples, seed=seed, out=out, display=NotesDisplay() if out else None)
-    _show(run.rates)
+                        n_resamples=n_resamples, seed=seed, out=out, display=NotesDisplay() if out else None,
+                        rule=order_rule)
+    _show(run.rates, fmt, out)
 
 
-def _show(rates) -> None:
-    from judgelab.report.terminal import print_table
+def _show(rates, fmt: str, out: Optional[Path]) -> None:
+    """Both tables in the terminal; CSV: the win rates (the leaderboard is a file of --out); JSON: one document."""
+    import json
+    import sys
 
-    wr = rates.win_rate_frame()
-    shown = wr[["rater", "criterion", "system", "win_rate", "standard_error", "n_total", "discrete_win_rate",
-                "length_controlled_win_rate"]].round(2)
-    print_table(shown, title=f"Win rates against {rates.baseline} (%)")
-    lb = rates.leaderboard_frame()
-    print_table(lb[["rater", "criterion", "rank", "system", "rating", "ci_low", "ci_high", "note"]].round(1),
-                title="Leaderboard (Bradley–Terry, anchor 1000)")
+    from judgelab.cli.output import emit
+    from judgelab.output import json_document
+
+    wr, lb = rates.win_rate_frame(), rates.leaderboard_frame()
+    if fmt == "json":
+        typer.echo(json.dumps(json_document("preference win-rates", baseline=rates.baseline,
+                                            tables={"win_rates": wr, "leaderboard": lb}), ensure_ascii=False))
+        return
+    if fmt == "csv":
+        emit(wr, fmt, "preference win-rates")
+        if out is None:
+            print("judgelab: note: CSV on stdout is the win rates; the leaderboard is written with --out FOLDER "
+                  "(or use --format json for both)", file=sys.stderr)
+        return
+    emit(wr[["rater", "criterion", "system", "win_rate", "standard_error", "n_total", "discrete_win_rate",
+             "length_controlled_win_rate"]].round(2), fmt, "preference win-rates",
+         title=f"Win rates against {rates.baseline} (%)")
+    emit(lb[["rater", "criterion", "rank", "system", "rating", "ci_low", "ci_high", "note"]].round(1), fmt,
+         "preference win-rates", title="Leaderboard (Bradley–Terry, anchor 1000)")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from judgelab.errors import JudgelabError
-from judgelab.preference.verdicts import VERDICT_COLUMNS, Choice, normalise_verdicts, pair_sides, winner
+from judgelab.preference.verdicts import TEXT_FIELDS, VERDICT_COLUMNS, Choice, normalise_verdicts, pair_sides, winner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +116,7 @@ def apply_order_rule(verdicts: "pd.DataFrame", rule: str = KEEP) -> tuple["pd.Da
         verdicts: a verdicts table.
         rule: ``keep`` (every verdict as given) or ``mt-bench`` (a pair asked in both orders becomes one verdict,
             shown ``system_a`` first: the winner when both orders agree, else a tie; ``p_first`` and ``raw`` of
-            the pair's verdicts are dropped).
+            the pair's verdicts are dropped, the instruction and the two responses kept).
 
     Returns:
         The verdicts table under the rule (verdicts without a choice and verdicts in one order only as given) and an
@@ -142,17 +142,22 @@ def apply_order_rule(verdicts: "pd.DataFrame", rule: str = KEEP) -> tuple["pd.Da
     if rule == KEEP or pairs.empty:
         return verdicts, summary
     both = pairs[pairs["winner_ab"].notna() & pairs["winner_ba"].notna()]
-    a_first = verdicts["first"] < verdicts["second"]
-    key = pd.MultiIndex.from_frame(pd.DataFrame({
-        "rater": verdicts["rater"], "criterion": verdicts["criterion"], "item_id": verdicts["item_id"],
-        "sample": verdicts["sample"], "system_a": verdicts["first"].where(a_first, verdicts["second"]),
-        "system_b": verdicts["second"].where(a_first, verdicts["first"])}))
-    paired = key.isin(pd.MultiIndex.from_frame(both[PAIR_KEY])) & verdicts["choice"].notna().to_numpy()
+    system_a, system_b, a_first = pair_sides(verdicts)
+    keys = pd.DataFrame({"rater": verdicts["rater"].to_numpy(), "criterion": verdicts["criterion"].to_numpy(),
+                         "item_id": verdicts["item_id"].to_numpy(), "sample": verdicts["sample"].to_numpy(),
+                         "system_a": system_a, "system_b": system_b})
+    paired = pd.MultiIndex.from_frame(keys).isin(pd.MultiIndex.from_frame(both[PAIR_KEY])) \
+        & verdicts["choice"].notna().to_numpy()
+    # the texts as shown with system_a first (the merged verdict's order), from that order's verdict
+    texts = keys[paired & a_first].assign(**{c: verdicts.loc[paired & a_first, c].to_numpy() for c in TEXT_FIELDS})
+    texts = texts.drop_duplicates(PAIR_KEY)
     merged = pd.DataFrame({
         "rater": both["rater"], "criterion": both["criterion"], "item_id": both["item_id"], "sample": both["sample"],
         "first": both["system_a"], "second": both["system_b"],
         "choice": [Choice.TIE.value if ab != ba else _choice_for(ab, a, b)
                    for ab, ba, a, b in zip(both["winner_ab"], both["winner_ba"], both["system_a"], both["system_b"])]})
+    merged = merged.merge(texts.rename(columns={"system_a": "first", "system_b": "second"}),
+                          on=["rater", "criterion", "item_id", "sample", "first", "second"], how="left")
     kept = verdicts[~paired].drop(columns=[c for c in verdicts.columns if c not in VERDICT_COLUMNS], errors="ignore")
     return normalise_verdicts(pd.concat([kept, merged], ignore_index=True)), summary
 
