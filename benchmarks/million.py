@@ -19,8 +19,8 @@ Parts (``--parts``, all by default):
 * ``agree``: ``judgelab agree`` and ``judgelab audit`` on the run's ratings.csv with synthetic human
   ratings (3 raters × ``--human-items`` items, seeded);
 * ``kill``: the same ``rate`` into a new folder, ``kill -9`` when the ledger holds ``--kill-at`` of the
-  planned calls, then the same command again: every judgment once, and the rerun's calls must be
-  the planned calls less those stored before the kill (no request paid twice beyond those in flight).
+  planned calls, then the same command again: every judgment once, and no request paid twice beyond
+  those in flight at the kill (the stub logs each answer with its ledger key, so repeats are counted).
 
 ``--profile`` runs the judgelab side of ``rate`` under cProfile (``python -m cProfile``; no threads run
 judgelab's work, so the main thread is all of it) and writes the top functions by cumulative and by
@@ -63,7 +63,7 @@ TARGETS = {  # the issue's must-show: (what, limit, direction)
     "audit_s": ("audit wall, s", 60.0, "max_open"),
     "audit_peak_rss_mb": ("audit peak RSS, MiB", GB_MB, "max"),
     "kill_every_judgment_once": ("after kill -9 and rerun: every judgment once", True, "true"),
-    "kill_no_call_twice": ("rerun calls = planned - stored before the kill", True, "true"),
+    "kill_no_call_twice": ("no request answered twice beyond the calls in flight at the kill", True, "true"),
 }
 
 
@@ -137,8 +137,16 @@ def measure(cmd: list[str], log: Path, check: bool = True) -> dict:
 class Stub:
     """The zero-latency stub as a process of its own, its CPU and peak RSS read when it stops."""
 
+    def __init__(self, log: Path | None = None) -> None:
+        self.log = log
+
     def __enter__(self) -> Stub:
-        self.proc, self.url = start_stub()
+        if self.log is None:
+            self.proc, self.url = start_stub()
+        else:  # one line per answer, with the request's ledger key (the header judgelab sends)
+            self.proc = subprocess.Popen([sys.executable, "-m", "judgelab.testing.openai_stub", "--port", "0",
+                                          "--log", str(self.log)], stdout=subprocess.PIPE, text=True)
+            self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline().split()[1])}/v1"  # type: ignore[union-attr]
         return self
 
     def __exit__(self, *exc) -> None:
@@ -275,9 +283,12 @@ def part_agree(work: Path, human_items: int, seed: int = 31) -> dict:
 
 
 def part_kill(work: Path, items: Path, n: int, args: argparse.Namespace) -> dict:
-    out = work / "killed"
+    """kill -9 at ``--kill-at`` of the calls, then the same command: the stub logs every answer with its ledger
+    key, so a request answered twice (paid twice) is counted, not inferred; at most the calls in flight at
+    the kill (``--concurrency``) may be."""
+    out, answers = work / "killed", work / "stub-answers.jsonl"
     store = out / "store.sqlite"
-    with Stub() as stub:
+    with Stub(answers) as stub:
         cmd = rate_cmd(items, stub.url, out, args.concurrency)
         with (work / "killed.log").open("w") as fh:
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
@@ -287,20 +298,27 @@ def part_kill(work: Path, items: Path, n: int, args: argparse.Namespace) -> dict
                 raise RuntimeError(f"the run ended before {args.kill_at:.0%} of its calls: raise --judgments")
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
-        stored = ledger_count(store)
+        stored = ledger_count(store) or 0
+        before = sum(1 for _ in answers.open())
         rerun = measure(cmd, work / "rerun.log")
     run = json.loads((out / "run.json").read_text())["runs"][0]
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
         calls = db.execute("SELECT count(*) FROM calls").fetchone()[0]
+    keys = [json.loads(line)["key"] for line in answers.open()]
     import csv
 
     with (out / "ratings.csv").open(newline="") as fh:
         ids = [row["item_id"] for row in csv.DictReader(fh)]
     once = len(ids) == n and len(set(ids)) == n and run["statuses"] == {"ok": n}
-    return {"kill_at_calls": stored, "kill_at_share": round(stored / n, 3), "rerun": rerun,
-            "rerun_calls_made": run.get("calls_made"), "planned_minus_stored": n - stored, "ledger_calls_after": calls,
-            "ratings_rows": len(ids), "distinct_items": len(set(ids)), "statuses": run["statuses"],
-            "every_judgment_once": once, "no_call_twice": run.get("calls_made") == n - stored and calls == n}
+    twice = len(keys) - len(set(keys))
+    return {"kill_at_calls_in_ledger": stored, "kill_at_share": round(stored / n, 3),
+            "answered_before_kill": before, "in_flight_or_journaled_at_kill": before - stored, "rerun": rerun,
+            "rerun_calls_made": run.get("calls_made"), "planned_minus_ledger_at_kill": n - stored,
+            "recovered_from_journal": n - stored - (run.get("calls_made") or 0),
+            "stub_answers_total": len(keys), "distinct_requests_answered": len(set(keys)), "answered_twice": twice,
+            "ledger_calls_after": calls, "ratings_rows": len(ids), "distinct_items": len(set(ids)),
+            "statuses": run["statuses"], "every_judgment_once": once,
+            "no_call_twice": len(set(keys)) == n and calls == n and twice <= args.concurrency}
 
 
 # ---------------------------------------------------------------- profile
