@@ -327,6 +327,7 @@ def profile_top(prof: Path, text: Path, top: int = 40) -> dict:
     """The top functions by cumulative and by self time (text file), and judgelab's own by self time (JSON)."""
     import io
     import pstats
+    import shutil
 
     buf = io.StringIO()
     stats = pstats.Stats(str(prof), stream=buf)
@@ -334,6 +335,7 @@ def profile_top(prof: Path, text: Path, top: int = 40) -> dict:
         buf.write(f"\n==== top {top} by {key} ====\n")
         stats.sort_stats(key).print_stats(top)
     text.write_text(buf.getvalue())
+    shutil.copyfile(prof, text.with_suffix(".prof"))  # the raw profile, for snakeviz / pstats (the run's folder is temporary)
     raw = stats.stats  # type: ignore[attr-defined]  # {(file, line, name): (cc, nc, tottime, cumtime, callers)}
     total = sum(v[2] for v in raw.values())
     own = sorted(((v[2], v[3], f"{Path(f).name}:{line}:{name}", f) for (f, line, name), v in raw.items()
