@@ -126,3 +126,61 @@ def test_the_live_view_serves_the_same_parts(folder, tmp_path, small_caps):
         assert got.status_code == 200 and got.text == path.read_text(encoding="utf-8")
         assert got.headers["content-type"].startswith("text/javascript")
     assert client.get("/report-items/part-0099.js").status_code == 404
+
+
+def test_the_store_is_read_in_chunks_of_the_size_asked(folder, monkeypatch):
+    """The judgments are read ``chunk`` rows at a time, and the table is the same as read at once."""
+    from judgelab.report.folder import StoreReader
+    from judgelab.store import Store
+
+    asked = []
+    chunks = Store.judgment_chunks
+
+    def spy(self, columns, size):
+        for rows in chunks(self, columns, size):
+            asked.append(len(rows))
+            yield rows
+
+    with StoreReader(folder / "store.sqlite") as reader:
+        whole = reader.judgments(chunk=0)
+        monkeypatch.setattr(Store, "judgment_chunks", spy)
+        chunked = reader.judgments(chunk=7)
+    assert max(asked) == 7 and sum(asked) == len(whole) > 7 and len(asked) == -(-len(whole) // 7)
+    assert chunked.equals(whole)
+
+
+def test_the_cards_read_the_calls_a_block_of_units_at_a_time(folder, monkeypatch):
+    """The item cards ask the store for the calls of at most ``CALL_BLOCK_UNITS`` units at once (never all of them),
+    and show exactly what they show with every call read at once."""
+    from judgelab.report import html_items
+    from judgelab.report.folder import StoreReader
+    from judgelab.report.html_calls import CallCache
+
+    with StoreReader(folder / "store.sqlite") as reader:
+        judge = reader.judgments()
+        judge = judge[~judge["rater"].str.startswith("human:")].reset_index(drop=True)
+        keys = {k for row in judge["keys"] for k in row}
+        at_once = html_items.build_items(judge, _no_humans(), CallCache(reader.calls(keys)))
+        asked: list[int] = []
+        seen: set[str] = set()
+
+        def fetch(wanted):
+            asked.append(len(wanted))
+            seen.update(wanted)
+            return reader.calls(wanted)
+
+        monkeypatch.setattr(html_items, "CALL_BLOCK_UNITS", 3)  # 3 units: one call each (samples of one call)
+        blocks = html_items.build_items(judge, _no_humans(), CallCache(fetch=fetch, keys=keys))
+    per_unit = judge.groupby(["rater", "criterion", "system", "item_id"])["keys"].apply(
+        lambda ks: len({k for row in ks for k in row}))
+    assert asked and max(asked) <= 3 * per_unit.max() < len(keys)
+    assert seen == keys and len(asked) >= len(per_unit) // 3  # every call read, block by block
+    assert blocks.index == at_once.index and blocks.details_gzip_base64 == at_once.details_gzip_base64
+
+
+def _no_humans():
+    from judgelab.report.humans import HumanRatings
+
+    import pandas as pd
+
+    return HumanRatings(table=pd.DataFrame(), sources=[])

@@ -139,7 +139,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         calls = CallCache()
         if reader is not None and judge is not None:
             keys = {k for row in judge["keys"] for k in row}
-            calls = CallCache(_guard(problems, "store.sqlite calls", lambda: reader.calls(keys)) or {})
+            calls = CallCache(fetch=reader.calls, keys=keys)  # read as the cards need them
         texts = (_guard(problems, "store.sqlite items", reader.item_texts) or {}) if reader is not None else {}
         templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
                      if isinstance(s, dict) and s.get("template")}

@@ -57,6 +57,8 @@ __all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "
            "text_of_unit"]
 
 PAGE_SIZE = 50
+#: Units whose calls are read from the store at once (:meth:`CallCache.load`).
+CALL_BLOCK_UNITS = 1000
 #: After the name of a rater whose ratings were collected with ``annotate`` and kept out of the human mean.
 APART = " (annotate, not in the human mean)"
 
@@ -285,16 +287,17 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         })
         units.append(record)
 
-    current: tuple[str, str, str, str] | None = None
-    rows: list[int] = []
+    groups: list[tuple[tuple[str, str, str, str], list[int]]] = []
     for k in order:
-        if ids[k] != current:
-            if current is not None:
-                flush(current, rows)
-            current, rows = ids[k], []
-        rows.append(k)
-    if current is not None:
-        flush(current, rows)
+        if not groups or ids[k] != groups[-1][0]:
+            groups.append((ids[k], []))
+        groups[-1][1].append(k)
+    for start in range(0, len(groups), CALL_BLOCK_UNITS):  # the store's calls read a block of units at a time
+        block = groups[start:start + CALL_BLOCK_UNITS]
+        calls.load(key for _, rows in block for k in rows for key in col["keys"][k])
+        encoded.clear()  # a block's prompts are its own (a unit's calls are asked by that unit alone)
+        for unit, rows in block:
+            flush(unit, rows)
 
     has_human = any(u["h"] is not None for u in units)
     default_sort = "absdiff" if has_human else "spread"
@@ -307,7 +310,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
         **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},
     }
-    split = html_parts.split_units(index, [u["detail"] for u in units], strings.strings, embedded, part_units)
+    split = html_parts.split_units(index, [u.pop("detail") for u in units], strings.strings, embedded, part_units)
     notes = []
     if not has_human:
         notes.append("No human ratings were found, so items are ranked by the spread (max − min) of the judge's "

@@ -95,7 +95,9 @@ class ItemParts:
 
 def split_units(index: dict[str, Any], details: list[Any], strings: list[str], embedded: int = EMBEDDED_UNITS,
                 part_units: int = PART_UNITS) -> ItemParts:
-    """The first ``embedded`` units for the page, the rest in parts of ``part_units`` (module docstring)."""
+    """The first ``embedded`` units for the page, the rest in parts of ``part_units`` (module docstring).
+
+    Above ``embedded`` units, ``details`` is consumed: each entry is set to None once it is packed."""
     total = len(details)
     if total <= embedded:  # the page holds every unit, as a page of any size did before parts
         return ItemParts(index, pack(strings, details), total, part_units, [], "")
@@ -103,12 +105,14 @@ def split_units(index: dict[str, Any], details: list[Any], strings: list[str], e
     page_index.update({k: index[k][:embedded] for k in UNIT_COLUMNS})
     remap = _Remap(strings)
     page_blob = pack(remap.strings, [remap.detail(d) for d in details[:embedded]])
+    details[:embedded] = [None] * embedded  # each unit's details are let go once packed: ``details`` is consumed
     parts: list[str] = []
     digest = hashlib.sha256(page_blob.encode("ascii"))
     for start in range(embedded, total, part_units):
         end = min(total, start + part_units)
         remap = _Remap(strings)
         blob = pack(remap.strings, [remap.detail(d) for d in details[start:end]])
+        details[start:end] = [None] * (end - start)
         data = json.dumps({"index": {k: index[k][start:end] for k in UNIT_COLUMNS}, "data": blob},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         parts.append(f"window.judgelabItemPart({len(parts) + 1}, {data});\n")
