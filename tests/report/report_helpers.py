@@ -163,7 +163,7 @@ def decode_units(page: Page, sidecar: Path | None = None) -> list[dict]:
     assert blob["encoding"] == "gzip+base64"
     payload = _gunzip(blob["data"])
     segments = [(payload["S"], payload["D"])]
-    columns = {k: list(index[k]) for k in ("r", "c", "s", "i", "j", "h", "d")}
+    columns = {k: list(index[k]) for k in ("r", "c", "s", "i", "j", "h", "d", "o") if k in index}
     if sidecar is not None:
         files = sorted(sidecar.glob("part-*.js"))
         for k, path in enumerate(files, start=1):
@@ -180,7 +180,7 @@ def decode_units(page: Page, sidecar: Path | None = None) -> list[dict]:
         units.append({
             "rater": index["raters"][columns["r"][u]], "criterion": index["criteria"][columns["c"][u]],
             "system": index["systems"][columns["s"][u]], "item_id": columns["i"][u], "judge": columns["j"][u],
-            "human": columns["h"][u], "diff": columns["d"][u],
+            "human": columns["h"][u], "diff": columns["d"][u], **({"place": columns["o"][u]} if "o" in columns else {}),
             "prompts": all_prompts[u],
             "samples": [{"sample": s[0], "status": s[1], "score": s[2], "raw": strings[s[6]] if s[6] is not None else None,
                          "prompt": s[7], "dist": s[9]} for s in samples],

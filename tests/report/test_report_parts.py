@@ -62,7 +62,11 @@ def test_above_the_cap_page_and_parts_hold_every_unit_of_the_whole_page(folder, 
            "report-items/ beside the page" in text
     assert len(decode_units(page)) == 5
     paged = decode_units(page, sidecar)
-    assert paged == whole  # same units, same order, same texts, prompts, samples and humans
+    assert [u["place"] for u in paged[:5]] == [0, 1, 2, 3, 4]  # the page: the first in the default order
+    rest = [(u["rater"], u["system"], u["item_id"]) for u in paged[5:]]
+    assert rest == sorted(rest)  # the parts: by rater, system and item, each in its place of the default order
+    ranked = sorted(paged, key=lambda u: u.pop("place"))
+    assert ranked == whole  # same units, same order, same texts, prompts, samples and humans
     # and they are the store's judgments, by label
     stored = {k: v for k, v in store_prompt_and_raw(folder / "store.sqlite").items() if not k[0].startswith("human:")}
     shown = {(u["rater"], u["criterion"], u["system"], u["item_id"], s["sample"]): s["raw"] for u in paged for s in u["samples"]}

@@ -35,7 +35,8 @@ def paged(tmp_path_factory):
         mp.setattr(html_parts, "PART_UNITS", 4)
         mp.setattr(html, "PAGE_SIZE", 2)
         path = write_report(folder, out, human=[humans])
-    return path, decode_units(parse(path.read_text(encoding="utf-8")), out.parent / "report-items")
+    units = decode_units(parse(path.read_text(encoding="utf-8")), out.parent / "report-items")
+    return path, sorted(units, key=lambda u: u["place"])  # in the page's default order
 
 
 def _status(driver) -> str:

@@ -305,10 +305,16 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         units.sort(key=lambda u: (u["d"] is None, -abs(u["d"]) if u["d"] is not None else 0.0, u["key"]))
     else:
         units.sort(key=lambda u: (u["sp"] is None, -(u["sp"] or 0.0), u["key"]))
+    columns = ["r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh"]
+    if len(units) > embedded:  # the parts hold the rest by rater and item (an item's texts in one part), ranked by o
+        for rank, u in enumerate(units):
+            u["o"] = rank
+        units[embedded:] = sorted(units[embedded:], key=lambda u: (u["key"][3], u["key"][1], u["key"][2], u["key"][0]))
+        columns.append("o")
     refs.resolve({id(u): k for k, u in enumerate(units)}, html_parts.same_part(embedded, part_units))
     index: dict[str, Any] = {
         "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
-        **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},
+        **{k: [u[k] for u in units] for k in columns},
     }
     split = html_parts.split_units(index, [u.pop("detail") for u in units], strings.strings, embedded, part_units)
     notes = []

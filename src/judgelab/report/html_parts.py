@@ -2,9 +2,10 @@
 
 A report of many judgments would otherwise embed every card. Above :data:`EMBEDDED_UNITS` units the
 page embeds the index and details of the first :data:`EMBEDDED_UNITS` units in the page's default
-order (the largest disagreements first, or the largest sample spread), and the others go, in the
-same order, :data:`PART_UNITS` to a part, to ``<page>-items/part-0001.js`` … beside the page (for
-``report.html``: ``report-items/``). A part is a script (a page opened from ``file://`` may not
+order (the largest disagreements first, or the largest sample spread), and the others go, by rater, system,
+item and criterion (so that the texts of an item are stored in one part), :data:`PART_UNITS` to a part, to
+``<page>-items/part-0001.js`` … beside the page (for ``report.html``: ``report-items/``); the index column
+``o`` gives each unit's place in the default order. A part is a script (a page opened from ``file://`` may not
 ``fetch`` a local file, but it may load a ``<script src>``): it calls
 ``window.judgelabItemPart(k, {"index": …, "data": …})`` with its units' index columns (the name lists
 are the page's) and its details, gzip-compressed and base64-encoded with their own string table ``S``
@@ -35,8 +36,9 @@ __all__ = ["EMBEDDED_UNITS", "PART_UNITS", "UNIT_COLUMNS", "ItemParts", "split_u
 EMBEDDED_UNITS = 2000
 #: Units per sidecar part.
 PART_UNITS = 5000
-#: The per-unit columns of the index (the name lists ``raters``, ``criteria``, ``systems`` are the page's).
-UNIT_COLUMNS = ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")
+#: The per-unit columns of the index (the name lists ``raters``, ``criteria``, ``systems`` are the page's);
+#: ``o``, a unit's place in the default order, where there are parts.
+UNIT_COLUMNS = ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh", "o")
 
 
 def part_of(position: int, embedded: int, part_units: int) -> int:
@@ -102,7 +104,7 @@ def split_units(index: dict[str, Any], details: list[Any], strings: list[str], e
     if total <= embedded:  # the page holds every unit, as a page of any size did before parts
         return ItemParts(index, pack(strings, details), total, part_units, [], "")
     page_index = {k: v for k, v in index.items() if k not in UNIT_COLUMNS}
-    page_index.update({k: index[k][:embedded] for k in UNIT_COLUMNS})
+    page_index.update({k: index[k][:embedded] for k in UNIT_COLUMNS if k in index})
     remap = _Remap(strings)
     page_blob = pack(remap.strings, [remap.detail(d) for d in details[:embedded]])
     details[:embedded] = [None] * embedded  # each unit's details are let go once packed: ``details`` is consumed
@@ -113,7 +115,7 @@ def split_units(index: dict[str, Any], details: list[Any], strings: list[str], e
         remap = _Remap(strings)
         blob = pack(remap.strings, [remap.detail(d) for d in details[start:end]])
         details[start:end] = [None] * (end - start)
-        data = json.dumps({"index": {k: index[k][start:end] for k in UNIT_COLUMNS}, "data": blob},
+        data = json.dumps({"index": {k: index[k][start:end] for k in UNIT_COLUMNS if k in index}, "data": blob},
                           ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         parts.append(f"window.judgelabItemPart({len(parts) + 1}, {data});\n")
         digest.update(blob.encode("ascii"))

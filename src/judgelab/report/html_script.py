@@ -138,8 +138,8 @@ SCRIPT = r"""
     for (var u = 0; u < n; u++) {
       if ((c < 0 || idx.c[u] === c) && (s < 0 || idx.s[u] === s) && (r < 0 || idx.r[u] === r) && matches(u)) { out.push(u); }
     }
-    var by = sorters[state.sort];
-    if (by) { out.sort(function (a, b) { return by(a, b) || (a - b); }); }
+    var by = sorters[state.sort], place = idx.o ? function (a, b) { return idx.o[a] - idx.o[b]; } : null;
+    if (by || place) { out.sort(function (a, b) { return (by && by(a, b)) || (place ? place(a, b) : a - b); }); }
     return out;
   }
 

@@ -6,7 +6,8 @@ units do not all fit (:mod:`judgelab.report.html_parts`) names its parts on ``#b
 ``data-embedded``, ``data-part-units``, ``data-parts``, ``data-part-dir``); each part is a script loaded with
 ``<script src>`` (which a page opened from ``file://`` may load) that hands its units to
 ``window.judgelabItemPart``. Parts load in order and their units are appended, keeping their numbers; a part
-has its own string table, which :func:`detail` selects. Every view that needs units beyond the page's share
+has its own string table, which :func:`detail` selects, and its units come by rater and item: the index column
+``o`` (each unit's place in the default order) orders them. Every view that needs units beyond the page's share
 (a later page, a filter, another order, a search, an item link, the download) waits for :func:`loadAll`, whose
 progress the status line shows ("Searching 1,000,000 items…").
 """
@@ -64,7 +65,7 @@ PARTS_JS = r"""
       if (from !== parts) { return null; }  // the live view brought new data meanwhile
       return decode(part.data).then(function (obj) {
         if (from !== parts) { return; }
-        ["r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh"].forEach(function (col) {
+        Object.keys(part.index).forEach(function (col) {
           var add = part.index[col], to = idx[col];
           for (var a = 0; a < add.length; a++) { to.push(add[a]); }
         });
