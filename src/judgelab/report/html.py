@@ -2,7 +2,8 @@
 
 ``write_report(folder)`` writes ``folder/report.html``: one file that opens from
 ``file://`` with no network — styles, script, charts (inline SVG) and data are embedded,
-and the page references nothing outside itself. ``build_report(folder)`` reads the folder
+and the page references nothing outside itself, except the item cards past its first 2,000, which are
+written beside it and loaded on demand (:mod:`judgelab.report.html_parts`). ``build_report(folder)`` reads the folder
 into typed :class:`ReportData` (pure: it writes nothing, prints nothing) and
 ``render_report(data)`` turns that into the page.
 
