@@ -130,6 +130,10 @@ def test_the_live_view_serves_the_same_parts(folder, tmp_path, small_caps):
         assert got.status_code == 200 and got.text == path.read_text(encoding="utf-8")
         assert got.headers["content-type"].startswith("text/javascript")
     assert client.get("/report-items/part-0099.js").status_code == 404
+    version = _browser(page)["data-part-version"]
+    assert version and client.get(f"/report-items/part-0001.js?v={version}").status_code == 200
+    # a page built from other data (another version) is not handed these units
+    assert client.get("/report-items/part-0001.js?v=0000000000000000").status_code == 404
 
 
 def test_the_store_is_read_in_chunks_of_the_size_asked(folder, monkeypatch):

@@ -58,7 +58,8 @@ PARTS_JS = r"""
       var name = from.dir + "/part-" + ("000" + k).slice(-4) + ".js";
       tag.src = name + (location.protocol === "file:" || !from.version ? "" : "?v=" + from.version);
       tag.onerror = function () {
-        reject(new Error(name + " could not be loaded: keep the folder " + from.dir + "/ beside this page"));
+        reject(new Error(name + " could not be loaded: " + (location.protocol === "file:" ?
+          "keep the folder " + from.dir + "/ beside this page" : "the report changed; the page updates itself")));
       };
       document.head.appendChild(tag);
     }).then(function (part) {

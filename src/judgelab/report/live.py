@@ -16,6 +16,7 @@ from ``/report-items/part-0001.js`` …, the parts of the same build (:mod:`judg
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from pathlib import Path
@@ -53,7 +54,7 @@ class LiveReport:
         self.poll_ms = poll_ms
         open_folder(self.folder)  # a missing or foreign folder is one error line before serving
         self._lock = threading.Lock()
-        self._built: tuple[Any, str, list[str]] | None = None
+        self._built: tuple[Any, str, list[str], str] | None = None
         self._entry: tuple[Any, dict[str, Any] | None] | None = None
         self._entry_lock = threading.Lock()
 
@@ -95,14 +96,17 @@ class LiveReport:
         """The report page as the live view serves it; rebuilt only when the data changed since the last build."""
         return self._build()[1]
 
-    def part(self, name: str) -> str | None:
-        """The item part ``name`` (``part-0001.js`` …) of the page as last built, or None (no such part)."""
+    def part(self, name: str, version: str | None = None) -> str | None:
+        """The item part ``name`` (``part-0001.js`` …) of the page as last built, or None: no such part, or the
+        page that asks (its parts' ``version``) was built from other data, whose units these are not."""
         from judgelab.report.html_parts import part_name
 
         built = self._built or self._build()
+        if version is not None and version != built[3]:
+            return None
         return next((text for k, text in enumerate(built[2], start=1) if part_name(k) == name), None)
 
-    def _build(self) -> tuple[Any, str, list[str]]:
+    def _build(self) -> tuple[Any, str, list[str], str]:
         from judgelab.report.html import page_with_parts
         from judgelab.report.live_page import live_page
 
@@ -110,7 +114,9 @@ class LiveReport:
             stamp = self.fingerprint()
             if self._built is None or self._built[0] != stamp:
                 html, parts = page_with_parts(self.folder, PARTS_PATH, self.human)
-                self._built = (stamp, live_page(html, _version(stamp), self.poll_ms), parts)
+                found = re.search(r'data-part-version="([0-9a-f]*)"', html) if parts else None
+                self._built = (stamp, live_page(html, _version(stamp), self.poll_ms), parts,
+                               found.group(1) if found else "")
             return self._built
 
 
@@ -133,9 +139,10 @@ def make_app(live: LiveReport):
         return JSONResponse(await run_in_threadpool(live.state), headers={"Cache-Control": "no-store"})
 
     async def part(request: Request) -> Response:
-        text = await run_in_threadpool(live.part, request.path_params["name"])
+        text = await run_in_threadpool(live.part, request.path_params["name"], request.query_params.get("v"))
         if text is None:
-            return Response("no such part of this report", status_code=404, media_type="text/plain")
+            return Response("no such part of this report (or the report changed: the page updates itself)",
+                            status_code=404, media_type="text/plain")
         return Response(text, media_type="text/javascript", headers={"Cache-Control": "no-store"})
 
     routes = [Route("/", index), Route("/state", state), Route(f"/{PARTS_PATH}/{{name}}", part)]
