@@ -9,9 +9,11 @@
    gives no rating 2% of the time. Three human raters per story and criterion (60,000 ratings)
    are written into the store as ``human:<name>`` rows, as the annotation app writes them.
    Then ``run.json``, ``ratings.csv`` and ``summary.csv`` are written as ``judgelab rate`` does.
-2. Time ``write_report(folder)`` (target < 15 s) and record the file's size.
+2. Time ``write_report(folder)`` (target < 15 s) and record the file's size, its peak RSS and the item parts
+   written beside it (``report-items/``: the cards beyond the page's first 2,000).
 3. Open the report from file:// in headless Chromium (Selenium) three times: navigation
-   start → load event (target < 5 s), and → the item browser's first page shown
+   start → first contentful paint (the first screen, its headline), → load event (target < 5 s), and → the
+   item browser's first page shown
    (``performance.mark("judgelab-items-ready")``); then the time to re-render after a filter.
 
 Run: ``python benchmarks/report_scale.py [--judgments 100000] [--keep DIR] [--skip-browser]``.
@@ -147,7 +149,7 @@ def open_in_chromium(report: Path, rounds: int = 3) -> dict:
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=opts)
     driver.set_page_load_timeout(120)
-    out: dict = {"load_event_s": [], "items_ready_s": [], "filter_s": [], "console_errors": [],
+    out: dict = {"first_paint_s": [], "load_event_s": [], "items_ready_s": [], "filter_s": [], "console_errors": [],
                  "load_average_1min_before": round(os.getloadavg()[0], 2)}
     try:
         for _ in range(rounds):
@@ -158,6 +160,9 @@ def open_in_chromium(report: Path, rounds: int = 3) -> dict:
             nav = driver.execute_script("var n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd;")
             ready = driver.execute_script(
                 "var m = performance.getEntriesByName('judgelab-items-ready'); return m.length ? m[0].startTime : null;")
+            paint = driver.execute_script(  # the first screen (the headline) painted
+                "var p = performance.getEntriesByName('first-contentful-paint'); return p.length ? p[0].startTime : null;")
+            out["first_paint_s"].append(round(paint / 1000, 3) if paint is not None else None)
             out["load_event_s"].append(round(nav / 1000, 3))
             out["items_ready_s"].append(round(ready / 1000, 3) if ready is not None else None)
             t0 = time.perf_counter()
@@ -171,7 +176,7 @@ def open_in_chromium(report: Path, rounds: int = 3) -> dict:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    for key in ("load_event_s", "items_ready_s", "filter_s"):
+    for key in ("first_paint_s", "load_event_s", "items_ready_s", "filter_s"):
         values = [v for v in out[key] if v is not None]
         out[key.replace("_s", "_median_s")] = statistics.median(values) if values else None
     return out
@@ -204,8 +209,10 @@ def main() -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     path = write_report(folder)
     write_s, write_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    parts = sorted((path.parent / "report-items").glob("part-*.js"))
     results["report"] = {"write_s": round(write_s, 2), "write_cpu_s": round(write_cpu_s, 2),
                          "load_average_1min_before": round(load_before, 2), "bytes": path.stat().st_size,
+                         "parts": len(parts), "parts_mb": round(sum(p.stat().st_size for p in parts) / 1e6, 2),
                          "mb": round(path.stat().st_size / 1e6, 2),
                          "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                          "target_write_s": 15}
@@ -215,7 +222,7 @@ def main() -> None:
         results["browser"] = open_in_chromium(path)
         results["browser"]["target_load_s"] = 5
         b = results["browser"]
-        print(f"chromium: load event {b['load_event_median_s']} s, first page of items {b['items_ready_median_s']} s, "
+        print(f"chromium: first paint {b['first_paint_median_s']} s, load event {b['load_event_median_s']} s, first page of items {b['items_ready_median_s']} s, "
               f"filter {b['filter_median_s']} s (medians of {len(b['load_event_s'])})")
     (HERE / "report_scale.json").write_text(json.dumps(results, indent=2) + "\n")
     if args.keep is None:

@@ -144,22 +144,44 @@ def parse(html: str) -> Page:
     return page
 
 
-def decode_units(page: Page) -> list[dict]:
-    """The item browser's units in embedded order, with prompts and samples decoded."""
+def read_part(path: Path) -> tuple[int, dict]:
+    """A sidecar part ``window.judgelabItemPart(k, {...});`` read as (k, its object)."""
+    m = re.fullmatch(r"window\.judgelabItemPart\((\d+), (.*)\);\n", path.read_text(encoding="utf-8"), re.DOTALL)
+    assert m, path
+    return int(m.group(1)), json.loads(m.group(2))
+
+
+def _gunzip(data: str) -> dict:
+    return json.loads(gzip.decompress(base64.b64decode(data)).decode("utf-8"))
+
+
+def decode_units(page: Page, sidecar: Path | None = None) -> list[dict]:
+    """The item browser's units in embedded order, with prompts and samples decoded; with ``sidecar`` (the
+    folder of parts beside the page), the units of every part after the page's own."""
     index = json.loads(page.script("jl-index"))
     blob = json.loads(page.script("jl-details"))
     assert blob["encoding"] == "gzip+base64"
-    payload = json.loads(gzip.decompress(base64.b64decode(blob["data"])).decode("utf-8"))
-    strings, details = payload["S"], payload["D"]
+    payload = _gunzip(blob["data"])
+    segments = [(payload["S"], payload["D"])]
+    columns = {k: list(index[k]) for k in ("r", "c", "s", "i", "j", "h", "d", "o") if k in index}
+    if sidecar is not None:
+        files = sorted(sidecar.glob("part-*.js"))
+        for k, path in enumerate(files, start=1):
+            number, part = read_part(path)
+            assert number == k and path.name == f"part-{k:04d}.js"
+            for col in columns:
+                columns[col] += part["index"][col]
+            got = _gunzip(part["data"])
+            segments.append((got["S"], got["D"]))
+    rows = [(strings, d) for strings, details in segments for d in details]
+    all_prompts = [[[(role, "\n".join(strings[k] for k in lines)) for role, lines in p] for p in d[0]] for strings, d in rows]
     units = []
-    all_prompts = [[[(role, "\n".join(strings[k] for k in lines)) for role, lines in p] for p in d[0]] for d in details]
-    for u, (prompts, samples, humans, cue, rated) in enumerate(details):
-        decoded_prompts = all_prompts[u]
+    for u, (strings, (prompts, samples, humans, cue, rated)) in enumerate(rows):
         units.append({
-            "rater": index["raters"][index["r"][u]], "criterion": index["criteria"][index["c"][u]],
-            "system": index["systems"][index["s"][u]], "item_id": index["i"][u], "judge": index["j"][u],
-            "human": index["h"][u], "diff": index["d"][u],
-            "prompts": decoded_prompts,
+            "rater": index["raters"][columns["r"][u]], "criterion": index["criteria"][columns["c"][u]],
+            "system": index["systems"][columns["s"][u]], "item_id": columns["i"][u], "judge": columns["j"][u],
+            "human": columns["h"][u], "diff": columns["d"][u], **({"place": columns["o"][u]} if "o" in columns else {}),
+            "prompts": all_prompts[u],
             "samples": [{"sample": s[0], "status": s[1], "score": s[2], "raw": strings[s[6]] if s[6] is not None else None,
                          "prompt": s[7], "dist": s[9]} for s in samples],
             "humans": humans, "cue": cue, "rated": None if rated is None else {

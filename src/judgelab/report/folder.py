@@ -36,6 +36,8 @@ HUMAN_FILES = ("human_ratings.csv", "human_ratings.jsonl", "human_ratings.parque
 MARKERS = ("results.json", "run.json", "store.sqlite", *RATINGS_FILES)
 
 _TEXT = (*TEXT_COLUMNS, "group", "raw", *IDENTITY_COLUMNS)
+#: Judgments read from a store at a time (:meth:`StoreReader.judgments`).
+READ_CHUNK = 20_000
 
 
 
@@ -136,12 +138,17 @@ class StoreReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def judgments(self) -> pd.DataFrame:
+    def judgments(self, chunk: int | None = None) -> pd.DataFrame:
         """Every judgment (without ``meta``) in the order it was recorded; ``grp`` is named ``group`` and
-        ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`)."""
+        ``keys`` holds the ledger keys of its attempts (see :func:`attempt_keys`). Read ``chunk`` rows at a time
+        (default :data:`READ_CHUNK`), so that the store's rows are never all held as tuples beside the table."""
         columns = [c for c in JUDGMENT_COLUMNS if c != "meta"]
-        rows = self._store.judgment_rows(columns)
-        df = normalise(pd.DataFrame.from_records(rows, columns=columns), JUDGMENT_COLUMNS)  # meta: None
+        frames = [pd.DataFrame.from_records(rows, columns=columns)
+                  for rows in self._store.judgment_chunks(columns, READ_CHUNK if chunk is None else chunk)]
+        raw = pd.concat(frames, ignore_index=True) if len(frames) > 1 else (
+            frames[0] if frames else pd.DataFrame(columns=columns))
+        del frames
+        df = normalise(raw, JUDGMENT_COLUMNS)  # meta: None
         if not df.empty:
             df = df.sort_values("seq", kind="stable").reset_index(drop=True)
         df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]

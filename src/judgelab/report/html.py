@@ -2,7 +2,8 @@
 
 ``write_report(folder)`` writes ``folder/report.html``: one file that opens from
 ``file://`` with no network — styles, script, charts (inline SVG) and data are embedded,
-and the page references nothing outside itself. ``build_report(folder)`` reads the folder
+and the page references nothing outside itself, except the item cards past its first 2,000, which are
+written beside it and loaded on demand (:mod:`judgelab.report.html_parts`). ``build_report(folder)`` reads the folder
 into typed :class:`ReportData` (pure: it writes nothing, prints nothing) and
 ``render_report(data)`` turns that into the page.
 
@@ -78,11 +79,12 @@ from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_model import FolderFigure, ReportData
+from judgelab.report.html_parts import sidecar_name, write_parts
 from judgelab.report.html_render import render
 from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
 
-__all__ = ["build_report", "render_report", "page_of", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
+__all__ = ["build_report", "render_report", "page_of", "page_with_parts", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
 
 #: PNG figures of the folder larger than this are not embedded (they are named in a note).
 FIGURE_LIMIT_BYTES = 5 * 1024 * 1024
@@ -138,7 +140,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         calls = CallCache()
         if reader is not None and judge is not None:
             keys = {k for row in judge["keys"] for k in row}
-            calls = CallCache(_guard(problems, "store.sqlite calls", lambda: reader.calls(keys)) or {})
+            calls = CallCache(fetch=reader.calls, keys=keys)  # read as the cards need them
         texts = (_guard(problems, "store.sqlite items", reader.item_texts) or {}) if reader is not None else {}
         templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
                      if isinstance(s, dict) and s.get("template")}
@@ -315,18 +317,35 @@ def page_of(folder: str | Path, human: Iterable[str | Path] = (), pool_humans: b
     return render_report(build_report(folder, human, pool_humans))
 
 
+def page_with_parts(folder: str | Path, sidecar: str, human: Iterable[str | Path] = (),
+                    pool_humans: bool = False) -> tuple[str, list[str]]:
+    """:func:`page_of` and the item parts it loads from the folder ``sidecar`` beside it (none when the page holds
+    every item, :mod:`judgelab.report.html_parts`)."""
+    from judgelab.report.compare_page import compare_page_of, is_compare_folder
+
+    if is_compare_folder(open_folder(folder)):
+        return compare_page_of(folder), []
+    data = build_report(folder, human, pool_humans)
+    if data.items is None:
+        return render_report(data), []
+    data.items.sidecar = sidecar
+    return render_report(data), data.items.parts
+
+
 def write_report(folder: str | Path, out: str | Path | None = None, human: Iterable[str | Path] = (),
                  pool_humans: bool = False) -> Path:
     """Write the HTML report of ``folder`` to ``out`` (default ``folder/report.html``) and return its path.
 
-    The file is written atomically (a temporary file, then renamed). Raises
+    The file is written atomically (a temporary file, then renamed); the item cards beyond the page's share are
+    written beside it (``report-items/`` for ``report.html``, :mod:`judgelab.report.html_parts`). Raises
     :class:`JudgelabError` with one line when the folder is missing or not an output folder,
     or when ``out`` cannot be written; never because a section's data is absent.
     """
-    page = page_of(folder, human, pool_humans)
     target = Path(out) if out is not None else Path(folder) / "report.html"
+    page, parts = page_with_parts(folder, sidecar_name(target), human, pool_humans)
     if target.is_dir():
         raise JudgelabError(f"{target} is a folder; give a file name for the report, e.g. {target / 'report.html'}")
     if not target.parent.exists():
         raise JudgelabError(f"cannot write {target}: folder {target.parent} does not exist")
+    write_parts(target, parts)
     return write_text_atomic(target, page)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, Iterable
 
 __all__ = ["CallCache", "messages_of", "distribution", "parse_attempts", "TOP_TOKENS"]
 
@@ -45,23 +45,47 @@ class CallCache:
     ``n`` and ``score_cue``), so that 100,000 judgments do not keep 100,000 parsed requests
     in memory; ``response(key)`` parses on demand (the last one is remembered, as the
     samples of one call ask for it in turn).
+
+    Given ``fetch`` (keys → that dict, e.g. :meth:`judgelab.report.folder.StoreReader.calls`) and the ``keys``
+    it may be asked for, the calls are read from the store as they are needed: :meth:`load` reads a block of
+    keys and lets the previous block go (the item cards ask block by block), and a key outside the block is
+    read alone.
     """
 
-    def __init__(self, calls: dict[str, tuple[str, str]] | None = None) -> None:
+    def __init__(self, calls: dict[str, tuple[str, str]] | None = None,
+                 fetch: Callable[[list[str]], dict[str, tuple[str, str]]] | None = None,
+                 keys: Iterable[str] = ()) -> None:
         self._raw = calls or {}
+        self._fetch = fetch
+        self._keys = set(keys) if fetch is not None else set(self._raw)
         self._req: dict[str, dict[str, Any] | None] = {}
         self._last: tuple[str | None, dict[str, Any] | None] = (None, None)
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._keys)
 
     def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def load(self, keys: Iterable[str]) -> None:
+        """Read the calls of ``keys`` from the store at once, in place of the block read before (no-op without
+        ``fetch``)."""
+        if self._fetch is not None:
+            self._raw = self._fetch(sorted({k for k in keys if k in self._keys}))
+            self._req = {}
+
+    def _has(self, key: str | None) -> bool:
+        if not key or key not in self._keys:
+            return False
+        if key not in self._raw and self._fetch is not None:
+            self._raw.update(self._fetch([key]))
         return key in self._raw
 
     def request(self, key: str | None) -> dict[str, Any] | None:
         """``{"messages": ((role, content), …) or None, "n": int, "score_cue": str or None}`` of a stored request."""
-        if not key or key not in self._raw:
+        if not self._has(key):
             return None
+        assert key is not None
         if key not in self._req:
             try:
                 full = json.loads(self._raw[key][0])
@@ -82,15 +106,17 @@ class CallCache:
 
     def has_tokens(self, key: str | None) -> bool:
         """Whether the stored response carries per-token log-probabilities (read without parsing it)."""
-        if not key or key not in self._raw:
+        if not self._has(key):
             return False
+        assert key is not None
         text = self._raw[key][1]
         return '"tokens": [' in text or '"tokens":[' in text
 
     def response(self, key: str | None) -> dict[str, Any] | None:
         """The stored response of ``key``, parsed."""
-        if not key or key not in self._raw:
+        if not self._has(key):
             return None
+        assert key is not None
         if self._last[0] != key:
             try:
                 parsed = json.loads(self._raw[key][1])

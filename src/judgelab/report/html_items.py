@@ -35,11 +35,8 @@ Two payloads are embedded in the page:
 """
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import math
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -51,6 +48,7 @@ from judgelab.report.html_calls import (
     parse_attempts,
 )
 from judgelab.report.html_model import ItemBrowser, natural_key
+from judgelab.report import html_parts
 from judgelab.report.humans import HumanRatings
 from judgelab.status import Status
 from judgelab.store.items import ItemText
@@ -59,6 +57,8 @@ __all__ = ["build_items", "unit_key", "PAGE_SIZE", "CallCache", "messages_of", "
            "text_of_unit"]
 
 PAGE_SIZE = 50
+#: Units whose calls are read from the store at once (:meth:`CallCache.load`).
+CALL_BLOCK_UNITS = 1000
 #: After the name of a rater whose ratings were collected with ``annotate`` and kept out of the human mean.
 APART = " (annotate, not in the human mean)"
 
@@ -150,7 +150,7 @@ class _Texts:
     def __init__(self, strings: _Interner) -> None:
         self.strings = strings
         self.found: dict[tuple[str, str, str, str], tuple[dict[str, Any], list[int]]] = {}
-        self.pending: list[tuple[list[Any], int, tuple[str, str, str, str]]] = []
+        self.pending: list[tuple[list[Any], int, tuple[str, str, str, str], dict[str, Any]]] = []
 
     def ref(self, value: str, messages: list[tuple[tuple[str, str], ...]], unit: tuple[str, str, str, str],
             owner: dict[str, Any], slot: list[Any], index: int) -> None:
@@ -161,24 +161,33 @@ class _Texts:
             slot[index] = here
             self.found.setdefault(key, (owner, here))
         else:
-            self.pending.append((slot, index, key))
+            self.pending.append((slot, index, key, owner))
 
-    def resolve(self, order: dict[int, int]) -> None:
-        """Fill the pending references once units have their final positions (``id(unit) → index``)."""
-        for slot, index, key in self.pending:
+    def resolve(self, order: dict[int, int], together: Callable[[int, int], bool]) -> None:
+        """Fill the pending references once units have their final positions (``id(unit) → index``); a unit
+        points into another's prompt only when ``together(its position, the other's)`` (the same part)."""
+        for slot, index, key, owner in self.pending:
             hit = self.found.get(key)
-            slot[index] = [order[id(hit[0])], *hit[1]] if hit is not None else self.strings(key[3])
+            if hit is not None and together(order[id(hit[0])], order[id(owner)]):
+                slot[index] = [order[id(hit[0])], *hit[1]]
+            else:
+                slot[index] = self.strings(key[3])
 
 
 def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                 page_size: int = PAGE_SIZE, templates: dict[str, str] | None = None,
-                texts: dict[tuple[str, str, str], ItemText] | None = None) -> ItemBrowser:
+                texts: dict[tuple[str, str, str], ItemText] | None = None, embedded: int | None = None,
+                part_units: int | None = None) -> ItemBrowser:
     """The item browser over the judge's judgments (see the module docstring for the payload).
 
     ``judge`` has the judgments columns and ``keys`` (the ledger keys of each judgment's
     attempts); ``templates`` maps a rater to its template's name (for the rating scale);
-    ``texts`` the texts each rater judged (``Store.item_texts``), shown first on each card.
+    ``texts`` the texts each rater judged (``Store.item_texts``), shown first on each card. Above ``embedded``
+    units the page holds the first ``embedded`` and the rest go to parts of ``part_units``
+    (:mod:`judgelab.report.html_parts`: ``EMBEDDED_UNITS`` and ``PART_UNITS`` when not given).
     """
+    embedded = html_parts.EMBEDDED_UNITS if embedded is None else embedded
+    part_units = html_parts.PART_UNITS if part_units is None else part_units
     texts = texts or {}
     by_item: dict[tuple[str, str], set[ItemText]] = {}
     for (_, s, i), t in texts.items():
@@ -278,16 +287,17 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         })
         units.append(record)
 
-    current: tuple[str, str, str, str] | None = None
-    rows: list[int] = []
+    groups: list[tuple[tuple[str, str, str, str], list[int]]] = []
     for k in order:
-        if ids[k] != current:
-            if current is not None:
-                flush(current, rows)
-            current, rows = ids[k], []
-        rows.append(k)
-    if current is not None:
-        flush(current, rows)
+        if not groups or ids[k] != groups[-1][0]:
+            groups.append((ids[k], []))
+        groups[-1][1].append(k)
+    for start in range(0, len(groups), CALL_BLOCK_UNITS):  # the store's calls read a block of units at a time
+        block = groups[start:start + CALL_BLOCK_UNITS]
+        calls.load(key for _, rows in block for k in rows for key in col["keys"][k])
+        encoded.clear()  # a block's prompts are its own (a unit's calls are asked by that unit alone)
+        for unit, rows in block:
+            flush(unit, rows)
 
     has_human = any(u["h"] is not None for u in units)
     default_sort = "absdiff" if has_human else "spread"
@@ -295,14 +305,18 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
         units.sort(key=lambda u: (u["d"] is None, -abs(u["d"]) if u["d"] is not None else 0.0, u["key"]))
     else:
         units.sort(key=lambda u: (u["sp"] is None, -(u["sp"] or 0.0), u["key"]))
-    refs.resolve({id(u): k for k, u in enumerate(units)})
+    columns = ["r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh"]
+    if len(units) > embedded:  # the parts hold the rest by rater and item (an item's texts in one part), ranked by o
+        for rank, u in enumerate(units):
+            u["o"] = rank
+        units[embedded:] = sorted(units[embedded:], key=lambda u: (u["key"][3], u["key"][1], u["key"][2], u["key"][0]))
+        columns.append("o")
+    refs.resolve({id(u): k for k, u in enumerate(units)}, html_parts.same_part(embedded, part_units))
     index: dict[str, Any] = {
         "raters": list(raters), "criteria": list(criteria), "systems": list(systems),
-        **{k: [u[k] for u in units] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")},
+        **{k: [u[k] for u in units] for k in columns},
     }
-    payload = json.dumps({"S": strings.strings, "D": [u["detail"] for u in units]}, ensure_ascii=False,
-                         separators=(",", ":"), allow_nan=False)
-    blob = base64.b64encode(gzip.compress(payload.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+    split = html_parts.split_units(index, [u.pop("detail") for u in units], strings.strings, embedded, part_units)
     notes = []
     if not has_human:
         notes.append("No human ratings were found, so items are ranked by the spread (max − min) of the judge's "
@@ -318,5 +332,7 @@ def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,
                      "(judged before judgelab recorded item texts in the store, or no store.sqlite in this folder)"
                      + ("; their prompts hold it." if prompts_available else "."))
     return ItemBrowser(units=len(units), has_human=has_human, human_sources=list(humans.sources),
-                       prompts_available=prompts_available, index=index, details_gzip_base64=blob,
-                       page_size=page_size, default_sort=default_sort, notes=notes)
+                       prompts_available=prompts_available, index=split.index,
+                       details_gzip_base64=split.details_gzip_base64, page_size=page_size, default_sort=default_sort,
+                       notes=notes, embedded=split.embedded, part_units=split.part_units, parts=split.parts,
+                       version=split.version)

@@ -172,8 +172,9 @@ class CostTime:
 
 @dataclass
 class ItemBrowser:
-    """The item browser's data: a compact columnar index (JSON) and the details of every
-    unit (prompts, samples, human ratings) as gzip-compressed, base64-encoded JSON."""
+    """The item browser's data: a compact columnar index (JSON) and the details (prompts, samples, human
+    ratings) as gzip-compressed, base64-encoded JSON of the first ``embedded`` of the ``units``; the others
+    in ``parts`` (scripts written beside the page into ``sidecar``, :mod:`judgelab.report.html_parts`)."""
 
     units: int
     has_human: bool
@@ -184,6 +185,13 @@ class ItemBrowser:
     page_size: int
     default_sort: str
     notes: list[str]
+    embedded: int = 0
+    part_units: int = 0
+    parts: list[str] = field(default_factory=list)
+    #: changes with the parts' contents (the live view asks for them again when it changes)
+    version: str = ""
+    #: the parts' folder, relative to the page (set when the page is written or served)
+    sidecar: str = ""
 
 
 @dataclass

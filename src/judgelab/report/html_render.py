@@ -248,8 +248,10 @@ _TEMPLATE = r"""<!DOCTYPE html>
 <section id="items" aria-labelledby="h-items">
 <h2 id="h-items">{{ "Disagreements" if it.has_human else "Items" }}</h2>
 <p class="note">{% if it.has_human %}Each item and criterion judged, ranked by |judge − human|: judge = the mean of the judge's successful samples, human = the mean over human raters (each rater's ratings averaged first). Human ratings from: {{ it.human_sources | join("; ") }}.{% else %}Each item and criterion judged, with its prompt and every sample's answer.{% endif %} {{ count(it.units) }} items in all, {{ it.page_size }} per page.</p>
+{%- if it.parts %}<p class="note" id="items-parts">This page holds the first {{ count(it.embedded) }} items in the order above; the other {{ count(it.units - it.embedded) }} are in {{ count(it.parts | length) }} files in the folder {{ it.sidecar }}/ beside the page (keep it with the page) and load on demand: a later page, a filter, another order, a search, a link to an item and the download load them first.</p>{% endif %}
 {%- for note in it.notes %}<p class="note">{{ note }}</p>{% endfor %}
-<div id="browser" data-page-size="{{ it.page_size }}" data-sort="{{ it.default_sort }}" data-ready="0">
+<div id="browser" data-page-size="{{ it.page_size }}" data-sort="{{ it.default_sort }}" data-ready="0"
+{%- if it.parts %} data-units="{{ it.units }}" data-embedded="{{ it.embedded }}" data-part-units="{{ it.part_units }}" data-parts="{{ it.parts | length }}" data-part-dir="{{ it.sidecar }}" data-part-version="{{ it.version }}"{% endif %}>
 <div class="controls" role="group" aria-label="Filter and sort the items">
 <label for="f-criterion">criterion<select id="f-criterion" aria-controls="units"><option value="">all criteria</option></select></label>
 <label for="f-system">system<select id="f-system" aria-controls="units"><option value="">all systems</option></select></label>

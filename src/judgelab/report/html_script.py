@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from judgelab.report.html_script_find import ITEMS_FIND
 from judgelab.report.html_script_live import ITEMS_LIVE
+from judgelab.report.html_script_parts import PARTS_JS
 
 __all__ = ["SCRIPT"]
 
@@ -90,6 +91,7 @@ SCRIPT = r"""
   var pageSize = parseInt(root.getAttribute("data-page-size"), 10) || 50;
   var state = { criterion: "", system: "", rater: "", sort: root.getAttribute("data-sort"), page: 0 };
   var strings = null, details = null, loading = null, renderToken = 0, firstShown = false;
+  var parts = partsOf(root), partStrings = [], loadingAll = null;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -104,22 +106,7 @@ SCRIPT = r"""
   function signed(x) { return (x === null || x === undefined) ? "\u2014" : (x > 0 ? "+" : "") + Number(x).toFixed(2); }
   function str(k) { return (k === null || k === undefined) ? "" : strings[k]; }
 
-  function decode(b64) {
-    if (typeof DecompressionStream === "undefined") {
-      return Promise.reject(new Error("this browser has no DecompressionStream (use a current Chrome, Edge, Firefox or Safari)"));
-    }
-    var bin = atob(b64);
-    var bytes = new Uint8Array(bin.length);
-    for (var k = 0; k < bin.length; k++) { bytes[k] = bin.charCodeAt(k); }
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text().then(function (t) { return JSON.parse(t); });
-  }
-  function load() {
-    if (!loading) {
-      loading = decode(detailsB64).then(function (obj) { strings = obj.S; details = obj.D; });
-    }
-    return loading;
-  }
+""" + PARTS_JS + r"""
 
   function fill(select, names) {
     names.forEach(function (name, k) {
@@ -151,8 +138,8 @@ SCRIPT = r"""
     for (var u = 0; u < n; u++) {
       if ((c < 0 || idx.c[u] === c) && (s < 0 || idx.s[u] === s) && (r < 0 || idx.r[u] === r) && matches(u)) { out.push(u); }
     }
-    var by = sorters[state.sort];
-    if (by) { out.sort(function (a, b) { return by(a, b) || (a - b); }); }
+    var by = sorters[state.sort], place = idx.o ? function (a, b) { return idx.o[a] - idx.o[b]; } : null;
+    if (by || place) { out.sort(function (a, b) { return (by && by(a, b)) || (place ? place(a, b) : a - b); }); }
     return out;
   }
 
@@ -249,7 +236,7 @@ SCRIPT = r"""
   }
 
   function renderUnit(u, rank) {
-    var d = details[u];
+    var d = detail(u);
     var art = el("article", "unit");
     art.setAttribute("data-unit", String(u));
     art.setAttribute("data-key", unitKey(u));
@@ -349,12 +336,19 @@ SCRIPT = r"""
   // at once (the details already decoded) rather than when ``load`` resolves
   function render(keep) {
     var token = ++renderToken;
-    var sel = selection();
-    var pages = Math.max(1, Math.ceil(sel.length / pageSize));
+    if (needsAll()) {
+      root.setAttribute("data-ready", "0");
+      loadAll().then(function () { if (token === renderToken) { render(keep); } }, failed);
+      return;
+    }
+    var sel = selection(), count = complete() ? sel.length : parts.units;
+    var pages = Math.max(1, Math.ceil(count / pageSize));
     state.page = Math.min(Math.max(0, state.page), pages - 1);
     var start = state.page * pageSize, end = Math.min(sel.length, start + pageSize);
-    status.textContent = sel.length ? ("Items " + thousands(start + 1) + "\u2013" + thousands(end) + " of " + thousands(sel.length) +
-      (sel.length < n ? " (filtered from " + thousands(n) + ")" : "")) : "No items match the filters.";
+    status.textContent = sel.length ? ("Items " + thousands(start + 1) + "\u2013" + thousands(end) + " of " + thousands(count) +
+      (count < parts.units ? " (filtered from " + thousands(parts.units) + ")" : "") +
+      (complete() ? "" : " (this page holds the first " + thousands(n) + "; the rest load on demand)")) :
+      "No items match the filters.";
     pageLabel.textContent = "Page " + thousands(state.page + 1) + " of " + thousands(pages);
     buttons.first.disabled = buttons.prev.disabled = state.page === 0;
     buttons.next.disabled = buttons.last.disabled = state.page >= pages - 1;
@@ -375,10 +369,11 @@ SCRIPT = r"""
       firstShown = true;
     }
     if (keep) { paint(); return; }
-    load().then(paint, function (err) {
-      message.textContent = "The item details could not be read: " + err.message;
-      root.setAttribute("data-ready", "error");
-    });
+    load().then(paint, failed);
+  }
+  function failed(err) {
+    message.textContent = "The item details could not be read: " + err.message;
+    root.setAttribute("data-ready", "error");
   }
 
   function onFilter(key, select) {

@@ -1,6 +1,8 @@
 """The item browser's search, item links and download, a piece of the report's script
 (:mod:`judgelab.report.html_script` embeds it inside the browser's function, whose variables it uses).
 
+Each loads the parts of a page that holds only the first items (:mod:`judgelab.report.html_script_parts`) first.
+
 * **Search** (``#f-search``): the items whose id, rated text or judge's answers (every sample's) hold every word
   typed, case-insensitive, with the criterion, system and judge filters; the status line says how many match.
   The details are decoded first, so the search covers texts kept only inside the prompts.
@@ -19,13 +21,13 @@ __all__ = ["ITEMS_FIND"]
 ITEMS_FIND = CSV_CELL_JS + r"""
   // ---- search, a link to each card, download of the items shown -----------------
   function unitText(u) {
-    var d = details[u], rated = d[4], parts = [idx.i[u]];
+    var d = detail(u), rated = d[4], out = [idx.i[u]];
     if (rated) {
-      if (rated[2].length) { rated[2].forEach(function (p) { parts.push(textOf(d, p[1])); }); }
-      else { parts.push(textOf(d, rated[0])); }
+      if (rated[2].length) { rated[2].forEach(function (p) { out.push(textOf(d, p[1])); }); }
+      else { out.push(textOf(d, rated[0])); }
     }
-    d[1].forEach(function (s) { parts.push(str(s[6])); });
-    return parts.join("\n");
+    d[1].forEach(function (s) { out.push(str(s[6])); });
+    return out.join("\n");
   }
   function matches(u) {
     var words = (state.search || "").toLowerCase().split(/\s+/).filter(Boolean);
@@ -50,6 +52,7 @@ ITEMS_FIND = CSV_CELL_JS + r"""
     for (var k = 0; k < n && u < 0; k++) {
       if (cols.every(function (c) { return !p.has(c[0]) || String(c[2] ? c[2][c[1][k]] : c[1][k]) === p.get(c[0]); })) { u = k; }
     }
+    if (u < 0 && !complete()) { loadAll().then(function () { openLink(hash); }, failed); return; }
     if (u < 0) { message.textContent = "No item " + p.get("item") + " in this report."; return; }
     load().then(function () {
       var sel = selection();
@@ -75,14 +78,14 @@ ITEMS_FIND = CSV_CELL_JS + r"""
   var fSearch = document.getElementById("f-search");
   fSearch.addEventListener("input", function () {
     state.search = fSearch.value; state.page = 0;
-    load().then(function () { render(); });
+    load().then(function () { render(); });  // render loads every part first where the page lacks some
   });
   document.getElementById("f-download").addEventListener("click", function () {
-    load().then(function () {
+    loadAll().then(function () {
       var head = ["item_id", "system", "criterion", "judge", "judge_mean", "samples_scored", "samples", "human_mean",
                   "human_ratings", "judge_minus_human", "text", "answer"];
       download("items-shown.csv", csvText(head, selection().map(function (u) {
-        var d = details[u], rated = d[4];
+        var d = detail(u), rated = d[4];
         return [idx.i[u], idx.systems[idx.s[u]], idx.criteria[idx.c[u]], idx.raters[idx.r[u]], idx.j[u], idx.ok[u], idx.n[u],
                 idx.nh[u] ? idx.h[u] : null, idx.nh[u], idx.d[u], rated && !rated[2].length ? textOf(d, rated[0]) : "",
                 d[1].length ? str(d[1][0][6]) : ""];

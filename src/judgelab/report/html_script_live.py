@@ -4,7 +4,8 @@
 ``prepare(section)`` takes the items section of the rebuilt page (``judgelab view``), decodes its details and
 gives back a function that shows them: the filters are kept by name (a criterion, system or judge keeps its
 selection when the lists grow), the page number, the compact view, and on every card still shown its open
-sections (the prompt, reasoning) and its "show all" toggles. The function draws the cards at once, so the live
+sections (the prompt, reasoning) and its "show all" toggles; the parts of the new data load again when needed.
+The function draws the cards at once, so the live
 view swaps every section in one step and puts the scroll back where it was before anything is painted.
 """
 from __future__ import annotations
@@ -47,6 +48,7 @@ ITEMS_LIVE = r"""
         var keep = cardStates();
         idx = next; detailsB64 = b64; n = idx.i.length;
         strings = obj.S; details = obj.D; loading = Promise.resolve();
+        partStrings = [obj.S]; loadingAll = null; parts = partsOf(section.querySelector("#browser") || section);
         indexEl.textContent = newIndex.textContent;
         detailsEl.textContent = newDetails.textContent;
         Object.keys(LISTS).forEach(function (key) {

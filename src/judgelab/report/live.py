@@ -10,11 +10,13 @@ fingerprint (size and modification time) of the files the report reads: the stor
 log, the ratings and human-ratings files, agree's tables, ``run.json``, and the files a recorded ``agree``
 read — and the status of the store's latest run (:func:`judgelab.report.live_status.run_status`). When the
 version changed, it fetches the page again and replaces the sections that changed, in place. The report is
-rebuilt lazily, on the first request after a change.
+rebuilt lazily, on the first request after a change. A page of many items loads the items beyond its share
+from ``/report-items/part-0001.js`` …, the parts of the same build (:mod:`judgelab.report.html_parts`).
 """
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from pathlib import Path
@@ -27,6 +29,8 @@ __all__ = ["LiveReport", "make_app", "WATCHED_FILES"]
 #: Files of the folder whose change rebuilds the report, beside every file its record (results.json) lists
 #: and the inputs of its agree steps.
 WATCHED_FILES = ("results.json", "run.json", "store.sqlite", "store.sqlite-wal", *HUMAN_FILES)
+#: Where the page asks for its item parts (:mod:`judgelab.report.html_parts`), kept in memory with the page.
+PARTS_PATH = "report-items"
 
 
 def _version(stamp: tuple[Any, ...]) -> str:
@@ -50,7 +54,7 @@ class LiveReport:
         self.poll_ms = poll_ms
         open_folder(self.folder)  # a missing or foreign folder is one error line before serving
         self._lock = threading.Lock()
-        self._built: tuple[Any, str] | None = None
+        self._built: tuple[Any, str, list[str], str] | None = None
         self._entry: tuple[Any, dict[str, Any] | None] | None = None
         self._entry_lock = threading.Lock()
 
@@ -90,15 +94,30 @@ class LiveReport:
 
     def page(self) -> str:
         """The report page as the live view serves it; rebuilt only when the data changed since the last build."""
-        from judgelab.report.html import page_of
+        return self._build()[1]
+
+    def part(self, name: str, version: str | None = None) -> str | None:
+        """The item part ``name`` (``part-0001.js`` …) of the page as last built, or None: no such part, or the
+        page that asks (its parts' ``version``) was built from other data, whose units these are not."""
+        from judgelab.report.html_parts import part_name
+
+        built = self._built or self._build()
+        if version is not None and version != built[3]:
+            return None
+        return next((text for k, text in enumerate(built[2], start=1) if part_name(k) == name), None)
+
+    def _build(self) -> tuple[Any, str, list[str], str]:
+        from judgelab.report.html import page_with_parts
         from judgelab.report.live_page import live_page
 
         with self._lock:
             stamp = self.fingerprint()
             if self._built is None or self._built[0] != stamp:
-                html = page_of(self.folder, self.human)
-                self._built = (stamp, live_page(html, _version(stamp), self.poll_ms))
-            return self._built[1]
+                html, parts = page_with_parts(self.folder, PARTS_PATH, self.human)
+                found = re.search(r'data-part-version="([0-9a-f]*)"', html) if parts else None
+                self._built = (stamp, live_page(html, _version(stamp), self.poll_ms), parts,
+                               found.group(1) if found else "")
+            return self._built
 
 
 def make_app(live: LiveReport):
@@ -109,7 +128,7 @@ def make_app(live: LiveReport):
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse
+    from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 
     async def index(request: Request) -> HTMLResponse:
@@ -119,4 +138,12 @@ def make_app(live: LiveReport):
     async def state(request: Request) -> JSONResponse:
         return JSONResponse(await run_in_threadpool(live.state), headers={"Cache-Control": "no-store"})
 
-    return LoopbackOnly(Starlette(routes=[Route("/", index), Route("/state", state)]), what="this report")
+    async def part(request: Request) -> Response:
+        text = await run_in_threadpool(live.part, request.path_params["name"], request.query_params.get("v"))
+        if text is None:
+            return Response("no such part of this report (or the report changed: the page updates itself)",
+                            status_code=404, media_type="text/plain")
+        return Response(text, media_type="text/javascript", headers={"Cache-Control": "no-store"})
+
+    routes = [Route("/", index), Route("/state", state), Route(f"/{PARTS_PATH}/{{name}}", part)]
+    return LoopbackOnly(Starlette(routes=routes), what="this report")

@@ -5,7 +5,7 @@ import copy
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from judgelab.digest import keyed_json
 from judgelab.table import RATING_COLUMNS, with_identity
@@ -107,10 +107,22 @@ class JudgmentTable:
     def judgment_rows(self, columns: list[str]) -> list[tuple[Any, ...]]:
         """Every judgment's ``columns`` as stored (``group`` is the ``grp`` column; a column this store
         does not have reads as NULL), in table order."""
+        return self._judgment_cursor(columns).fetchall()
+
+    def judgment_chunks(self, columns: list[str], size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """:meth:`judgment_rows` a chunk of at most ``size`` rows at a time (all at once when ``size`` is 0)."""
+        cursor = self._judgment_cursor(columns)
+        if size <= 0:
+            yield cursor.fetchall()
+            return
+        while chunk := cursor.fetchmany(size):
+            yield chunk
+
+    def _judgment_cursor(self, columns: list[str]) -> sqlite3.Cursor:
         have = {r[1] for r in self._db.execute("PRAGMA table_info(judgments)")}
         names = [("grp" if c == "group" else c) for c in columns]
         select = ", ".join(n if n in have else "NULL" for n in names)
-        return self._db.execute(f"SELECT {select} FROM judgments").fetchall()
+        return self._db.execute(f"SELECT {select} FROM judgments")
 
     def done(self) -> set[tuple[str, str, str, str, int]]:
         """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
