@@ -192,3 +192,10 @@ def _no_humans():
     import pandas as pd
 
     return HumanRatings(table=pd.DataFrame(), sources=[])
+
+
+def test_the_command_names_the_parts_folder_to_keep_beside_the_page(folder, tmp_path, monkeypatch):
+    monkeypatch.setattr(html_parts, "EMBEDDED_UNITS", 5)
+    r = run_cli("report", str(folder), "--out", str(tmp_path / "out.html"))
+    assert r.returncode == 0, r.stderr
+    assert f"the rest of its item cards in {tmp_path / 'out-items'}/" in r.stdout and "keep them beside the page" in r.stdout

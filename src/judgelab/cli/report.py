@@ -28,8 +28,15 @@ def report(
 
     check_human_files(human or ())  # a --human file that is not there is refused before the folder is read
     path = write_report(folder, out, human or (), pool_humans)
+    from judgelab.report.html_parts import sidecar_name
+
     size = path.stat().st_size
-    typer.echo(f"report: {path} ({size / 1e6:.1f} MB)" if size >= 100_000 else f"report: {path} ({size / 1e3:.0f} kB)")
+    shown = f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.0f} kB"
+    parts = path.parent / sidecar_name(path)
+    if parts.is_dir():  # a large report: the rest of its item cards beside it, loaded on demand
+        n = sum(1 for _ in parts.glob("part-*.js"))
+        shown += f"; the rest of its item cards in {parts}/ ({n} parts: keep them beside the page)"
+    typer.echo(f"report: {path} ({shown})")
 
 
 from judgelab.cli.view import view as _view  # noqa: E402, F401  - registers `judgelab view` beside `report`
