@@ -125,6 +125,8 @@ def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
     """
     if is_frame(source) or not isinstance(source, (str, Path)) or Path(source).suffix.lower() == ".parquet":
         table = _table(source)
+    elif (columns := _tidy_csv(Path(source))) is not None:
+        table = columns
     else:
         other, table = _other_or_table(Path(source))
         if other is not None:
@@ -138,6 +140,22 @@ def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
     df = table.df.copy()
     df["score"] = _scores(table, "score")
     return _finish(df, table.name)
+
+
+def _tidy_csv(path: Path) -> "_Table | None":
+    """A CSV ratings file of the tidy columns read for those columns only (the others, ``raw`` among them, are never
+    held: a million-row ``ratings.csv`` is read column-wise); ``None`` for another file (another tool's fields, a
+    missing column: the whole file is read as before, and its errors name every column)."""
+    from judgelab.datasets.readers import read_csv_columns
+    from judgelab.preference.formats.fastchat import SINGLE_FIELDS
+
+    if path.suffix.lower() != ".csv":
+        return None
+    columns, lines, header = read_csv_columns(path, TIDY_COLUMNS)
+    if not {"item_id", "criterion", "rater", "score"} <= set(header) or set(SINGLE_FIELDS) <= set(header):
+        return None
+    df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in columns.items()}, columns=list(columns))
+    return _Table(df, str(path), lambda i: f"line {lines[i]}" if 0 <= i < len(lines) else f"entry {i + 1}")
 
 
 def _other_or_table(path: Path) -> "tuple[pd.DataFrame | None, _Table]":
