@@ -373,3 +373,17 @@ def test_a_csv_ratings_file_is_read_by_its_tidy_columns_only(tmp_path, monkeypat
     pd.DataFrame(rows).to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(JudgelabError, match=r"bad.csv: line 12, column 'score': score 'high' is not a number"):
         read_ratings(tmp_path / "bad.csv")
+
+
+def test_a_parquet_ratings_file_is_read_by_its_tidy_columns_only(tmp_path, monkeypatch):
+    """rate --ratings-format parquet: the ratings are read without the raw answers, into the table the whole file gives."""
+    rows = pd.DataFrame({"item_id": ["a", "b", "c"], "system": "s", "criterion": "fluency", "rater": "m@t#abcdef",
+                         "sample": [0, 0, 1], "score": [4.0, None, 2.0], "status": ["ok", "no_rating", "ok"],
+                         "raw": ["Rating: 4", "no idea", "Rating: 2"]})
+    rows.to_parquet(tmp_path / "r.parquet")
+    expected = read_ratings(rows)
+    asked = []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda path, **kw: asked.append(kw.get("columns")) or real(path, **kw))
+    pd.testing.assert_frame_equal(read_ratings(tmp_path / "r.parquet"), expected)
+    assert asked and "raw" not in asked[0] and "item_id" in asked[0]
