@@ -352,3 +352,38 @@ def test_batched_kendall_intervals_equal_one_resample_at_a_time_with_gaps_and_re
                 slow = paired_correlation_ci(table, pairs, level, "kendall", "b", "exact", 99, 0.95, trial, method)
                 monkeypatch.undo()
                 assert repr(fast) == repr(slow)
+
+
+def test_a_csv_ratings_file_is_read_by_its_tidy_columns_only(tmp_path, monkeypatch):
+    """A ratings.csv is read column-wise (no dict per row, the raw answers never held) into the table the
+    same rows give from JSON lines; an error still names the line its row starts on."""
+    import judgelab.datasets.readers as readers
+
+    rows = [{"item_id": f"i{k}", "system": "s", "group": "", "criterion": "fluency", "rater": "m@t#abcdef",
+             "sample": str(k % 2), "score": str(k % 5 + 1) if k != 3 else "", "status": "ok" if k != 4 else "no_rating",
+             "raw": f"line one\nline two {k}", "latency_s": "0.1"} for k in range(12)]
+    pd.DataFrame(rows).to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    expected = read_ratings(tmp_path / "r.jsonl")
+    monkeypatch.setattr(readers, "read_csv", lambda path: pytest.fail("a ratings.csv read as a dict per row"))
+    got = read_ratings(tmp_path / "r.csv")
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["status"].tolist()[3:5] == ["missing", "no_rating"]
+    rows[5]["score"] = "high"
+    pd.DataFrame(rows).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(JudgelabError, match=r"bad.csv: line 12, column 'score': score 'high' is not a number"):
+        read_ratings(tmp_path / "bad.csv")
+
+
+def test_a_parquet_ratings_file_is_read_by_its_tidy_columns_only(tmp_path, monkeypatch):
+    """rate --ratings-format parquet: the ratings are read without the raw answers, into the table the whole file gives."""
+    rows = pd.DataFrame({"item_id": ["a", "b", "c"], "system": "s", "criterion": "fluency", "rater": "m@t#abcdef",
+                         "sample": [0, 0, 1], "score": [4.0, None, 2.0], "status": ["ok", "no_rating", "ok"],
+                         "raw": ["Rating: 4", "no idea", "Rating: 2"]})
+    rows.to_parquet(tmp_path / "r.parquet")
+    expected = read_ratings(rows)
+    asked = []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda path, **kw: asked.append(kw.get("columns")) or real(path, **kw))
+    pd.testing.assert_frame_equal(read_ratings(tmp_path / "r.parquet"), expected)
+    assert asked and "raw" not in asked[0] and "item_id" in asked[0]

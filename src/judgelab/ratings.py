@@ -123,7 +123,9 @@ def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
         JudgelabError: a missing column (naming the formats read), a score that is not a finite number, a rating
             given twice, another tool's file that cannot be read (inspect_ai logs without inspect_ai: the extra named).
     """
-    if is_frame(source) or not isinstance(source, (str, Path)) or Path(source).suffix.lower() == ".parquet":
+    if isinstance(source, (str, Path)) and (columns := _tidy_columns(Path(source))) is not None:
+        table = columns
+    elif is_frame(source) or not isinstance(source, (str, Path)) or Path(source).suffix.lower() == ".parquet":
         table = _table(source)
     else:
         other, table = _other_or_table(Path(source))
@@ -138,6 +140,31 @@ def read_ratings(source: "str | Path | pd.DataFrame") -> pd.DataFrame:
     df = table.df.copy()
     df["score"] = _scores(table, "score")
     return _finish(df, table.name)
+
+
+def _tidy_columns(path: Path) -> "_Table | None":
+    """A CSV or Parquet ratings file read for the tidy columns only (``raw`` and the others never held); ``None``
+    for another file (another tool's fields, a missing column, an unreadable file: read whole, as before)."""
+    from judgelab.datasets.readers import read_csv_columns
+    from judgelab.preference.formats.fastchat import SINGLE_FIELDS
+
+    required = {"item_id", "criterion", "rater", "score"}
+    if path.suffix.lower() == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            header = list(pq.read_schema(path).names)
+            df = pd.read_parquet(path, columns=[c for c in TIDY_COLUMNS if c in header])
+        except Exception:  # a missing or damaged file: the whole read gives its one line
+            return None
+        return _Table(df, str(path), lambda i: f"row {i + 1}", nan_missing=True) if required <= set(header) else None
+    if path.suffix.lower() != ".csv":
+        return None
+    columns, lines, header = read_csv_columns(path, TIDY_COLUMNS)
+    if not required <= set(header) or set(SINGLE_FIELDS) <= set(header):
+        return None
+    df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in columns.items()}, columns=list(columns))
+    return _Table(df, str(path), lambda i: f"line {lines[i]}" if 0 <= i < len(lines) else f"entry {i + 1}")
 
 
 def _other_or_table(path: Path) -> "tuple[pd.DataFrame | None, _Table]":

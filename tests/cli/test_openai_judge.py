@@ -57,6 +57,7 @@ def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
 
     with Store(db) as store:  # opening replays the journal of answers not yet in the database
         stored_at_kill = store.call_keys()
+    answered_before_rerun = Counter(stub.answered())
 
     resumed = run_cli(*rate_args(items, stub.base_url, out))
     assert resumed.returncode == 0, resumed.stderr
@@ -73,4 +74,8 @@ def test_sigkill_halfway_then_resume(tmp_path, stub_factory):
     # every call answered before the kill (in the database or its journal) is never asked again.
     assert len(repeated) <= 8
     assert not set(repeated) & stored_at_kill
+    # The rerun asks exactly the planned calls the store had no answer for: planned − stored.
+    asked_by_rerun = set(answered - answered_before_rerun)
+    assert asked_by_rerun == call_keys - stored_at_kill, (len(asked_by_rerun), len(call_keys), len(stored_at_kill))
+    assert f"calls made {len(asked_by_rerun)}," in resumed.stdout
     assert (out / "ratings.csv").read_text() == (tmp_path / "ref" / "ratings.csv").read_text()

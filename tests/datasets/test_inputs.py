@@ -8,7 +8,7 @@ import pytest
 
 from conftest import SHARED_DATA, run_cli
 from judgelab.datasets.items import FieldMap, load_items
-from judgelab.datasets.readers import read_csv, read_json, read_jsonl, read_records
+from judgelab.datasets.readers import read_csv, read_csv_columns, read_json, read_jsonl, read_records
 from judgelab.errors import JudgelabError
 
 STORY = "First paragraph, with a comma.\n\nSecond paragraph says \"hi\".\r\nThird line\u2028same line\n  indented\n"
@@ -76,6 +76,24 @@ def test_read_csv_keeps_quoted_line_breaks_ids_and_big_fields(tmp_path):
     assert rows[0]["text"] == STORY and rows[1]["text"] == big and rows[2]["text"] == ""
     assert list(rows[0]) == ["id", "text"]  # the BOM is not part of the first column's name
     assert rows.where(0) == "line 2" and rows.where(1) == "line 8"  # the line each row starts on
+
+
+def test_read_csv_columns_gives_read_csvs_values_and_lines(tmp_path):
+    """The column-wise reader (large ratings files) parses as read_csv does: quoted line breaks of every kind,
+    a BOM, short rows, blank lines; only the columns asked for are held, each repeated label once."""
+    path = write_csv(tmp_path / "a.csv", ["id", "text", "label"], [["007", STORY, "ok"], ["8", "a\rb\r\nc", "ok"]], bom=True)
+    with path.open("a", newline="", encoding="utf-8") as fh:
+        fh.write("\n9\n")  # a blank line, then a row that ends early
+    rows = read_csv(path)
+    columns, lines, header = read_csv_columns(path, ["label", "id", "absent"])
+    assert header == ["id", "text", "label"] and list(columns) == ["label", "id"]  # no text column held
+    assert columns["id"] == [r["id"] for r in rows] and columns["label"] == [r["label"] for r in rows] == ["ok", "ok", None]
+    assert [f"line {n}" for n in lines] == [rows.where(i) for i in range(len(rows))]
+    assert columns["label"][0] is columns["label"][1]  # one string for a label every row repeats
+    for content, needle in [('id,text\n1,"never closed\n2,x\n', "record starting at line 2"), ("", "empty file"),
+                            ('id,text\n1,"one\ntwo"\n2,fine,extra\n', "line 4")]:
+        (tmp_path / "bad.csv").write_text(content)
+        one_line_error(lambda: read_csv_columns(tmp_path / "bad.csv", ["id"]), "bad.csv", needle)
 
 
 def test_csv_rows_with_more_fields_than_the_header(tmp_path):

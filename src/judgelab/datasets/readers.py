@@ -24,20 +24,23 @@ import json
 import math
 import numbers
 import re
+from array import array
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, TypeGuard
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeGuard
 
 if TYPE_CHECKING:
     import pandas as pd
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Records", "read_text", "read_csv", "read_jsonl", "read_json", "read_records", "records_frame",
+__all__ = ["Records", "read_text", "read_csv", "read_csv_columns", "read_jsonl", "read_json", "read_records", "records_frame",
            "record_columns", "parse_score", "is_frame", "frame_records"]
 
 #: The largest field :func:`read_csv` will ever need is the whole file; the C limit caps it.
 _MAX_FIELD = 2**31 - 1
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A column of a CSV read by columns whose values are held once each while it has at most this many distinct ones.
+_SHARED_VALUES = 10_000
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -95,16 +98,58 @@ def _allow_fields_up_to(size: int) -> None:
 
 def read_csv(path: str | Path) -> Records:
     """Rows of a CSV file as dicts of text (header = the first line); see the module notes."""
-    path = Path(path)
-    text = read_text(path)
-    if not text.strip():
-        raise JudgelabError(f"{path}: empty file (a CSV file needs a header line)")
-    _allow_fields_up_to(len(text))
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
-    header: list[str] | None = None
     names: dict[str, int] = {}
+    for start, fields in _csv_rows(Path(path), names):
+        rows.append({name: fields[i] if i < len(fields) else None for name, i in names.items()})
+        lines.append(start)
+    return Records(rows, path, lines, list(names))
+
+
+def read_csv_columns(path: str | Path, wanted: Iterable[str]) -> tuple[dict[str, list[Any]], "array[int]", list[str]]:
+    """The ``wanted`` columns of a CSV file that has them, as lists of text (``None`` where a row ends early), the
+    line each row starts on and every column name: :func:`read_csv`'s parse and checks, without a dict per row (a
+    million-row file of twelve columns read for four of them holds four lists, not a million dicts)."""
+    names: dict[str, int] = {}
+    columns: dict[str, list[Any]] = {}
+    lines: array[int] = array("q")
+    index: list[tuple[list[Any], int, dict[str, str] | None]] | None = None
+    for start, fields in _csv_rows(Path(path), names, stream=True):
+        if index is None:  # the header is read
+            columns = {c: [] for c in wanted if c in names}
+            index = [(columns[c], names[c], {}) for c in columns]
+        n = len(fields)
+        for k, (values, i, seen) in enumerate(index):
+            value = fields[i] if i < n else None
+            if seen is not None and value is not None:  # a label repeated on every row is held once
+                value = seen.setdefault(value, value)
+                if len(seen) > _SHARED_VALUES:
+                    index[k] = (values, i, None)
+            values.append(value)
+        lines.append(start)
+    return columns if index is not None else {c: [] for c in wanted if c in names}, lines, list(names)
+
+
+def _csv_rows(path: Path, names: dict[str, int], stream: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """Each record of a CSV file after its header, with the line it starts on; ``names`` is filled with the header's
+    column positions before the first record (a repeated empty name marks columns that must stay empty). ``stream``:
+    once the text is checked, the records are parsed from the file line by line rather than from the text held
+    whole (the same lines: ``newline=""`` splits at ``\\n``, ``\\r`` and ``\\r\\n`` in both)."""
+    text = read_text(path)
+    if not text or text.isspace():  # (strip() would copy the text)
+        raise JudgelabError(f"{path}: empty file (a CSV file needs a header line)")
+    _allow_fields_up_to(len(text))
+    if stream:
+        del text
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            yield from _csv_records(path, csv.reader(fh, strict=True), names)
+    else:
+        yield from _csv_records(path, csv.reader(io.StringIO(text, newline=""), strict=True), names)
+
+
+def _csv_records(path: Path, reader: Any, names: dict[str, int]) -> Iterator[tuple[int, list[str]]]:
+    header: list[str] | None = None
     unnamed_extra: list[int] = []  # further columns with an empty name: must hold no values
     while True:
         start = reader.line_num + 1  # the line this record starts on
@@ -133,11 +178,9 @@ def read_csv(path: str | Path) -> Records:
         for i in unnamed_extra:
             if i < len(fields) and fields[i] != "":
                 raise JudgelabError(f"{path}: line {start} has a value in column {i + 1}, which has no name in the header")
-        rows.append({name: fields[i] if i < len(fields) else None for name, i in names.items()})
-        lines.append(start)
+        yield start, fields
     if header is None:
         raise JudgelabError(f"{path}: empty file (a CSV file needs a header line)")
-    return Records(rows, path, lines, list(names))
 
 
 class _DuplicateKey(ValueError):

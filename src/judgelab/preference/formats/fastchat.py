@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["single_ratings", "single_rows", "is_single", "rater_of"]
 
 _PAIR = ("question_id", "model_1", "model_2", "g1_winner", "g2_winner", "judge")
-_SINGLE = ("question_id", "model", "judge", "score")
+#: The fields of a FastChat single-answer judgment (a file with them all is read as one).
+SINGLE_FIELDS = _SINGLE = ("question_id", "model", "judge", "score")
 _CHOICE = {("g1", "model_1"): "first", ("g1", "model_2"): "second", ("g2", "model_2"): "first",
            ("g2", "model_1"): "second"}
 
