@@ -108,3 +108,35 @@ def test_intervals_are_seeded_and_hold_the_estimate():
     other, _ = leaderboard(v, "a", n_resamples=50, seed=8)
     assert one == two and one != other
     assert all(s.ci_low <= s.rating <= s.ci_high for s in one)
+
+
+def test_the_leaderboard_equals_the_nle_study_s_bradley_terry_fit():
+    """Two fits of one model: the leaderboard's (maximum likelihood, anchored, room for style covariates) and
+    pairwise.bradley_terry's (Hunter's MM, NLE's item scores) agree on every system's log-strength difference, up
+    to the MM's pseudo-count (0.1 win per side of each pair met, which shrinks it a little toward 0)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgelab.pairwise import bradley_terry
+    from judgelab.preference.leaderboard import SCALE, leaderboard
+    from judgelab.preference.verdicts import normalise_verdicts
+
+    rng = np.random.default_rng(5)
+    strength = {"base": 0.0, "a": 0.8, "b": -0.5, "c": 0.3}
+    rows = []
+    for item in range(150):
+        for x, y in [("base", "a"), ("base", "b"), ("base", "c"), ("a", "b"), ("b", "c")]:
+            p = 1 / (1 + np.exp(-(strength[x] - strength[y])))
+            u = rng.random()
+            choice = "tie" if abs(u - p) < 0.05 else ("first" if u < p else "second")
+            rows.append({"rater": "j", "item_id": str(item), "first": x, "second": y, "choice": choice})
+    v = normalise_verdicts(pd.DataFrame(rows))
+    board, _ = leaderboard(v, "base", n_resamples=0)
+    ours = {s.system: (s.rating - 1000) / SCALE for s in board}
+    outcome = {"first": 1, "second": -1, "tie": 0}
+    mm = bradley_terry([(r["first"], r["second"], outcome[r["choice"]]) for r in rows], iterations=5000, tol=1e-13)
+    theirs = {s: mm.scores[s] - mm.scores["base"] for s in strength}
+    assert mm.converged
+    for s in strength:
+        assert abs(ours[s] - theirs[s]) < 5e-3, (s, ours[s], theirs[s])
+    assert max(abs(ours[s]) for s in strength) > 0.3  # the systems differ: the check is not of zeros
