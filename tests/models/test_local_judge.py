@@ -88,3 +88,24 @@ def test_dry_run_counts_prompt_tokens_with_the_judges_own_tokenizer(local, tmp_p
     result = judgelab_cmd("demo", "--dry-run", "--n-items", "1", "--out", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     assert "the embedded judge's tokenizer" in result.stdout and not (tmp_path / "demo").exists()
+
+
+@pytest.mark.slow
+def test_a_pairwise_verdict_is_read_from_the_embedded_judges_log_probabilities(tmp_path):
+    """rate --pairs with the embedded judge: the exact mass on the choice letters A and B gives p_first (before,
+    only digit labels were scored and every verdict was no_label_mass)."""
+    import pandas as pd
+
+    from conftest import run_cli
+
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text(
+        '{"item_id": "q1", "instruction": "What is the capital of Peru?", "system": "base", "response": "Cusco."}\n'
+        '{"item_id": "q1", "instruction": "What is the capital of Peru?", "system": "m1", "response": "Lima."}\n',
+        encoding="utf-8")
+    r = run_cli("rate", "--items", str(responses), "--pairs", "baseline:base", "--template", "pairwise-comparison",
+                "--judge", "local", "--samples", "1", "--out", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    v = pd.read_csv(tmp_path / "run" / "verdicts.csv")
+    assert len(v) == 2 and set(v["status"]) == {"ok"} and v["p_first"].between(0, 1).all()
+    assert set(v["choice"]) <= {"first", "second", "tie"}

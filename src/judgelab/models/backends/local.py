@@ -67,6 +67,10 @@ def _say_pipeline_check_once() -> None:
         logging.getLogger(__name__).warning(PIPELINE_CHECK_NOTE)
 
 
+#: The labels whose exact next-token mass a score call reports (beside the 5 likeliest tokens): the points of
+#: any scale up to 10, and the two choices of a pairwise verdict (``A``/``B``, :func:`judgelab.logprob_score.preference_probability`).
+SCORE_LABELS = (*(str(i) for i in range(0, 11)), "A", "B")
+
 class LocalBackend(Backend):
     """The embedded judge: a GGUF model run in-process by llama.cpp (Gemma 3 270M by default).
 
@@ -229,7 +233,7 @@ class LocalBackend(Backend):
         logz = top + math.log(np.exp(logits - top).sum())
         logprobs = logits - logz
         alternatives: dict[str, float] = {}
-        for label in (str(i) for i in range(0, 11)):
+        for label in SCORE_LABELS:
             ids = self.label_token_ids(label)
             if ids:
                 alternatives[label] = float(np.logaddexp.reduce(logprobs[ids]))
