@@ -29,8 +29,8 @@ def folders(tmp_path_factory):
 @pytest.mark.parametrize("low, high, decision, words", [
     (0.80, 0.90, "better", "better than a human rater"),
     (0.40, 0.55, "worse", "below a human rater — not yet a substitute for the humans"),
-    (0.55, 0.70, "comparable", "comparable to a human rater"),
-    (0.60, 0.61, "comparable", "comparable to a human rater"),  # touching the baseline's lower end: overlap
+    (0.55, 0.70, "overlap", "not told apart from a human rater with these pairs (the intervals overlap; more pairs would tell)"),
+    (0.60, 0.61, "overlap", "not told apart from a human rater with these pairs (the intervals overlap; more pairs would tell)"),  # touching the baseline's lower end: overlap
 ])
 def test_the_judge_is_set_against_the_human_baseline_by_the_two_intervals(low, high, decision, words):
     line = preference_verdict("j@t", "overall", (low + high) / 2, low, high, 120, 60, Baseline(0.70, 0.61, 0.78, 1))
@@ -53,7 +53,7 @@ def test_no_interval_or_too_few_instructions_is_inconclusive_and_no_pair_is_no_v
 def test_without_a_human_baseline_the_figure_is_given_and_no_comparison_made():
     line = preference_verdict("j", "c", 0.7, 0.6, 0.8, 50, 25, None)
     assert line.decision == "no-baseline" and "70% of pairs [60%, 80%]" in line.words
-    assert "no human baseline to compare with" in line.words and "comparable" not in line.words
+    assert "no human baseline to compare with" in line.words and "told apart" not in line.words
 
 
 def _row(rater, value, low, high):

@@ -11,7 +11,8 @@ label, averaged over the two orders) and its 95% cluster-bootstrap interval over
   baseline to compare with";
 * the judge's interval lies entirely above the baseline's → "better than a human rater";
 * entirely below → "below a human rater: not yet a substitute for the humans";
-* the intervals overlap → "comparable to a human rater".
+* the intervals overlap → "not told apart from a human rater with these pairs" — not a claim that the two are
+  equal: overlapping intervals say only that this many pairs cannot tell them apart.
 
 The baseline is the pooled human row of the same criterion (every person against the majority of the others, as
 ``preference agree`` records it); without one, the rows of the individual humans: one row's accuracy and interval,
@@ -28,6 +29,8 @@ from judgelab.preference.agreement_results import BASELINE, AgreementRow, Prefer
 
 __all__ = ["MIN_ITEMS", "Baseline", "PreferenceLine", "preference_verdict", "preference_lines", "human_baseline"]
 
+#: The sentence's end when the judge's and the humans' intervals overlap.
+OVERLAP = "not told apart from a human rater with these pairs (the intervals overlap; more pairs would tell)"
 #: Below this many instructions (the bootstrap's clusters) no interval is trusted: the verdict is inconclusive.
 MIN_ITEMS = 5
 
@@ -44,7 +47,7 @@ class Baseline:
 
 @dataclass(frozen=True)
 class PreferenceLine:
-    """One judge and criterion: the sentence and the judgement it ends with (``comparable``, ``better``,
+    """One judge and criterion: the sentence and the judgement it ends with (``overlap``, ``better``,
     ``worse``, ``no-baseline``, ``inconclusive``, ``none``)."""
 
     judge: str
@@ -83,7 +86,7 @@ def preference_verdict(judge: str, criterion: str, value: float | None, low: flo
 
     Example:
         >>> preference_verdict("j", "overall", 0.71, 0.63, 0.78, 120, 60, Baseline(0.74, 0.66, 0.81, 1)).words
-        "j agrees with the humans' preference on 71% of pairs [63%, 78%] (n = 120 pairs, 60 instructions); the humans agree with each other on 74% [66%, 81%]: comparable to a human rater."
+        "j agrees with the humans' preference on 71% of pairs [63%, 78%] (n = 120 pairs, 60 instructions); the humans agree with each other on 74% [66%, 81%]: not told apart from a human rater with these pairs (the intervals overlap; more pairs would tell)."
     """
     counted = f"n = {n:,} pairs, {items:,} instructions"
     if value is None or not math.isfinite(value) or n == 0:
@@ -106,7 +109,7 @@ def preference_verdict(judge: str, criterion: str, value: float | None, low: flo
     if high < baseline.low:
         return PreferenceLine(judge, criterion, f"{said}: below a human rater — not yet a substitute for the humans.",
                               "worse")
-    return PreferenceLine(judge, criterion, f"{said}: comparable to a human rater.", "comparable")
+    return PreferenceLine(judge, criterion, f"{said}: {OVERLAP}.", "overlap")
 
 
 def preference_lines(result: PreferenceAgreement) -> list[PreferenceLine]:
