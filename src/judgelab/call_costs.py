@@ -10,7 +10,6 @@ The latency is the judge's answer time per call, as the ledger recorded it.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -18,6 +17,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from judgelab.missing import finite_or_none
 from judgelab.status import Status
 
 __all__ = ["RaterCalls", "StatusCount", "CallCosts", "call_costs", "attempt_keys"]
@@ -42,12 +42,7 @@ def attempt_keys(attempts: object) -> list[str]:
     return _KEY.findall(attempts)
 
 
-def _num(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+_num = finite_or_none  # one reader of a recorded number (judgelab.missing)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["is_missing"]
+__all__ = ["is_missing", "finite_or_none"]
 
 
 def is_missing(value) -> bool:
@@ -23,3 +23,19 @@ def is_missing(value) -> bool:
         return bool(value != value)  # NaN of every float type, pandas.NaT and numpy's NaT
     except (TypeError, ValueError):  # arrays and objects without a truth value are not one missing value
         return False
+
+
+def finite_or_none(value) -> float | None:
+    """A recorded number as a float, or None for a value that is no finite number (None, NaN, inf, text).
+
+    Example:
+        >>> [finite_or_none(v) for v in (3, "2.5", None, float("nan"), "n/a")]
+        [3.0, 2.5, None, None, None]
+    """
+    import math
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

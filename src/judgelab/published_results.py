@@ -11,15 +11,12 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from judgelab.missing import finite_or_none
+
 __all__ = ["PublishedRow", "PublishedComparison"]
 
 
-def _num(value: Any) -> float | None:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+_num = finite_or_none  # one reader of a recorded number (judgelab.missing)
 
 
 def _int(value: Any) -> int | None:

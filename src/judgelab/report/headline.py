@@ -12,7 +12,6 @@ resampled)"). A judge and humans on different scales are never drawn on one axis
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.agree_results import MatchedMeans
+from judgelab.missing import finite_or_none
 from judgelab.published_results import PublishedComparison, PublishedRow
 from judgelab.report.html_model import Figure, Table
 from judgelab.report.svg import count_scatter
@@ -80,12 +80,7 @@ class Headline:
     notes: list[str] = field(default_factory=list)
 
 
-def _num(value: Any) -> float | None:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+_num = finite_or_none  # one reader of a recorded number (judgelab.missing)
 
 
 def _ci_part(note: Any) -> str:
