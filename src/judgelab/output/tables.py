@@ -111,17 +111,13 @@ def _write(path: Path, fill: Callable[[Path], None]) -> Path:
 
 
 def _parquet_chunks(chunks: Callable[[], Iterable["pd.DataFrame"]], tmp: Path) -> None:
-    """Parquet of the chunks: a column empty in one chunk (all None: ``object``) takes the dtype the other
-    chunks give it, as a read of the whole table would."""
+    """Parquet of the chunks: a column empty in one chunk (all None: Arrow's ``null`` type) takes the type the
+    other chunks give it, as a write of the whole table would."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    dtypes: dict[str, Any] = {}
     types: dict[str, pa.DataType] = {}
     for chunk in chunks():
-        for col in chunk.columns:
-            if col not in dtypes or (dtypes[col] == object and chunk[col].notna().any()):
-                dtypes[col] = chunk[col].dtype
         schema = pa.Schema.from_pandas(chunk, preserve_index=False)
         for field in schema:
             if field.name not in types or pa.types.is_null(types[field.name]):
@@ -129,7 +125,6 @@ def _parquet_chunks(chunks: Callable[[], Iterable["pd.DataFrame"]], tmp: Path) -
     writer = None
     try:
         for chunk in chunks():
-            chunk = chunk.astype({c: t for c, t in dtypes.items() if chunk[c].dtype != t})
             table = pa.Table.from_pandas(chunk, schema=pa.schema([(c, types[c]) for c in chunk.columns]),
                                          preserve_index=False)
             if writer is None:
