@@ -92,12 +92,12 @@ def write_table_chunks(chunks: Callable[[], Iterable["pd.DataFrame"]], path: str
         if suffix == ".parquet":
             _parquet_chunks(chunks, tmp)
             return
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            for i, chunk in enumerate(chunks()):
-                if suffix == ".csv":
-                    chunk.to_csv(fh, index=False, header=i == 0)
-                else:
-                    chunk.to_json(fh, orient="records", lines=True, force_ascii=False)
+        for i, chunk in enumerate(chunks()):  # the first chunk makes the file, the others are appended
+            mode = "w" if i == 0 else "a"
+            if suffix == ".csv":
+                chunk.to_csv(tmp, index=False, header=i == 0, mode=mode)
+            else:
+                chunk.to_json(tmp, orient="records", lines=True, force_ascii=False, mode=mode)
 
     return _write(path, fill)
 
