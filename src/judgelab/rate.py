@@ -122,7 +122,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
                max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None, pairs: PairSet | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
-    Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
+    Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``; streamed from the store,
+    :mod:`judgelab.rate_outputs`), ``summary.csv``,
     ``welch.csv`` (with ``compare``), ``verdicts.csv`` (with ``pairs``), ``results.json`` (the record: settings and the summary with intervals), ``run.json`` and ``README.md`` into ``out`` (``report.html``
     follows, :func:`finish_rate`). The files are written aside and swapped in at the end, so a run
     that is refused, fails or is interrupted leaves the earlier outputs as they were (the store keeps
@@ -142,8 +143,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         pairs: the :class:`judgelab.preference.pairs.PairSet` whose items these are: their verdicts are written too.
 
     Returns:
-        :class:`RateResult` with the ratings, the summary (:func:`judgelab.summary.summarize`), Welch's
-        table and each judge's :class:`JudgeRun`.
+        :class:`RateResult` with the compact ratings table, the summary (:func:`judgelab.summary.summarize`),
+        Welch's table, each judge's :class:`JudgeRun` and failures; the whole ratings table on demand.
 
     Raises:
         JudgelabError: an unknown ``compare`` system, a bad format, an unusable output folder.
