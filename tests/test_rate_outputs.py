@@ -89,6 +89,11 @@ def test_every_rater_and_item_without_a_filter(store):
     rows = RateRows(None, None, 11).open(store)
     pd.testing.assert_frame_equal(rows.full(store), store.ratings())
     assert len(rows.compact(store)) == len(store.ratings())
+    every = [("sysA" if i % 3 else "sysB", f"i{i:02d}") for i in range(30)]
+    rows = RateRows((RATER,), lambda: iter(every)).open(store)
+    assert rows.items is None  # the items asked are all the rater's: no item is matched in the reads
+    pd.testing.assert_frame_equal(rows.full(store), store.ratings(rater=RATER))
+    assert RateRows((RATER,), lambda: iter(every[1:])).open(store).items is not None
 
 
 def test_rate_holds_the_compact_table_and_reads_the_whole_one_when_asked(tmp_path):

@@ -107,8 +107,9 @@ class RateResult:
         """The ratings table the ratings file holds (:meth:`judgelab.store.Store.ratings`' columns, this run's rows),
         read from ``out/store.sqlite`` when first asked, then kept."""
         rows = self.rows or RateRows(None)
-        keys = self.table[["system", "item_id"]].drop_duplicates()
-        rows = RateRows(rows.raters, None if rows.items is None else lambda: keys.itertuples(index=False, name=None))
+        if rows.raters is not None:  # the rows of the items the compact table holds, whatever the store gained since
+            keys = self.table[["system", "item_id"]].drop_duplicates()
+            rows = RateRows(rows.raters, lambda: keys.itertuples(index=False, name=None))
         with Store(self.files["store"], read_only=True) as store:
             return rows.open(store).full(store)
 
@@ -175,7 +176,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
             done.append(JudgeRun(spec.judge.spec, stats.rater, stats, backend.notes))
         raters = [r.rater for r in done]
         rows = RateRows(None, None) if all_runs else RateRows(tuple(raters), lambda: ((i.system, i.item_id) for i in items))
-        table = rows.open(store).compact(store)
+        rows = rows.open(store)
+        table = rows.compact(store)
         failures = rows.failures(store, table, raters)
         settings = store.runs()
         done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failures[r.rater].counts,

@@ -114,10 +114,12 @@ class RateRows:
     chunk_rows: int = CHUNK_ROWS
 
     def open(self, store: "Store") -> "RateRows":
-        """Tell ``store`` the items (once per connection); returns self."""
-        if self.items is not None:
-            store.ask_items(self.items())
-        return self
+        """Tell ``store`` the items (once per connection). Returns these rows, without the items when every
+        row of the raters is of one of them (the reads then match no item: 10^6 rows, about 1 s less)."""
+        if self.items is None:
+            return self
+        store.ask_items(self.items())
+        return self if store.unasked(self.raters) else RateRows(self.raters, None, self.chunk_rows)
 
     def compact(self, store: "Store") -> "pd.DataFrame":
         """:meth:`judgelab.store.Store.compact_ratings` of these rows (after :meth:`open`)."""

@@ -305,6 +305,14 @@ class JudgmentTable:
             raise
         self._db.execute("COMMIT")
 
+    def unasked(self, raters: Sequence[str] | None = None) -> bool:
+        """Whether any row of ``raters`` is of an item not given to :meth:`ask_items` (found at the first such
+        row, reading the primary key's index only): when none is, ``asked_only`` keeps every row."""
+        where = "" if raters is None else f"rater IN ({', '.join('?' * len(raters))}) AND "
+        return bool(self._db.execute(
+            f"SELECT EXISTS (SELECT 1 FROM judgments WHERE {where}NOT EXISTS (SELECT 1 FROM temp.asked_items a "
+            "WHERE a.system = judgments.system AND a.item_id = judgments.item_id))", list(raters or ())).fetchone()[0])
+
     def compact_ratings(self, raters: Sequence[str] | None = None, asked_only: bool = False,
                         size: int = CHUNK_ROWS) -> "pd.DataFrame":
         """The tidy columns (:data:`judgelab.table.TIDY_COLUMNS`) of :meth:`rating_chunks`' rows, in the same
