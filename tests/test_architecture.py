@@ -108,6 +108,7 @@ LAYERS: dict[str, int] = {
     "judgelab.annotate": WORKFLOWS,
     # workflows: a command's whole run (plan, call, analyse, write the folder and its pages)
     "judgelab.rate": WORKFLOWS,
+    "judgelab.rate_outputs": WORKFLOWS,  # the end of rate: its tables read from the store in bounded memory
     "judgelab.runfile": WORKFLOWS,
     "judgelab.agree_run": WORKFLOWS,
     "judgelab.preference_agree_run": WORKFLOWS,  # preference agree: read verdicts, agreement, folder

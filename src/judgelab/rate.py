@@ -6,8 +6,8 @@ so there is no import cycle.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -15,79 +15,19 @@ from typing import Any, Callable
 import pandas as pd
 
 from judgelab.datasets.items import Item, load_items
-from judgelab.errors import JudgelabError, TooManyFailures
+from judgelab.errors import JudgelabError
 from judgelab.run import RunSpec, RunStats, Runner, run_spec
-from judgelab.output import write_html_report, write_table
+from judgelab.output import write_html_report
 from judgelab.paths import output_folder
 from judgelab.preference.pairs import PairSet, verdict_summary as _verdict_summary, verdicts_of as _verdicts_of
-from judgelab.raters import is_human
+from judgelab.rate_outputs import (FailureReport, RateRows, check_failure_rate, failure_lines, failure_report,
+                                  report_lines)
 from judgelab.store import Store
 from judgelab.summary import compare_systems, score_summary, summarize
-from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
+from judgelab.status import DEFAULT_MAX_FAILURE_RATE
 
-__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "FailureReport", "check_failure_rate", "stats_line", "failure_lines"]
-
-
-@dataclass(frozen=True)
-class FailureReport:
-    """How a rater's judgments ended: counts by status and a few failed answers to show.
-
-    Attributes:
-        counts: status → judgments (sorted by status).
-        examples: up to ``examples`` ``(status, raw answer)`` pairs of failed judgments.
-    """
-
-    counts: dict[str, int]
-    examples: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def failed(self) -> int:
-        """Judgments whose status is not ``ok``."""
-        return self.total - self.counts.get(Status.OK.value, 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"statuses": dict(self.counts), "examples": [list(e) for e in self.examples]}
-
-
-def failure_report(ratings: pd.DataFrame, examples: int = 3) -> FailureReport:
-    """Counts of judgments by status and up to ``examples`` (status, raw answer) pairs of failures."""
-    counts = {str(k): int(v) for k, v in ratings["status"].value_counts().sort_index().items()}
-    failed = ratings[ratings["status"] != Status.OK]
-    shown = tuple((str(r.status), "" if r.raw is None or (isinstance(r.raw, float) and math.isnan(r.raw)) else str(r.raw))
-                  for r in failed.head(examples).itertuples())
-    return FailureReport(counts, shown)
-
-
-def check_failure_rate(ratings: pd.DataFrame, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
-                       what: str | None = None) -> None:
-    """Raise :class:`TooManyFailures` when, for any judge rater in ``ratings`` (human raters are not
-    judged), the share of failed judgments exceeds ``max_failure_rate``."""
-    if not len(ratings):
-        return
-    judged = ratings[~ratings["rater"].map(is_human).astype(bool)]
-    for rater, group in judged.groupby("rater", sort=True):
-        failed = int((group["status"] != Status.OK).sum())
-        share = failed / len(group)
-        if share > max_failure_rate:
-            raise TooManyFailures(f"{failed} of {len(group)} judgments of {what or rater} failed ({share:.0%} > "
-                                  f"--max-failure-rate {max_failure_rate:.0%}); see the failure counts above")
-
-
-def failure_lines(ratings: pd.DataFrame) -> list[str]:
-    """The status counts of a rater's judgments and up to three failed answers (an answer cut at 200
-    characters; a failed call's reason, bounded where it is made, whole), as lines to show."""
-    report = failure_report(ratings)
-    line = ", ".join(f"{k} {v}" for k, v in report.counts.items())
-    lines = [f"statuses of {report.total} judgments: {line}" + (f" — {report.failed} failed" if report.failed else "")]
-    for status, raw in report.examples:
-        text = " ".join(raw.split())
-        limit = len(text) if status == Status.ERROR else 200  # a failed call's reason is shown whole (bounded)
-        lines.append(f"  example {status}: {text[:limit]!r}" + (" …" if len(text) > limit else ""))
-    return lines
+__all__ = ["rate_items", "plan_rate", "JudgePlan", "StudyPlan", "RateResult", "JudgeRun", "demo_items", "failure_report", "FailureReport", "check_failure_rate", "stats_line", "failure_lines",
+           "report_lines"]
 
 
 @dataclass(frozen=True)
@@ -135,13 +75,17 @@ def _round(dollars: float | None) -> float | None:
 class RateResult:
     """What ``judgelab rate`` produced: the tables (also written into ``out``) and one :class:`JudgeRun` per judge.
 
-    ``ratings`` holds this run's raters (every rater of the store with ``all_runs``); ``welch`` is
-    ``None`` without ``compare``; ``files`` maps each output's role to its path.
+    ``table`` is the compact ratings table of this run's raters (every rater of the store with
+    ``all_runs``): the tidy columns :data:`judgelab.table.TIDY_COLUMNS`, ``system``, ``group``,
+    ``criterion``, ``rater`` and ``status`` as categories; ``ratings`` (the ratings file's table: every
+    column, the answers too) is read from the folder's store when first asked. ``failures`` holds each
+    judge's status counts and a few failed answers; ``welch`` is ``None`` without ``compare``; ``files``
+    maps each output's role to its path.
     """
 
     out: Path
     runs: tuple[JudgeRun, ...]
-    ratings: pd.DataFrame
+    table: pd.DataFrame
     summary: pd.DataFrame
     welch: pd.DataFrame | None
     compare: tuple[str, str] | None
@@ -149,10 +93,25 @@ class RateResult:
     #: With pairs: the verdicts table (:mod:`judgelab.preference.verdicts`) and what results.json records of it.
     verdicts: pd.DataFrame | None = None
     verdict_summary: dict[str, Any] | None = None
+    #: rater → :class:`FailureReport` of its judgments in this folder.
+    failures: dict[str, FailureReport] = field(default_factory=dict)
+    #: Which rows of the store the folder holds (None: every row).
+    rows: RateRows | None = field(default=None, repr=False, compare=False)
 
     @property
     def raters(self) -> list[str]:
         return [r.rater for r in self.runs]
+
+    @cached_property
+    def ratings(self) -> pd.DataFrame:
+        """The ratings table the ratings file holds (:meth:`judgelab.store.Store.ratings`' columns, this run's rows),
+        read from ``out/store.sqlite`` when first asked, then kept."""
+        rows = self.rows or RateRows(None)
+        if rows.raters is not None:  # the rows of the items the compact table holds, whatever the store gained since
+            keys = self.table[["system", "item_id"]].drop_duplicates()
+            rows = RateRows(rows.raters, lambda: keys.itertuples(index=False, name=None))
+        with Store(self.files["store"], read_only=True) as store:
+            return rows.open(store).full(store)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": 1, "out": str(self.out), "runs": [r.to_dict() for r in self.runs],
@@ -164,7 +123,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
                max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, price_in: float | None = None, price_out: float | None = None, pairs: PairSet | None = None) -> RateResult:
     """The ``judgelab rate`` workflow: every (judge, spec) pair rates the items into one store.
 
-    Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``), ``summary.csv``,
+    Writes ``ratings.<format>`` (this run's raters only, unless ``all_runs``; streamed from the store,
+    :mod:`judgelab.rate_outputs`), ``summary.csv``,
     ``welch.csv`` (with ``compare``), ``verdicts.csv`` (with ``pairs``), ``results.json`` (the record: settings and the summary with intervals), ``run.json`` and ``README.md`` into ``out`` (``report.html``
     follows, :func:`finish_rate`). The files are written aside and swapped in at the end, so a run
     that is refused, fails or is interrupted leaves the earlier outputs as they were (the store keeps
@@ -184,8 +144,8 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
         pairs: the :class:`judgelab.preference.pairs.PairSet` whose items these are: their verdicts are written too.
 
     Returns:
-        :class:`RateResult` with the ratings, the summary (:func:`judgelab.summary.summarize`), Welch's
-        table and each judge's :class:`JudgeRun`.
+        :class:`RateResult` with the compact ratings table, the summary (:func:`judgelab.summary.summarize`),
+        Welch's table, each judge's :class:`JudgeRun` and failures; the whole ratings table on demand.
 
     Raises:
         JudgelabError: an unknown ``compare`` system, a bad format, an unusable output folder.
@@ -215,37 +175,34 @@ def rate_items(items: list[Item], runs: list[RunSpec], out: str | Path, ratings_
             stats = run_spec(spec, items, store, backend=backend, progress=progress)
             done.append(JudgeRun(spec.judge.spec, stats.rater, stats, backend.notes))
         raters = [r.rater for r in done]
-        ratings = store.ratings() if all_runs else _of_items(store.ratings()[lambda d: d["rater"].isin(raters)], items)
+        rows = RateRows(None, None) if all_runs else RateRows(tuple(raters), lambda: ((i.system, i.item_id) for i in items))
+        rows = rows.open(store)
+        table = rows.compact(store)
+        failures = rows.failures(store, table, raters)
         settings = store.runs()
-        done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failure_report(ratings[ratings["rater"] == r.rater]).counts,
+        done = [JudgeRun(r.judge, r.rater, r.stats, r.notes, failures[r.rater].counts,
                          _cost(r.stats.prompt_tokens, r.stats.completion_tokens, price_in, price_out),
                          _with_cost(store.run_totals(r.rater), price_in, price_out)) for r in done]
-        write_table(ratings, output.file(f"ratings.{ratings_format}", "the tidy ratings table: one row per item × criterion × rater × sample", table="ratings"))
-        summary = output.table(summarize(ratings), "summary", "mean, SD, n and failures per rater, system and criterion",
+        rows.write(store, output.file(f"ratings.{ratings_format}", "the tidy ratings table: one row per item × criterion × rater × sample", table="ratings"))
+        summary = output.table(summarize(table), "summary", "mean, SD, n and failures per rater, system and criterion",
                                show=False)
-        welch = None if not compare else output.table(compare_systems(ratings, *compare), "welch",
+        welch = None if not compare else output.table(compare_systems(table, *compare), "welch",
                                                       "Welch's t-test between the two --compare systems (per-item means)", show=False)
-        verdicts = None if pairs is None else output.table(
-            _verdicts_of(ratings, pairs), "verdicts", "the verdicts table: one row per pair as shown × criterion × rater × sample", show=False)
+        verdicts = None if pairs is None else output.table(  # pair runs are small: their verdicts read the whole table
+            _verdicts_of(rows.full(store), pairs), "verdicts", "the verdicts table: one row per pair as shown × criterion × rater × sample", show=False)
         judged = None if verdicts is None or pairs is None else _verdict_summary(verdicts, pairs)
         output.record("rate", settings={"ratings_format": ratings_format, "compare": list(compare) if compare else None,
                                         "all_runs": all_runs, "max_failure_rate": max_failure_rate,
                                         "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
-                      results={"items": len(items), "raters": raters, "summary": score_summary(ratings, summary).to_record(),
+                      results={"items": len(items), "raters": raters, "summary": score_summary(table, summary).to_record(),
                                **({"verdicts": judged} if judged else {})})
         output.finish(runs=[{**r.to_dict(), "settings": settings.get(r.rater), **b.run_facts()} for r, b in zip(done, backends)],
                       extra={"items": len(items), "prices_usd_per_million_tokens": {"in": price_in, "out": price_out}},
                       report=False)
     files = {"ratings": out / f"ratings.{ratings_format}", "summary": out / "summary.csv",
-             **{k: out / f"{k}.csv" for k, table in (("welch", welch), ("verdicts", verdicts)) if table is not None}}
+             **{k: out / f"{k}.csv" for k, t in (("welch", welch), ("verdicts", verdicts)) if t is not None}}
     files.update(readme=out / "README.md", manifest=out / "run.json", record=out / "results.json", store=out / "store.sqlite")
-    return RateResult(out, tuple(done), ratings, summary, welch, compare, files, verdicts, judged)
-
-
-def _of_items(ratings: pd.DataFrame, items: list[Item]) -> pd.DataFrame:
-    """The rows of the items of this run (matched by system and item id), in the store's order."""
-    asked = pd.DataFrame({"system": [i.system for i in items], "item_id": [i.item_id for i in items]}).drop_duplicates()
-    return ratings.merge(asked, on=["system", "item_id"], how="inner", sort=False).reset_index(drop=True)
+    return RateResult(out, tuple(done), table, summary, welch, compare, files, verdicts, judged, failures, rows)
 
 
 def _cost(prompt_tokens: int | None, completion_tokens: int | None, price_in: float | None,
@@ -370,7 +327,7 @@ def finish_rate(result: RateResult, max_failure_rate: float = DEFAULT_MAX_FAILUR
     if show is not None:
         show(line)
     for judge_run in result.runs:
-        check_failure_rate(result.ratings[result.ratings["rater"] == judge_run.rater], max_failure_rate, judge_run.rater)
+        check_failure_rate(result.table[result.table["rater"] == judge_run.rater], max_failure_rate, judge_run.rater)
     return path
 
 

@@ -121,9 +121,9 @@ def summarize(ratings: pd.DataFrame) -> pd.DataFrame:
     for (rater, system, criterion), grp in ratings.groupby(["rater", "system", "criterion"], sort=True):
         scores = grp["score"].astype(float)
         ok = scores.dropna()
-        matrix = sample_matrix(grp)
         n_samples = int(grp["sample"].nunique())
-        iaa = annotator_agreement(matrix) if n_samples > 1 else AnnotatorAgreement(float("nan"), float("nan"))
+        # one sample has no agreement: its samples × items matrix (a million items: 200 MB) is not made
+        iaa = annotator_agreement(sample_matrix(grp)) if n_samples > 1 else AnnotatorAgreement(float("nan"), float("nan"))
         rows.append({
             "rater": rater,
             "system": system,

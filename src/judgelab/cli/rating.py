@@ -143,7 +143,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
     """Run (or with ``dry_run`` only plan) a :class:`judgelab.runfile.RunFile` and show the result:
     the one path of ``judgelab rate`` and ``judgelab run``."""
     from judgelab.report.terminal import console, print_table
-    from judgelab.rate import failure_lines, finish_rate, stats_line
+    from judgelab.rate import finish_rate, report_lines, stats_line
 
     if dry_run:
         from judgelab.cli.common import show_plans
@@ -178,7 +178,7 @@ def execute_spec(spec, progress: bool = True, dry_run: bool = False, price_in: f
             console.print(f"cost of the calls made: ${run.cost_usd:.4f} (at --price-in/--price-out per 1M tokens)")
         for note in run.notes:
             console.print(f"note: {note}")
-        for line in failure_lines(result.ratings[result.ratings["rater"] == run.rater]):
+        for line in report_lines(result.failures[run.rater]):
             console.print(line)
         if result.verdict_summary is not None:
             console.print(verdict_line(result.verdict_summary, run.rater))
