@@ -181,16 +181,19 @@ class Runner:
         learned = self.backend.learned
         ticker = asyncio.create_task(self.run_log.ticking(lambda: dict(self.ledger.gate.counts))) \
             if self.run_log is not None else None
-        # What the plan built stays alive to the end: the collector need not walk it again and again
-        # (a full collection walks every tracked object; a run of a million jobs would slow as it goes).
-        gc.freeze()
+        # What is alive now (the items, the plan's jobs) stays alive to the end: the collector need not walk
+        # it on every full collection. Not when the program froze objects of its own (it unfreezes them).
+        frozen = gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
         try:
             await executor.run(plan, self.width)
             advice = learned.label_mass_advice(s.low_label_mass, s.logprob_scored) if learned is not None else None
             if advice:
                 executor.warn(advice)
         finally:
-            gc.unfreeze()
+            if frozen:
+                gc.unfreeze()
             if ticker is not None:
                 ticker.cancel()
             if learned is not None:
