@@ -109,3 +109,22 @@ def test_a_read_only_store_is_compared_too(tmp_path):
     with Store(path, read_only=True) as store:
         plan = _runner(store).plan(ITEMS[:2])
     assert (plan.already_done, plan.judgments, plan.n_calls) == (8, 8, 8) and path.read_bytes() == before
+
+
+def test_jobs_are_ordered_as_their_prompts_sort_without_holding_the_prompts():
+    import random
+
+    from judgelab.run.todo import _sort_key
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        alphabet = rng.choice(["ab", "abc", "xyzABC"])
+        word = lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))  # noqa: E731
+        reference = word()
+        prompts = [word() for _ in range(20)] + [reference, reference[:3], reference + "a"]
+        by_prompt = sorted(range(len(prompts)), key=prompts.__getitem__)
+        assert sorted(range(len(prompts)), key=lambda i: _sort_key(reference, prompts[i])) == by_prompt, prompts
+    plan = _runner(Store(":memory:")).plan(list(reversed(ITEMS)), calls=False)
+    calls = plan.calls_of
+    rendered = [calls.prompt(job.item, job.criterion) for job in plan.jobs]
+    assert rendered == sorted(rendered) and len(rendered) == 12

@@ -104,7 +104,8 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     samples_of: dict[tuple[int, ...], tuple[int, ...]] = {}  # one tuple object per distinct samples tuple
     record_of: dict[frozenset[str], frozenset[str]] = {}
     jobs: list[Job] = []
-    prompts: list[str] = []
+    sort_keys: list[tuple[int, int, str]] = []
+    reference: str | None = None
     asked = left.asked
     for i, item in enumerate(items):
         if conversation:
@@ -124,11 +125,13 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
                 if not whole[0].cached and all(c.cached for c in calls.of(Job(item, criterion, todo_samples, 1))):
                     n = 1  # the ledger has those
             jobs.append(Job(item, criterion, samples_of.setdefault(todo_samples, todo_samples), n))
-            prompts.append(calls.prompt(item, criterion))
-    if prompts:  # independent prompts in sorted order: neighbours share the longest prefixes, which a
+            prompt = calls.prompt(item, criterion)
+            reference = prompt if reference is None else reference
+            sort_keys.append(_sort_key(reference, prompt))
+    if sort_keys:  # independent prompts in sorted order: neighbours share the longest prefixes, which a
         # backend with a prefix cache (the embedded judge) evaluates once; the prompts are not kept
-        order = sorted(range(len(prompts)), key=prompts.__getitem__)
-        del prompts
+        order = sorted(range(len(sort_keys)), key=sort_keys.__getitem__)
+        del sort_keys
         jobs = [jobs[j] for j in order]
     done = total - (total if asked is None else left.counts["asked"])
     return RunPlan(rater=rater, judgments=total - done, total=total, already_done=done, changed=left.counts["changed"],
@@ -171,6 +174,33 @@ def _left(calls: Calls, items: list[Item], outputs: dict[str, list[str]], k: int
         unit, key = row_unit, row_key
         found.append(row)
     return left
+
+
+def _sort_key(reference: str, prompt: str) -> tuple[int, int, str]:
+    """A key that sorts prompts as the prompts themselves sort, holding only what follows the prefix a prompt
+    shares with ``reference`` (the template's wording before an item's text is not held once per job).
+
+    A prompt that leaves ``reference`` at ``d`` below it (a smaller character, or its end) is smaller the
+    earlier it leaves; one that leaves above it is larger the earlier it leaves; two that leave at the same
+    place on the same side compare by what follows.
+
+    Example:
+        >>> keys = ["ab", "abc", "b", "", "aa", "abd", "a"]
+        >>> sorted(keys, key=lambda p: _sort_key("abc", p)) == sorted(keys)
+        True
+    """
+    lo, hi = 0, min(len(reference), len(prompt))
+    while lo < hi:  # the length of the shared prefix
+        mid = (lo + hi + 1) // 2
+        if prompt.startswith(reference[:mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    rest = prompt[lo:]
+    if not rest and lo == len(reference):
+        return (1, 0, "")
+    below = not rest or (lo < len(reference) and rest[0] < reference[lo])
+    return (0, lo, rest) if below else (2, -lo, rest)
 
 
 def _with_end(rows: Iterator[tuple[int, str, Found]]) -> Iterator[tuple[int, str, Found]]:
