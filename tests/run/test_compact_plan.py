@@ -73,7 +73,7 @@ def test_a_rerun_counts_changed_error_reparsed_and_regrouped_rows_and_reads_only
     plan = _runner(store).plan(items, calls=False)
     assert (plan.total, plan.already_done, plan.judgments) == (24, 20, 4)
     assert (plan.changed, plan.retried_errors, plan.reparsed) == (1, 1, 1)
-    assert plan.regroup == (("default", "c", "g2"),)
+    assert plan.regroup == (("default", "c", "g2"),) and plan.finished_items == (items[2],)
     assert sorted((j.item.item_id, j.criterion, j.samples) for j in plan.jobs) == [
         ("a", "cohesiveness", (1,)), ("a", "grammaticality", (0,)), ("b", "likability", (0,)), ("b", "relevance", (1,))]
     assert len(read) == 4 + 8  # the four asked again and item c's eight (its group): none of the twelve plainly done

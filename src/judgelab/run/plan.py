@@ -268,6 +268,7 @@ class RunPlan:
         regroup: ``(system, item_id, group)`` of done judgments whose item changed group.
         calls_of: builds a job's calls.
         first_item: the first item (the prompt shown for a criterion with nothing left to ask).
+        finished_items: the items with nothing left to ask.
     """
 
     rater: str
@@ -281,6 +282,7 @@ class RunPlan:
     regroup: tuple[tuple[str, str, str | None], ...] = field(default=(), repr=False, compare=False)
     calls_of: Calls | None = field(default=None, repr=False, compare=False)
     first_item: Item | None = field(default=None, repr=False, compare=False)
+    finished_items: tuple[Item, ...] = field(default=(), repr=False, compare=False)
 
     @cached_property
     def calls(self) -> tuple[PlannedCall, ...]:

@@ -165,8 +165,7 @@ class Runner:
         recorder = Recorder(self.spec, self.template, self.rater, self.meta, self.writer, s, self._advance)
         executor = Executor(self.ledger, self.requests, recorder, s, self.spec.max_refusal_retries)
         # the texts of items judged before (nothing left to ask) now; the others with their first judgment
-        asked = {(job.item.system, job.item.item_id) for job in plan.jobs}
-        recorder.note_items([item for item in items if (item.system, item.item_id) not in asked])
+        recorder.note_items(list(plan.finished_items))
         self.writer.add(items=recorder.pending_items())
         if plan.changed:
             executor.warn(f"{plan.changed} judgment(s) of {self.rater} were recorded for another prompt (an edited "

@@ -104,17 +104,17 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     samples_of: dict[tuple[int, ...], tuple[int, ...]] = {}  # one tuple object per distinct samples tuple
     record_of: dict[frozenset[str], frozenset[str]] = {}
     jobs: list[Job] = []
+    finished: list[Item] = []  # items with nothing left to ask
     sort_keys: list[tuple[int, int, str]] = []
     reference: str | None = None
     asked = left.asked
     for i, item in enumerate(items):
-        if conversation:
-            for s in range(k):
-                todo = frozenset(c for ci, c in enumerate(criteria) if asked is None or (i * n_criteria + ci) * k + s in asked)
-                if todo:
-                    jobs.append(Job(item, None, samples_of.setdefault((s,), (s,)), 1, record_of.setdefault(todo, todo)))
-            continue
-        for ci, criterion in enumerate(criteria):
+        before = len(jobs)
+        for s in range(k) if conversation else ():
+            todo = frozenset(c for ci, c in enumerate(criteria) if asked is None or (i * n_criteria + ci) * k + s in asked)
+            if todo:
+                jobs.append(Job(item, None, samples_of.setdefault((s,), (s,)), 1, record_of.setdefault(todo, todo)))
+        for ci, criterion in enumerate(() if conversation else criteria):
             pair = i * n_criteria + ci
             todo_samples = tuple(s for s in range(k) if asked is None or pair * k + s in asked)
             if not todo_samples:
@@ -128,6 +128,8 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
             prompt = calls.prompt(item, criterion)
             reference = prompt if reference is None else reference
             sort_keys.append(_sort_key(reference, prompt))
+        if len(jobs) == before:
+            finished.append(item)
     if sort_keys:  # independent prompts in sorted order: neighbours share the longest prefixes, which a
         # backend with a prefix cache (the embedded judge) evaluates once; the prompts are not kept
         order = sorted(range(len(sort_keys)), key=sort_keys.__getitem__)
@@ -137,7 +139,7 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     return RunPlan(rater=rater, judgments=total - done, total=total, already_done=done, changed=left.counts["changed"],
                    retried_errors=left.counts["error"], reparsed=left.counts["reparsed"], jobs=tuple(jobs),
                    regroup=tuple((s, i, g) for (s, i), g in left.regroup.items()), calls_of=calls,
-                   first_item=items[0] if items else None)
+                   first_item=items[0] if items else None, finished_items=tuple(finished))
 
 
 def _left(calls: Calls, items: list[Item], outputs: dict[str, list[str]], k: int, conversation: bool,
