@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from judgelab.digest import keyed_json
+from judgelab.status import Status
 from judgelab.table import RATING_COLUMNS, with_identity
 
 if TYPE_CHECKING:
@@ -129,8 +130,8 @@ class JudgmentTable:
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
-    def unsettled(self, rater: str, planned: Iterable[tuple[Any, ...]], parser: int | None,
-                  error: str = "error") -> Iterator[tuple[int, str, tuple[Any, ...] | None]] | None:
+    def unsettled(self, rater: str, planned: Iterable[tuple[Any, ...]],
+                  parser: int | None) -> Iterator[tuple[int, str, tuple[Any, ...] | None]] | None:
         """Compare a run's planned judgments with the rater's stored ones, in SQL: only what is not plainly
         done comes back (a rerun of a million done judgments reads no million rows into Python).
 
@@ -140,7 +141,6 @@ class JudgmentTable:
                 the rows of a unit together (a unit is one answer: a criterion's metrics share it).
             parser: the current answer parser's version (a judgment recorded by another is not plainly
                 done), or ``None`` when the answers' text is not parsed.
-            error: the status of a failed call.
 
         Returns:
             ``None`` when the rater has no judgment (``planned`` is not read); else, for every unit with a
@@ -160,10 +160,9 @@ class JudgmentTable:
             db.executemany("INSERT INTO temp.planned VALUES (?, ?, ?, ?, ?, ?, ?)", planned)
         finally:
             db.execute("COMMIT")
-        return self._unsettled_rows(rater, parser, error)
+        return self._unsettled_rows(rater, parser)
 
-    def _unsettled_rows(self, rater: str, parser: int | None,
-                        error: str) -> Iterator[tuple[int, str, tuple[Any, ...] | None]]:
+    def _unsettled_rows(self, rater: str, parser: int | None) -> Iterator[tuple[int, str, tuple[Any, ...] | None]]:
         join = ("LEFT JOIN judgments j ON j.rater = ? AND j.criterion = p.criterion AND j.system = p.system "
                 "AND j.item_id = p.item_id AND j.sample = p.sample")
         unsettled = ("j.rater IS NULL OR j.prompt_key IS NOT p.prompt_key OR j.status = ? OR j.grp IS NOT p.grp "
@@ -173,7 +172,7 @@ class JudgmentTable:
                 f"SELECT p.unit, p.prompt_key, j.rater IS NOT NULL, j.prompt_key, j.status, j.grp, "
                 f"json_extract(j.meta, '$.parser') FROM temp.planned p {join} WHERE p.unit IN "
                 f"(SELECT p.unit FROM temp.planned p {join} WHERE {unsettled}) ORDER BY p.rowid",
-                (rater, rater, error, parser, parser))
+                (rater, rater, Status.ERROR.value, parser, parser))
             for unit, key, stored, *found in rows:
                 yield unit, key, tuple(found) if stored else None
         finally:
