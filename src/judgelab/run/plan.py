@@ -34,6 +34,7 @@ Messages = tuple[tuple[str, str], ...]
 #: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
 ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
 
+
 def answer_format(template: Template, criterion: str) -> AnswerFormat:
     """The answer format of a constrained call (``--constrain``): the template's scale (whole points),
     the criterion's metrics, or a Yes / No / Neutral comparison.
