@@ -22,7 +22,7 @@ from typing import Any
 from judgelab.models.base import Choice, JudgeResponse
 from judgelab.models.cache import CachedJudge
 from judgelab.models.retry import CallFailed
-from judgelab.run.plan import Job, Messages, PlannedCall, Requests
+from judgelab.run.plan import Calls, Job, Messages, PlannedCall, Requests, RunPlan
 from judgelab.run.record import Answer, Recorder, RunStats
 from judgelab.status import Status
 from judgelab.store import Judgment, prompt_key
@@ -52,18 +52,19 @@ class Executor:
         self.max_refusal_retries = max_refusal_retries
         self.n_ignored = False  # the server returned fewer than n answers once: sample one by one
         self._n_said = False
+        self._calls: Calls | None = None
 
-    async def run(self, jobs: tuple[Job, ...], width: int) -> None:
-        """Run every job on ``width`` workers, with the group writer's flusher beside them."""
-        queue: asyncio.Queue[Job] = asyncio.Queue()
-        for job in jobs:
-            queue.put_nowait(job)
+    async def run(self, plan: RunPlan, width: int) -> None:
+        """Run every job of the plan on ``width`` workers, with the group writer's flusher beside them; each
+        job's calls are built when it is taken (:meth:`judgelab.run.plan.Calls.of`, as ``--dry-run`` shows them)."""
+        jobs, self._calls = plan.jobs, plan.calls_of
+        next_job = iter(jobs).__next__
 
         async def worker() -> None:
             while True:
                 try:
-                    job = queue.get_nowait()
-                except asyncio.QueueEmpty:
+                    job = next_job()
+                except StopIteration:
                     return
                 await (self._independent(job) if job.criterion is not None else self._conversation(job))
 
@@ -115,15 +116,20 @@ class Executor:
             choice = response.choices[0]
 
     # -- jobs --------------------------------------------------------------------------------
+    def _calls_of(self, job: Job) -> tuple[PlannedCall, ...]:
+        assert self._calls is not None
+        return self._calls.of(job, keyed=False)  # the ledger keys each call when it is sent
+
     async def _independent(self, job: Job) -> None:
         item, criterion = job.item, job.criterion
         assert criterion is not None
-        messages = job.calls[0].messages
+        calls = self._calls_of(job)
+        messages = calls[0].messages
         key = prompt_key(messages)
         firsts: dict[int, tuple[Choice, JudgeResponse, str] | None] = {s: None for s in job.samples}
-        planned = {c.samples[0]: c for c in job.calls if c.n == 1}
+        planned = {c.samples[0]: c for c in calls if c.n == 1}
         failed: CallFailed | None = None
-        first = job.calls[0]
+        first = calls[0]
         learned = self.ledger.backend.learned
         if learned is not None and learned.n_ignored:
             self.n_ignored = True  # learned by an earlier call of this judge: each sample its own call
@@ -157,7 +163,7 @@ class Executor:
         item, sample = job.item, job.samples[0]
         history: Messages = ()
         failed: CallFailed | None = None
-        for call in job.calls:
+        for call in self._calls_of(job):
             criterion = call.criterion
             messages = history + (call.messages[-1],)  # the earlier turns as actually answered
             key = prompt_key(messages)

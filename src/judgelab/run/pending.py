@@ -91,7 +91,7 @@ async def pending_calls(runner: "Runner", items: "list[Item]") -> list[PendingCa
             collected[request.key] = PendingCall(request.key, ledger.in_flight[request.key], request)
         raise _Deferred("answered later by a batch", 0)
 
-    plan = runner.plan(items)
+    plan = runner.plan(items, calls=False)
     stats = RunStats(rater=runner.rater)
     recorder = Recorder(runner.spec, runner.template, runner.rater, runner.meta, _NoWriter(),  # type: ignore[arg-type]
                         stats, lambda done, failed: None)
@@ -99,7 +99,7 @@ async def pending_calls(runner: "Runner", items: "list[Item]") -> list[PendingCa
     saved, failed_before, hits_before = ledger.executor, ledger.calls_failed, ledger.cache_hits
     ledger.executor = collect
     try:
-        await executor.run(plan.jobs, runner.width)
+        await executor.run(plan, runner.width)
     finally:  # the collecting pass is no part of the run's counts
         ledger.executor, ledger.calls_failed, ledger.cache_hits = saved, failed_before, hits_before
     return list(collected.values())

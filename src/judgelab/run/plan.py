@@ -6,38 +6,33 @@ samples as several "annotators"). Two query modes (appendix D.2.2): ``independen
 criterion in its own conversation; ``conversation`` asks all criteria of one sample in one
 conversation, in template order, each turn carrying the earlier questions and answers.
 
-The plan decides what is still to ask from what the store already holds: a judgment recorded
-for the same prompt (``prompt_key``) and not ``error`` is done; one recorded for another prompt
-(an edited text, context or example) or as ``error`` is asked again. The execute stage
-(:mod:`judgelab.run.execute`) runs the plan's jobs; requests are built here for both, so what
-``--dry-run`` prints cannot differ from what is sent.
+The plan (made by :func:`judgelab.run.todo.make_plan`) decides what is still to ask from what the
+store already holds: a judgment recorded for the same prompt (``prompt_key``) and not ``error`` is
+done; one recorded for another prompt (an edited text, context or example) or as ``error`` is asked
+again. The execute stage (:mod:`judgelab.run.execute`) runs the plan's jobs; a job's calls are built
+here (:class:`Calls`) for both, so what ``--dry-run`` prints cannot differ from what is sent.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from functools import cached_property
+from typing import Any, Callable, NamedTuple
 
 from judgelab.datasets.items import Item
 from judgelab.errors import JudgelabError
 from judgelab.models.answer_format import AnswerFormat
 from judgelab.models.base import JudgeRequest, Sampling
-from judgelab.parse import PARSER_VERSION
 from judgelab.prompts import Template
 from judgelab.spec import RunSpec
-from judgelab.status import Status
-from judgelab.store import prompt_key
 
-__all__ = ["PlannedCall", "Job", "RunPlan", "Requests", "make_plan", "ANSWER_PLACEHOLDER", "Messages", "answer_format"]
+__all__ = ["PlannedCall", "Job", "Calls", "RunPlan", "Requests", "ANSWER_PLACEHOLDER", "Messages", "answer_format",
+           "outputs_of"]
 
 Messages = tuple[tuple[str, str], ...]
 
 #: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
 ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
-
-#: What the store holds of a rater's judgment: (prompt_key, status, group, parser version), by (criterion, system,
-#: item, sample).
-Bindings = Mapping[tuple[str, str, str, int], tuple["str | None", str, "str | None", int]]
 
 
 def answer_format(template: Template, criterion: str) -> AnswerFormat:
@@ -177,23 +172,76 @@ class PlannedCall:
         return sum(len(text) for _, text in self.messages)
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """One unit of scheduled work: an item × criterion (independent) or an item × sample (conversation).
+
+    A job holds no rendered text and no request: :meth:`Calls.of` builds its calls from it when it is
+    sent (and for ``--dry-run``), so a plan of a million jobs is a million small tuples.
 
     Attributes:
         item: the item.
-        calls: its first calls (independent: one ``n`` call or one per sample; conversation: one per criterion).
         criterion: the criterion (independent mode), else ``None``.
         samples: independent: the samples to record; conversation: ``(sample,)``.
+        n: independent: answers asked in its first call (all samples in one call when > 1, else one call
+            per sample); conversation: 1.
         record: conversation: the criteria to record (every criterion is asked).
     """
 
     item: Item
-    calls: tuple[PlannedCall, ...]
-    criterion: str | None = None
-    samples: tuple[int, ...] = ()
+    criterion: str | None
+    samples: tuple[int, ...]
+    n: int = 1
     record: frozenset[str] = frozenset()
+
+
+class Calls:
+    """Builds a job's first calls (the one code path of both ``--dry-run`` and the execute stage).
+
+    Args:
+        spec: the run's settings.
+        template: the loaded template.
+        criteria: the criteria asked (conversation mode asks them in this order).
+        requests: the request builder.
+        is_cached: whether the ledger answers a key.
+    """
+
+    def __init__(self, spec: RunSpec, template: Template, criteria: list[str], requests: Requests,
+                 is_cached: Callable[[str], bool]) -> None:
+        self.spec, self.template, self.criteria = spec, template, criteria
+        self.requests, self.is_cached = requests, is_cached
+
+    def prompt(self, item: Item, criterion: str) -> str:
+        """The rendered prompt of an item and criterion."""
+        return self.template.render(criterion, item.fields(), self.spec.variant)
+
+    def of(self, job: Job, keyed: bool = True) -> tuple[PlannedCall, ...]:
+        """The job's first calls; with ``keyed`` their ledger keys and whether the ledger answers them
+        (for the plan's counts; the ledger keys a call again when it is sent)."""
+        item = job.item
+        if job.criterion is None:  # conversation: every criterion, each turn carrying the earlier ones
+            s = job.samples[0]
+            calls: list[PlannedCall] = []
+            history: Messages = ()
+            for i, c in enumerate(self.criteria):
+                turn = history + (("user", self.prompt(item, c)),)
+                calls.append(self._planned(item, c, turn, 1, s, (s,), keyed, exact=i == 0))
+                history = turn + (("assistant", ANSWER_PLACEHOLDER),)
+            return tuple(calls)
+        criterion = job.criterion
+        messages: Messages = (("user", self.prompt(item, criterion)),)
+        if job.n > 1:
+            return (self._planned(item, criterion, messages, job.n, f"n{job.n}", job.samples, keyed),)
+        return tuple(self._planned(item, criterion, messages, 1, s, (s,), keyed) for s in job.samples)
+
+    def _planned(self, item: Item, criterion: str, messages: Messages, n: int, slot: int | str,
+                 samples: tuple[int, ...], keyed: bool, exact: bool = True) -> PlannedCall:
+        if keyed and exact:
+            request, extra = self.requests.keyed(messages, n, slot, criterion)
+        else:
+            request, extra = self.requests(messages, n, slot, criterion=criterion)
+        cached = keyed and exact and self.is_cached(request.key)
+        return PlannedCall(criterion, item.item_id, item.system, messages, n, samples, cached=cached,
+                           key=request.key if keyed else "", exact=exact, request=request, extra=extra)
 
 
 @dataclass(frozen=True)
@@ -204,9 +252,12 @@ class RunPlan:
     asked again one by one after a server ignored ``n`` cannot be known before the answers
     are in, so a run may make more calls than planned, never fewer uncached ones.
 
+    What a plan holds while its run goes is its :class:`Job` tuples (an item, a criterion, samples):
+    no rendered prompt and no request. :attr:`calls` builds them (with :meth:`Calls.of`, as the
+    execute stage does when it sends each job) when it is first read.
+
     Attributes:
         rater: the label the judgments will be stored under.
-        calls: the first calls in the order they are scheduled, cached ones included.
         judgments: judgments the run will record (``total - already_done``).
         total: judgments the run covers.
         already_done: judgments found in the store (recorded for the same prompt, not ``error``).
@@ -214,22 +265,32 @@ class RunPlan:
         retried_errors: stored ``error`` judgments (asked again; part of ``judgments``).
         reparsed: stored judgments an earlier answer parser read (:data:`judgelab.parse.PARSER_VERSION`):
             asked again, answered by the ledger with no new call, and parsed by today's rules.
-        prompts: the rendered prompt of every (system, item_id, criterion).
         jobs: the work, in scheduling order.
         regroup: ``(system, item_id, group)`` of done judgments whose item changed group.
+        calls_of: builds a job's calls.
+        first_item: the first item (the prompt shown for a criterion with nothing left to ask).
+        finished_items: the items with nothing left to ask.
     """
 
     rater: str
-    calls: tuple[PlannedCall, ...]
     judgments: int
     total: int
     already_done: int
     changed: int = 0
     retried_errors: int = 0
     reparsed: int = 0
-    prompts: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
     jobs: tuple[Job, ...] = field(default=(), repr=False, compare=False)
     regroup: tuple[tuple[str, str, str | None], ...] = field(default=(), repr=False, compare=False)
+    calls_of: Calls | None = field(default=None, repr=False, compare=False)
+    first_item: Item | None = field(default=None, repr=False, compare=False)
+    finished_items: tuple[Item, ...] = field(default=(), repr=False, compare=False)
+
+    @cached_property
+    def calls(self) -> tuple[PlannedCall, ...]:
+        """The first calls in the order they are scheduled, cached ones included (built when first read)."""
+        if self.calls_of is None:
+            return ()
+        return tuple(c for job in self.jobs for c in self.calls_of.of(job))
 
     @property
     def n_calls(self) -> int:
@@ -244,8 +305,10 @@ class RunPlan:
         out: dict[str, Messages] = {}
         for call in self.calls:
             out.setdefault(call.criterion, call.messages)
-        for (_, _, criterion), prompt in self.prompts.items():
-            out.setdefault(criterion, (("user", prompt),))
+        if self.calls_of is not None and self.first_item is not None:
+            for criterion in self.calls_of.criteria:
+                if criterion not in out:
+                    out[criterion] = (("user", self.calls_of.prompt(self.first_item, criterion)),)
         return out
 
     def prompt_chars(self, include_cached: bool = False) -> int:
@@ -257,109 +320,3 @@ def outputs_of(spec: RunSpec, template: Template, criterion: str) -> list[str]:
     """The ratings one answer to ``criterion`` is recorded as: a multi-metric criterion's metrics
     when the rating is read from text, the criterion itself in log-probability mode."""
     return [criterion] if spec.score_mode == "logprob" else template.outputs(criterion)
-
-
-def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: list[Item], rater: str,
-              bindings: Bindings, requests: Requests, is_cached: Callable[[str], bool], max_n: int) -> RunPlan:
-    """Render every prompt and build every first request of a run (pure: its inputs say what the store holds).
-
-    Args:
-        spec: the run's settings.
-        template: the loaded template (narrowed to ``criteria``).
-        criteria: the criteria asked.
-        items: the items to judge.
-        rater: the run's label.
-        bindings: the rater's stored judgments (:meth:`judgelab.store.Store.bindings`).
-        requests: the request builder.
-        is_cached: whether the ledger answers a key.
-        max_n: the most answers the judge returns per request.
-
-    Returns:
-        The :class:`RunPlan`.
-
-    Raises:
-        JudgelabError: a template field missing from an item (before any call is made).
-    """
-    prompts = {(item.system, item.item_id, c): template.render(c, item.fields(), spec.variant)
-               for item in items for c in criteria}
-    counts = {"total": 0, "done": 0, "changed": 0, "error": 0, "reparsed": 0}
-    parsed = spec.score_mode != "logprob"  # log-probability scores are not read from the answer's text
-    regroup: dict[tuple[str, str], str | None] = {}
-
-    def to_ask(item: Item, outputs: list[str], sample: int, key: str) -> bool:
-        """Whether a judgment must be asked: none stored, stored for another prompt, or ``error``."""
-        counts["total"] += len(outputs)
-        state = "done"
-        for output in outputs:
-            found = bindings.get((output, item.system, item.item_id, sample))
-            if found is None:
-                state = "new"
-                break
-            if found[0] != key:
-                state = "changed"
-            elif found[1] == Status.ERROR and state == "done":
-                state = "error"
-            elif parsed and found[3] != PARSER_VERSION and state == "done":
-                state = "reparsed"
-            elif found[2] != item.group:
-                regroup[(item.system, item.item_id)] = item.group
-        if state == "done":
-            counts["done"] += len(outputs)
-        elif state in ("changed", "error", "reparsed"):
-            counts[state] += len(outputs)
-        return state != "done"
-
-    def planned(item: Item, criterion: str, messages: Messages, n: int, slot: int | str, samples: tuple[int, ...],
-                exact: bool = True) -> PlannedCall:
-        request, extra = (requests.keyed(messages, n, slot, criterion) if exact
-                          else requests(messages, n, slot, criterion=criterion))
-        return PlannedCall(criterion, item.item_id, item.system, messages, n, samples,
-                           cached=exact and is_cached(request.key), key=request.key, exact=exact, request=request,
-                           extra=extra)
-
-    jobs: list[Job] = []
-    independent: list[tuple[str, Job]] = []
-    k = spec.effective_samples
-    for item in items:
-        if spec.query_mode == "conversation":
-            for s in range(k):
-                turn_calls: list[PlannedCall] = []
-                todo: list[str] = []
-                history: Messages = ()
-                exact = True
-                for c in criteria:  # every criterion is asked: later turns carry the earlier ones
-                    turn = history + (("user", prompts[(item.system, item.item_id, c)]),)
-                    turn_calls.append(planned(item, c, turn, 1, s, (s,), exact))
-                    if to_ask(item, outputs_of(spec, template, c), s, prompt_key(turn)):
-                        todo.append(c)
-                    history, exact = turn + (("assistant", ANSWER_PLACEHOLDER),), False
-                if todo:
-                    jobs.append(Job(item, tuple(turn_calls), samples=(s,), record=frozenset(todo)))
-            continue
-        for criterion in criteria:
-            prompt = prompts[(item.system, item.item_id, criterion)]
-            messages: Messages = (("user", prompt),)
-            key = prompt_key(messages)
-            outputs = outputs_of(spec, template, criterion)
-            todo_samples = tuple(s for s in range(k) if to_ask(item, outputs, s, key))
-            if not todo_samples:
-                continue
-            calls: tuple[PlannedCall, ...]
-            single = lambda: tuple(planned(item, criterion, messages, 1, s, (s,)) for s in todo_samples)  # noqa: E731
-            if len(todo_samples) == k and k > 1 and max_n >= k:
-                calls = (planned(item, criterion, messages, k, f"n{k}", todo_samples),)  # one call for all k samples
-                recorded = any((o, item.system, item.item_id, s) in bindings for o in outputs for s in todo_samples)
-                if recorded and not calls[0].cached:  # answered one sample per call before (a resumed run): the ledger has those
-                    singles = single()
-                    calls = singles if all(c.cached for c in singles) else calls
-            else:
-                calls = single()
-            independent.append((prompt, Job(item, calls, criterion=criterion, samples=todo_samples)))
-    # Independent prompts in sorted order: neighbours share the longest prefixes, which a backend
-    # with a prefix cache (the embedded judge) evaluates once.
-    jobs.extend(job for _, job in sorted(independent, key=lambda pair: pair[0]))
-    total, already = counts["total"], counts["done"]
-    return RunPlan(rater=rater, calls=tuple(c for job in jobs for c in job.calls), judgments=total - already, total=total,
-                   already_done=already, changed=counts["changed"], retried_errors=counts["error"],
-                   reparsed=counts["reparsed"], prompts=prompts,
-                   jobs=tuple(jobs), regroup=tuple((s, i, g) for (s, i), g in regroup.items()))

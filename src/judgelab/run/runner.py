@@ -9,6 +9,7 @@ no finished call.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from typing import Callable
 
@@ -21,7 +22,8 @@ from judgelab.prompts import Template, load_template
 from judgelab.run.execute import Executor
 from judgelab.parse import PARSER_VERSION
 from judgelab.run.identity import identity_digest, run_identity
-from judgelab.run.plan import RunPlan, Requests, make_plan, outputs_of
+from judgelab.run.plan import RunPlan, Requests, outputs_of
+from judgelab.run.todo import make_plan
 from judgelab.run.record import Recorder, RunStats
 from judgelab.run.runlog import RunLog, outcome_of
 from judgelab.spec import RunSpec
@@ -104,11 +106,14 @@ class Runner:
         """Judgments a run over ``n`` items covers per item (outputs × samples)."""
         return self.outputs_per_sample * self.samples
 
-    def plan(self, items: list[Item]) -> RunPlan:
-        """Render every prompt and build every first request, without calling the judge or writing.
+    def plan(self, items: list[Item], calls: bool = True) -> RunPlan:
+        """Decide what is left to ask and build every first request, without calling the judge or writing.
 
         Args:
             items: the items to judge.
+            calls: build the plan's :attr:`~judgelab.run.plan.RunPlan.calls` now, with the ledger's look-ups
+                (``--dry-run``); without, the plan holds its jobs only and the run builds each job's calls
+                when it sends them.
 
         Returns:
             The :class:`~judgelab.run.plan.RunPlan` that :meth:`run` executes.
@@ -121,8 +126,13 @@ class Runner:
             (4, 12, 0)
         """
         learned, max_n = self.backend.learned, self.backend.capabilities.max_n
-        return make_plan(self.spec, self.template, self.criteria, items, self.rater, self.store.bindings(self.rater),
-                         self.requests, self.ledger.is_cached, learned.max_n(max_n) if learned is not None else max_n)
+        parser = PARSER_VERSION if self.spec.score_mode != "logprob" else None  # log-probability scores are not parsed
+        plan = make_plan(self.spec, self.template, self.criteria, items, self.rater,
+                         lambda rows: self.store.unsettled(self.rater, rows, parser), self.requests,
+                         self.ledger.is_cached, learned.max_n(max_n) if learned is not None else max_n)
+        if calls:
+            _ = plan.calls  # built while the store is open (it answers whether the ledger holds each call)
+        return plan
 
     def claim(self) -> str:
         """Claim the run's rater label in the store (written: the run starts) and return it."""
@@ -145,7 +155,7 @@ class Runner:
         """
         start = time.perf_counter()
         self.claim()
-        plan = self.plan(items)
+        plan = self.plan(items, calls=False)
         s = self.stats
         s.total += plan.total
         s.already_done += plan.already_done
@@ -155,8 +165,7 @@ class Runner:
         recorder = Recorder(self.spec, self.template, self.rater, self.meta, self.writer, s, self._advance)
         executor = Executor(self.ledger, self.requests, recorder, s, self.spec.max_refusal_retries)
         # the texts of items judged before (nothing left to ask) now; the others with their first judgment
-        asked = {(job.item.system, job.item.item_id) for job in plan.jobs}
-        recorder.note_items([item for item in items if (item.system, item.item_id) not in asked])
+        recorder.note_items(list(plan.finished_items))
         self.writer.add(items=recorder.pending_items())
         if plan.changed:
             executor.warn(f"{plan.changed} judgment(s) of {self.rater} were recorded for another prompt (an edited "
@@ -171,12 +180,19 @@ class Runner:
         learned = self.backend.learned
         ticker = asyncio.create_task(self.run_log.ticking(lambda: dict(self.ledger.gate.counts))) \
             if self.run_log is not None else None
+        # What is alive now (the items, the plan's jobs) stays alive to the end: the collector need not walk
+        # it on every full collection. Not when the program froze objects of its own (it unfreezes them).
+        frozen = gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
         try:
-            await executor.run(plan.jobs, self.width)
+            await executor.run(plan, self.width)
             advice = learned.label_mass_advice(s.low_label_mass, s.logprob_scored) if learned is not None else None
             if advice:
                 executor.warn(advice)
         finally:
+            if frozen:
+                gc.unfreeze()
             if ticker is not None:
                 ticker.cancel()
             if learned is not None:

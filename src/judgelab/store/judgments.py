@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from judgelab.digest import keyed_json
+from judgelab.status import Status
 from judgelab.table import RATING_COLUMNS, TIDY_COLUMNS, with_identity
 
 if TYPE_CHECKING:
@@ -137,21 +138,53 @@ class JudgmentTable:
         rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
         return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
-    def bindings(self, rater: str) -> dict[tuple[str, str, str, int], tuple[str | None, str, str | None, int]]:
-        """What each of a rater's judgments answered: ``(criterion, system, item_id, sample) →
-        (prompt_key, status, group, parser)``. The runner re-asks a judgment whose prompt key differs
-        from the planned prompt's, or whose status is ``error``, and re-reads one recorded by an
-        earlier answer parser (``parser``: ``meta.parser``, 1 when not recorded).
+    def unsettled(self, rater: str, planned: Iterable[tuple[Any, ...]],
+                  parser: int | None) -> Iterator[tuple[int, str, tuple[Any, ...] | None]] | None:
+        """Compare a run's planned judgments with the rater's stored ones, in SQL: only what is not plainly
+        done comes back (a rerun of a million done judgments reads no million rows into Python).
 
         Args:
             rater: the rater label.
+            planned: ``(unit, criterion, system, item_id, sample, prompt_key, group)`` per planned judgment,
+                the rows of a unit together (a unit is one answer: a criterion's metrics share it).
+            parser: the current answer parser's version (a judgment recorded by another is not plainly
+                done), or ``None`` when the answers' text is not parsed.
 
         Returns:
-            One entry per stored judgment of ``rater``.
+            ``None`` when the rater has no judgment (``planned`` is not read); else, for every unit with a
+            row that is not stored, stored for another prompt key, as ``error``, by another parser or in
+            another group, each of its rows in planned order: ``(unit, planned prompt_key, (prompt_key,
+            status, group, parser) as stored or None)`` (``parser``: ``meta.parser`` as stored, None when
+            not recorded).
         """
-        rows = self._db.execute("SELECT criterion, system, item_id, sample, prompt_key, status, grp, "
-                                "json_extract(meta, '$.parser') FROM judgments WHERE rater = ?", (rater,))
-        return {(r[0], r[1], r[2], int(r[3])): (r[4], r[5], r[6], int(r[7] or 1)) for r in rows}
+        if self._db.execute("SELECT 1 FROM judgments WHERE rater = ? LIMIT 1", (rater,)).fetchone() is None:
+            return None
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS planned (unit INTEGER, criterion TEXT, system TEXT, "
+                   "item_id TEXT, sample INTEGER, prompt_key TEXT, grp TEXT)")
+        db.execute("DELETE FROM temp.planned")
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT INTO temp.planned VALUES (?, ?, ?, ?, ?, ?, ?)", planned)
+        finally:
+            db.execute("COMMIT")
+        return self._unsettled_rows(rater, parser)
+
+    def _unsettled_rows(self, rater: str, parser: int | None) -> Iterator[tuple[int, str, tuple[Any, ...] | None]]:
+        join = ("LEFT JOIN judgments j ON j.rater = ? AND j.criterion = p.criterion AND j.system = p.system "
+                "AND j.item_id = p.item_id AND j.sample = p.sample")
+        unsettled = ("j.rater IS NULL OR j.prompt_key IS NOT p.prompt_key OR j.status = ? OR j.grp IS NOT p.grp "
+                     "OR (? IS NOT NULL AND COALESCE(json_extract(j.meta, '$.parser'), 1) IS NOT ?)")
+        try:
+            rows = self._db.execute(
+                f"SELECT p.unit, p.prompt_key, j.rater IS NOT NULL, j.prompt_key, j.status, j.grp, "
+                f"json_extract(j.meta, '$.parser') FROM temp.planned p {join} WHERE p.unit IN "
+                f"(SELECT p.unit FROM temp.planned p {join} WHERE {unsettled}) ORDER BY p.rowid",
+                (rater, rater, Status.ERROR.value, parser, parser))
+            for unit, key, stored, *found in rows:
+                yield unit, key, tuple(found) if stored else None
+        finally:
+            self._db.execute("DELETE FROM temp.planned")
 
     def regroup(self, rater: str, groups: Iterable[tuple[str, str, str | None]]) -> None:
         """Set the group of a rater's judgments of items whose group changed (the answers stay valid:
