@@ -214,7 +214,7 @@ def rank_key(has_human: bool) -> Callable[[dict[str, Any]], Any]:
 
 
 def part_order(u: dict[str, Any]) -> tuple[str, str, str, str]:
-    """The order of the units in the parts: by item, criterion, system and rater (an item's texts in one part)."""
+    """The order of the units in the parts: by rater, system, item and criterion (an item's texts in one part)."""
     return (u["key"][3], u["key"][1], u["key"][2], u["key"][0])
 
 
