@@ -130,7 +130,9 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
     human_idx = _human_index(humans)
     names = {"raters": list(ranked.raters), "criteria": list(ranked.criteria), "systems": list(ranked.systems)}
     chunks = [(0, embedded), *((s, min(len(final), s + part_units)) for s in range(embedded, len(final), part_units))]
-    blobs, parts, page_index = [], [], {}
+    parts: list[str] = []
+    page_index: dict[str, Any] = {}
+    page_blob = ""
     available, shown = False, 0
     digest = hashlib.sha256()
     for number, (start, end) in enumerate(chunks):
@@ -169,7 +171,7 @@ def _resolve(cards: _Cards, ranked: _Ranked, place: array, msgs_of: dict[tuple[s
     """Fill a chunk's pending text references (module docstring): into the first unit of the same rater, system
     and item (by criterion) whose prompt holds the text, when it is in this chunk; else the text itself."""
     for slot, index, (rater, system, item, value), _owner in cards.refs.pending:
-        slot[index] = cards.strings(value)
+        ref: Any = None
         for criterion in sorted(ranked.criteria):
             other = (rater, criterion, system, item)
             u = ranked.find(other)
@@ -181,6 +183,7 @@ def _resolve(cards: _Cards, ranked: _Ranked, place: array, msgs_of: dict[tuple[s
             hit = _in_prompts(value, msgs)
             if hit is not None:
                 if start <= place[u] < end:
-                    slot[index] = [place[u], *hit]
+                    ref = [place[u], *hit]
                 break
+        slot[index] = cards.strings(value) if ref is None else ref
     cards.refs.pending.clear()
