@@ -48,16 +48,17 @@ def _value(x: float) -> float | None:
 
 
 class _Ranked:
-    """Pass one: every unit's key (in the store's key order) and the numbers it is ranked by."""
+    """Pass one: every unit (in the store's key order: rater, criterion, system, item) as codes into the name lists
+    and its item id, with the numbers it is ranked by — a few numbers and one string per unit."""
 
     def __init__(self, rows: StoreRows, humans: HumanRatings) -> None:
         human_idx = _human_index(humans)
-        names: dict[str, str] = {}
-        self.keys: list[tuple[str, str, str, str]] = []
-        self.j, self.h, self.d, self.sp = array("d"), array("d"), array("d"), array("d")
         self.raters: dict[str, int] = {}
         self.criteria: dict[str, int] = {}
-        systems: set[str] = set()
+        self.systems: dict[str, int] = {}
+        self.r, self.c, self.s = array("q"), array("q"), array("q")
+        self.items: list[str] = []
+        self.j, self.h, self.d, self.sp = array("d"), array("d"), array("d"), array("d")
         unit: tuple[str, str, str, str] | None = None
         samples: list[tuple[Any, ...]] = []
 
@@ -67,14 +68,13 @@ class _Ranked:
             per_rater, _ = humans_of(human_idx, humans, criterion, system, item)
             for column, x in zip((self.j, self.h, self.d, self.sp), unit_numbers(ok_scores(samples), per_rater)):
                 column.append(_NONE if x is None else x)
-            self.keys.append(unit)
-            self.raters.setdefault(rater, len(self.raters))
-            self.criteria.setdefault(criterion, len(self.criteria))
-            systems.add(system)
+            self.r.append(self.raters.setdefault(rater, len(self.raters)))
+            self.c.append(self.criteria.setdefault(criterion, len(self.criteria)))
+            self.s.append(self.systems.setdefault(system, len(self.systems)))
+            self.items.append(item)
 
         for rater, criterion, system, item, sample, status, score in rows.unit_keys():
-            key = (names.setdefault(rater, rater), names.setdefault(criterion, criterion),
-                   names.setdefault(system, system), item)
+            key = (rater, criterion, system, item)
             if key != unit:
                 if unit is not None:
                     close()
@@ -82,34 +82,41 @@ class _Ranked:
             samples.append((sample, status, score))
         if unit is not None:
             close()
-        self.systems = {s: k for k, s in enumerate(sorted(systems, key=natural_key))}
+        self.names = (list(self.raters), list(self.criteria), list(self.systems))
         self.has_human = any(not math.isnan(x) for x in self.h)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.items)
+
+    def unit(self, u: int) -> tuple[str, str, str, str]:
+        """Unit ``u``'s (rater, criterion, system, item)."""
+        raters, criteria, systems = self.names
+        return (raters[self.r[u]], criteria[self.c[u]], systems[self.s[u]], self.items[u])
 
     def find(self, unit: tuple[str, str, str, str]) -> int | None:
         """The number of ``unit`` in pass one's order (the store's key order), or None."""
-        at = bisect_left(self.keys, unit)
-        return at if at < len(self.keys) and self.keys[at] == unit else None
+        at = bisect_left(range(len(self.items)), unit, key=self.unit)
+        return at if at < len(self.items) and self.unit(at) == unit else None
 
-    def order(self, embedded: int) -> tuple[list[int], array]:
-        """The units in the page's and the parts' order, and each unit's place in the default order (``o``)."""
-        keys, d, sp = self.keys, self.d, self.sp
+    def order(self, embedded: int) -> tuple[Any, Any]:
+        """The units in the page's and the parts' order, and each unit's place in the default order (``o``):
+        sorted by columns (no tuple per unit), the same order as :func:`judgelab.report.html_items.rank_key`."""
+        import numpy as np
 
-        def card_key(u: int) -> tuple[str, str, str, str]:
-            r, c, s, i = keys[u]
-            return (c, s, i, r)
-        if self.has_human:
-            ranked = sorted(range(len(keys)), key=lambda u: (math.isnan(d[u]), 0.0 if math.isnan(d[u]) else -abs(d[u]),
-                                                              card_key(u)))
-        else:
-            ranked = sorted(range(len(keys)), key=lambda u: (math.isnan(sp[u]), -(0.0 if math.isnan(sp[u]) else sp[u]),
-                                                              card_key(u)))
-        rank = array("l", bytes(8 * len(keys)))
-        for place, u in enumerate(ranked):
-            rank[u] = place
-        ranked[embedded:] = sorted(ranked[embedded:], key=lambda u: (keys[u][0], keys[u][2], keys[u][3], keys[u][1]))
+        def by_name(codes: array, names: dict[str, int]) -> Any:  # a code → the rank of its name among the names
+            ranks = np.empty(len(names), dtype=np.int64)
+            ranks[[names[n] for n in sorted(names)]] = np.arange(len(names))
+            return ranks[np.frombuffer(codes, dtype=np.int64)]
+        r, c, s = by_name(self.r, self.raters), by_name(self.c, self.criteria), by_name(self.s, self.systems)
+        i = np.unique(np.asarray(self.items, dtype=object), return_inverse=True)[1].reshape(-1)
+        value = np.frombuffer(self.d if self.has_human else self.sp, dtype=np.float64)
+        missing = np.isnan(value)
+        first = np.where(missing, 0.0, -np.abs(value) if self.has_human else -value)
+        ranked = np.lexsort((r, i, s, c, first, missing))  # last key first: missing, then -|d| (or -spread), key
+        rank = np.empty(len(ranked), dtype=np.int64)
+        rank[ranked] = np.arange(len(ranked))
+        rest = ranked[embedded:]
+        ranked[embedded:] = rest[np.lexsort((c[rest], i[rest], s[rest], r[rest]))]  # parts: rater, system, item, criterion
         return ranked, rank
 
 
@@ -125,10 +132,11 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
         return None
     final, rank = ranked.order(embedded)
     place = array("l", bytes(8 * len(final)))
-    for k, u in enumerate(final):
+    for k, u in enumerate(final.tolist()):
         place[u] = k
     human_idx = _human_index(humans)
-    names = {"raters": list(ranked.raters), "criteria": list(ranked.criteria), "systems": list(ranked.systems)}
+    systems = {name: k for k, name in enumerate(sorted(ranked.systems, key=natural_key))}  # as the one-pass build
+    names = {"raters": list(ranked.raters), "criteria": list(ranked.criteria), "systems": list(systems)}
     chunks = [(0, embedded), *((s, min(len(final), s + part_units)) for s in range(embedded, len(final), part_units))]
     parts: list[str] = []
     page_index: dict[str, Any] = {}
@@ -136,10 +144,11 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
     available, shown = False, 0
     digest = hashlib.sha256()
     for number, (start, end) in enumerate(chunks):
-        units = [ranked.keys[u] for u in final[start:end]]
+        chunk = final[start:end].tolist()
+        units = [ranked.unit(u) for u in chunk]
         texts = rows.texts_of(units)
         cards = _Cards(humans, calls, templates, texts, texts_by_item(texts), human_idx, dict(ranked.raters),
-                       dict(ranked.criteria), dict(ranked.systems))
+                       dict(ranked.criteria), dict(systems))
         records, msgs_of = [], {}
         for block in range(0, len(units), CALL_BLOCK_UNITS):
             read = [(unit, rows.unit_rows(unit)) for unit in units[block:block + CALL_BLOCK_UNITS]]
@@ -151,7 +160,7 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
         _resolve(cards, ranked, place, msgs_of, rows, calls, start, end)
         available, shown = available or cards.prompts_available, shown + cards.texts_shown
         index = {k: [r[k] for r in records] for k in ("r", "c", "s", "i", "j", "h", "d", "sp", "n", "ok", "nh")}
-        index["o"] = [rank[u] for u in final[start:end]]
+        index["o"] = [int(rank[u]) for u in chunk]
         blob = html_parts.pack_own(cards.strings.strings, [r.pop("detail") for r in records])
         digest.update(blob.encode("ascii"))
         if number == 0:
