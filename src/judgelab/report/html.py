@@ -46,6 +46,10 @@ older judgelab is read through the record rebuilt from its files (:mod:`judgelab
 A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the inputs
 its record names, with the calls of a store beside a run's ratings file).
 
+A store of more judgments than the page embeds cards is never read whole: the cards are built in two passes, a
+chunk at a time (:mod:`judgelab.report.html_items_stream`), and "What ran", "Failures" and the human ratings read
+only the rows they show (:mod:`judgelab.report.store_reads`).
+
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
 """

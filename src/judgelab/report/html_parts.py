@@ -13,7 +13,8 @@ are the page's) and its details, gzip-compressed and base64-encoded with their o
 points only within the same part (else the text is stored). Units keep their global numbers, so the
 page appends each part as it loads; filters, sorts, search, item links and the download load every
 part first (:mod:`judgelab.report.html_script`). ``judgelab view`` serves the same parts
-(:mod:`judgelab.report.live`).
+(:mod:`judgelab.report.live`). A large store's cards are built a chunk (the page's, then a part's) at a time
+(:mod:`judgelab.report.html_items_stream`), packed with :func:`pack_own` and :func:`part_script` as here.
 """
 from __future__ import annotations
 
