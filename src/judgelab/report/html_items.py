@@ -47,6 +47,7 @@ from judgelab.report.html_calls import (
     messages_of,
     parse_attempts,
 )
+from judgelab.report.html_items_notes import items_notes
 from judgelab.report.html_model import ItemBrowser, natural_key
 from judgelab.report import html_parts
 from judgelab.report.humans import HumanRatings
@@ -61,16 +62,6 @@ PAGE_SIZE = 50
 CALL_BLOCK_UNITS = 1000
 #: After the name of a rater whose ratings were collected with ``annotate`` and kept out of the human mean.
 APART = " (annotate, not in the human mean)"
-
-
-def _collected_note(humans: HumanRatings) -> str:
-    names = ", ".join(sorted(humans.collected))
-    if humans.pooled:
-        return (f"Pooled as asked (--pool-humans): the ratings collected with `judgelab annotate` ({names}) are "
-                "averaged into the human mean with the imported ones.")
-    return (f"The ratings collected with `judgelab annotate` ({names}) are listed on each card apart from the "
-            "imported human ratings and are not in the human mean, which is the imported humans' alone; "
-            "`judgelab report --pool-humans` averages them in.")
 
 
 def unit_key(rater: str, criterion: str, system: str, item_id: str) -> tuple[str, str, str, str]:
@@ -182,6 +173,8 @@ ROW_FIELDS = ("sample", "status", "score", "score_parsed", "score_logprob", "log
 def humans_of(human_idx: dict[tuple[str, str | None, str], dict[str, list[float]]], humans: HumanRatings,
               criterion: str, system: str, item: str) -> tuple[list[float], list[list[Any]]]:
     """A unit's per-rater human means (those in the human mean) and its ``[[rater, score], …]`` list."""
+    if not human_idx:
+        return [], []
     apart = humans.apart
     human_scores: dict[str, list[float]] = {}
     for source in (human_idx.get((criterion, system, item)), human_idx.get((criterion, None, item))):
@@ -309,26 +302,6 @@ class _Cards:
             "detail": [prompts, samples, hlist, cue, rated],
         })
         return record
-
-
-def items_notes(humans: HumanRatings, has_human: bool, prompts_available: bool, units: int,
-                texts_shown: int) -> list[str]:
-    """The notes above the item browser."""
-    notes = []
-    if not has_human:
-        notes.append("No human ratings were found, so items are ranked by the spread (max − min) of the judge's "
-                     "own samples. Human ratings are read from human:<name> raters in store.sqlite or the ratings "
-                     "file, from human_ratings.csv|.jsonl|.parquet in the folder, from the --human file of a "
-                     "recorded `judgelab agree` command, or from `judgelab report --human FILE`.")
-    if humans.collected:
-        notes.append(_collected_note(humans))
-    if not prompts_available:
-        notes.append("The prompts sent are not available (no store.sqlite with the calls in this folder).")
-    if units and texts_shown < units:
-        notes.append(f"The rated text was not recorded for {units - texts_shown:,} of {units:,} items "
-                     "(judged before judgelab recorded item texts in the store, or no store.sqlite in this folder)"
-                     + ("; their prompts hold it." if prompts_available else "."))
-    return notes
 
 
 def build_items(judge: pd.DataFrame, humans: HumanRatings, calls: CallCache,

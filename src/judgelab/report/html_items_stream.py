@@ -29,11 +29,11 @@ from judgelab.report.html_items import (
     _human_index,
     _in_prompts,
     humans_of,
-    items_notes,
     ok_scores,
     texts_by_item,
     unit_numbers,
 )
+from judgelab.report.html_items_notes import items_notes
 from judgelab.report.html_model import ItemBrowser, natural_key
 from judgelab.report.humans import HumanRatings
 from judgelab.report.store_reads import StoreRows
