@@ -199,3 +199,32 @@ def test_the_command_names_the_parts_folder_to_keep_beside_the_page(folder, tmp_
     r = run_cli("report", str(folder), "--out", str(tmp_path / "out.html"))
     assert r.returncode == 0, r.stderr
     assert f"the rest of its item cards in {tmp_path / 'out-items'}/" in r.stdout and "keep them beside the page" in r.stdout
+
+
+@pytest.mark.parametrize("caps", [(5, 4), (3, 7), (11, 2)])
+def test_the_streamed_build_of_a_large_store_equals_the_one_pass_build(folder, tmp_path, monkeypatch, caps):
+    """Above the page's share a store's cards are built in two passes, a chunk at a time (html_items_stream): the
+    page and its parts are byte for byte those of the one-pass build of the whole table (with and without the
+    human ratings that rank the cards), and every section around them reads the same."""
+    from judgelab.report import html_items_stream
+    from judgelab.report.folder import StoreReader
+    from judgelab.report.store_reads import StoreRows
+
+    monkeypatch.setattr(html_parts, "EMBEDDED_UNITS", caps[0])
+    monkeypatch.setattr(html_parts, "PART_UNITS", caps[1])
+    streamed_calls = []
+    real = html_items_stream.build_items_streamed
+    monkeypatch.setattr("judgelab.report.html.build_items_streamed",
+                        lambda *a, **k: streamed_calls.append(1) or real(*a, **k), raising=False)
+    for human in ([], [write_humans(tmp_path / "H.csv")]):
+        with monkeypatch.context() as m:  # the whole table is never read: a unit, a chunk, a few rows at a time
+            m.setattr(StoreReader, "judgments", lambda self, chunk=None: pytest.fail("the whole table was read"))
+            m.setattr(StoreReader, "item_texts", lambda self: pytest.fail("every item text was read"))
+            new = build_report(folder, human=human)
+        with monkeypatch.context() as m:
+            m.setattr(StoreRows, "count", lambda self: 0)  # the whole table read at once, as before
+            old = build_report(folder, human=human)
+        new.generated = old.generated
+        assert new.items.parts and new.items.parts == old.items.parts and new.items.version == old.items.version
+        assert render_report(new) == render_report(old)
+    assert len(streamed_calls) == 2

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pandas as pd
 
@@ -24,6 +24,9 @@ from judgelab.call_costs import attempt_keys
 from judgelab.errors import JudgelabError
 from judgelab.output.legacy import folder_record
 from judgelab.output.record import FolderRecord
+
+if TYPE_CHECKING:
+    from judgelab.report.store_reads import StoreRows
 
 __all__ = ["RunFolder", "open_folder", "attempt_keys", "read_table", "StoreReader", "ratings_from_file",
            "agree_inputs", "step_inputs", "RATINGS_FILES", "HUMAN_FILES", "HUMAN_PREFIX", "is_human"]
@@ -153,6 +156,12 @@ class StoreReader:
             df = df.sort_values("seq", kind="stable").reset_index(drop=True)
         df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]
         return df
+
+    def rows(self) -> "StoreRows":
+        """SQL reads of the store a unit or a few rows at a time (:mod:`judgelab.report.store_reads`)."""
+        from judgelab.report.store_reads import StoreRows
+
+        return StoreRows(self._store._db)  # the store's own read-only connection (no second open)
 
     def item_texts(self) -> dict[tuple[str, str, str], Any]:
         """``(rater, system, item_id) →`` :class:`judgelab.store.ItemText` of the texts each rater judged;

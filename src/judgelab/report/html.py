@@ -46,6 +46,10 @@ older judgelab is read through the record rebuilt from its files (:mod:`judgelab
 A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the inputs
 its record names, with the calls of a store beside a run's ratings file).
 
+A store of more judgments than the page embeds cards is never read whole: the cards are built in two passes, a
+chunk at a time (:mod:`judgelab.report.html_items_stream`), and "What ran", "Failures" and the human ratings read
+only the rows they show (:mod:`judgelab.report.store_reads`).
+
 A section whose data is absent is left out; a section whose data cannot be read is
 replaced by a line under "Problems reading the folder" — the report is still written.
 """
@@ -77,9 +81,12 @@ from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
+from judgelab.report import html_parts
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
-from judgelab.report.html_model import FolderFigure, ReportData
+from judgelab.report.html_items_stream import build_items_streamed
+from judgelab.report.html_model import FolderFigure, ItemBrowser, ReportData
 from judgelab.report.html_parts import sidecar_name, write_parts
+from judgelab.report.store_reads import StoreRows
 from judgelab.report.html_render import render
 from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
@@ -115,15 +122,20 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     problems = list(rf.problems)
     reader: StoreReader | None = None
     judgments: pd.DataFrame | None = None
+    rows: StoreRows | None = None  # a store of many judgments: read by SQL, a unit at a time
     if rf.has("store.sqlite"):
         try:
             reader = StoreReader(rf.file("store.sqlite"))
-            judgments = reader.judgments()
+            rows = reader.rows()
+            if rows.count() > html_parts.EMBEDDED_UNITS:
+                judgments = rows.shown_rows()  # the rows "What ran", "Failures" and the humans read
+            else:
+                rows, judgments = None, reader.judgments()
         except Exception as exc:  # noqa: BLE001 - a damaged or foreign store: the other files still report
             problems.append(f"store.sqlite: not read — {' '.join(str(exc).split())}")
             if reader is not None:
                 reader.close()
-            reader, judgments = None, None
+            reader, judgments, rows = None, None, None
     if judgments is None:
         name = rf.record.file("ratings")
         if name is not None and rf.has(name):
@@ -139,9 +151,10 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
             judge = None
         calls = CallCache()
         if reader is not None and judge is not None:
-            keys = {k for row in judge["keys"] for k in row}
+            keys = None if rows is not None else {k for row in judge["keys"] for k in row}
             calls = CallCache(fetch=reader.calls, keys=keys)  # read as the cards need them
-        texts = (_guard(problems, "store.sqlite items", reader.item_texts) or {}) if reader is not None else {}
+        texts = (_guard(problems, "store.sqlite items", reader.item_texts) or {}) \
+            if reader is not None and rows is None else {}
         templates = {r: str(s.get("template")) for r, s in (reader.runs if reader is not None else {}).items()
                      if isinstance(s, dict) and s.get("template")}
         data = ReportData(
@@ -167,7 +180,9 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         data.audit = _guard(problems, "Audit", lambda: build_audit(rf))
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(R.recorded_costs(rf), judge))
-        if judge is not None:
+        if judge is not None and rows is not None and reader is not None:
+            data.items = _guard(problems, "Disagreements", lambda: _streamed_items(rows, reader, humans, calls, templates))
+        elif judge is not None:
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates,
                                                                                  texts))
         if data.items is not None and not data.items.has_human and data.agreement is not None:
@@ -194,6 +209,18 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         data.notes.append(_no_judgments(rf))
     data.problems = problems
     return data
+
+
+def _streamed_items(rows: StoreRows, reader: StoreReader, humans: HumanRatings, calls: CallCache,
+                    templates: dict[str, str]) -> ItemBrowser:
+    """The item browser of a store of many judgments, built in bounded memory (:mod:`.html_items_stream`); where
+    its units are no more than the page holds, the one-pass build of the store's whole table."""
+    built = build_items_streamed(rows, humans, calls, PAGE_SIZE, templates)
+    if built is not None:
+        return built
+    judged = reader.judgments()
+    return build_items(judged[~judged["rater"].map(is_human)].reset_index(drop=True), humans, calls, PAGE_SIZE,
+                       templates, _guard([], "store.sqlite items", reader.item_texts) or {})
 
 
 def _read_ratings(rf: RunFolder) -> list[Path]:

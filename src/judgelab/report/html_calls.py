@@ -47,35 +47,36 @@ class CallCache:
     samples of one call ask for it in turn).
 
     Given ``fetch`` (keys → that dict, e.g. :meth:`judgelab.report.folder.StoreReader.calls`) and the ``keys``
-    it may be asked for, the calls are read from the store as they are needed: :meth:`load` reads a block of
+    it may be asked for (``None``: any key), the calls are read from the store as they are needed: :meth:`load` reads a block of
     keys and lets the previous block go (the item cards ask block by block), and a key outside the block is
     read alone.
     """
 
     def __init__(self, calls: dict[str, tuple[str, str]] | None = None,
                  fetch: Callable[[list[str]], dict[str, tuple[str, str]]] | None = None,
-                 keys: Iterable[str] = ()) -> None:
+                 keys: Iterable[str] | None = ()) -> None:
         self._raw = calls or {}
         self._fetch = fetch
-        self._keys = set(keys) if fetch is not None else set(self._raw)
+        #: None: any key may be asked for (read from the store when asked; no set of every key is held)
+        self._keys: set[str] | None = (None if keys is None else set(keys)) if fetch is not None else set(self._raw)
         self._req: dict[str, dict[str, Any] | None] = {}
         self._last: tuple[str | None, dict[str, Any] | None] = (None, None)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return 1 if self._keys is None else len(self._keys)  # any key: not empty
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys
+        return self._keys is None or key in self._keys
 
     def load(self, keys: Iterable[str]) -> None:
         """Read the calls of ``keys`` from the store at once, in place of the block read before (no-op without
         ``fetch``)."""
         if self._fetch is not None:
-            self._raw = self._fetch(sorted({k for k in keys if k in self._keys}))
+            self._raw = self._fetch(sorted({k for k in keys if k in self}))
             self._req = {}
 
     def _has(self, key: str | None) -> bool:
-        if not key or key not in self._keys:
+        if not key or key not in self:
             return False
         if key not in self._raw and self._fetch is not None:
             self._raw.update(self._fetch([key]))

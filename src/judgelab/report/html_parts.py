@@ -13,7 +13,8 @@ are the page's) and its details, gzip-compressed and base64-encoded with their o
 points only within the same part (else the text is stored). Units keep their global numbers, so the
 page appends each part as it loads; filters, sorts, search, item links and the download load every
 part first (:mod:`judgelab.report.html_script`). ``judgelab view`` serves the same parts
-(:mod:`judgelab.report.live`).
+(:mod:`judgelab.report.live`). A large store's cards are built a chunk (the page's, then a part's) at a time
+(:mod:`judgelab.report.html_items_stream`), packed with :func:`pack_own` and :func:`part_script` as here.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import Any, Callable
 from judgelab.errors import JudgelabError
 
 __all__ = ["EMBEDDED_UNITS", "PART_UNITS", "UNIT_COLUMNS", "ItemParts", "split_units", "part_of", "pack",
-           "sidecar_name", "part_name", "write_parts"]
+           "sidecar_name", "part_name", "write_parts", "pack_own", "part_script"]
 
 #: Units whose cards the page itself holds (the first ones in its default order).
 EMBEDDED_UNITS = 2000
@@ -83,6 +84,18 @@ class _Remap:
         return [prompts, samples, humans, cue, rated]
 
 
+def pack_own(strings: list[str], details: list[Any]) -> str:
+    """:func:`pack` of some units' details with a string table of their own (indices renumbered from ``strings``)."""
+    remap = _Remap(strings)
+    return pack(remap.strings, [remap.detail(d) for d in details])
+
+
+def part_script(k: int, index: dict[str, Any], blob: str) -> str:
+    """The script text of part ``k``: its units' index columns and their packed details."""
+    data = json.dumps({"index": index, "data": blob}, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return f"window.judgelabItemPart({k}, {data});\n"
+
+
 @dataclass
 class ItemParts:
     """The page's share of the units and the sidecar parts (each part's script text, in order)."""
@@ -105,19 +118,15 @@ def split_units(index: dict[str, Any], details: list[Any], strings: list[str], e
         return ItemParts(index, pack(strings, details), total, part_units, [], "")
     page_index = {k: v for k, v in index.items() if k not in UNIT_COLUMNS}
     page_index.update({k: index[k][:embedded] for k in UNIT_COLUMNS if k in index})
-    remap = _Remap(strings)
-    page_blob = pack(remap.strings, [remap.detail(d) for d in details[:embedded]])
+    page_blob = pack_own(strings, details[:embedded])
     details[:embedded] = [None] * embedded  # each unit's details are let go once packed: ``details`` is consumed
     parts: list[str] = []
     digest = hashlib.sha256(page_blob.encode("ascii"))
     for start in range(embedded, total, part_units):
         end = min(total, start + part_units)
-        remap = _Remap(strings)
-        blob = pack(remap.strings, [remap.detail(d) for d in details[start:end]])
+        blob = pack_own(strings, details[start:end])
         details[start:end] = [None] * (end - start)
-        data = json.dumps({"index": {k: index[k][start:end] for k in UNIT_COLUMNS if k in index}, "data": blob},
-                          ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        parts.append(f"window.judgelabItemPart({len(parts) + 1}, {data});\n")
+        parts.append(part_script(len(parts) + 1, {k: index[k][start:end] for k in UNIT_COLUMNS if k in index}, blob))
         digest.update(blob.encode("ascii"))
     return ItemParts(page_index, page_blob, min(embedded, total), part_units, parts, digest.hexdigest()[:16])
 
