@@ -15,6 +15,7 @@ is never a score: it is ``None`` with a reason (:class:`ParseResult.status`).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -128,13 +129,24 @@ def _normalise(text: str) -> str:
     the text's length, so positions in the normalised text are positions in the answer."""
     text = turn_breaks(text)
     text = text.replace("\u2019", "'")
-    text = re.sub(r"[*_`#]+", _blank, text)  # markdown emphasis and headings
-    text = re.sub(r"[–—‒−]", "-", text)
-    return text
+    text = _MARKDOWN_RE.sub(_blank, text)  # markdown emphasis and headings
+    return _DASHES_RE.sub("-", text)
+
+
+_MARKDOWN_RE = re.compile(r"[*_`#]+")
+_DASHES_RE = re.compile(r"[–—‒−]")
 
 
 def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
     """Remove the places where the answer restates the scale (appendix D.2.1, generalised)."""
+    for pattern in _scale_mention_patterns(lo, hi):
+        text = pattern.sub(_blank, text)  # length kept: positions stay valid
+    return _strip_anchor_lists(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _scale_mention_patterns(lo: float, hi: float) -> tuple[re.Pattern[str], ...]:
+    """The scale's restatement patterns, compiled once per scale (a run parses every answer on one scale)."""
     lo_s, hi_s = _fmt(lo), _fmt(hi)
     hi_word = next((w for w, v in _NUMBER_WORDS.items() if v == hi), None)
     patterns = [
@@ -157,9 +169,7 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5", "[1] [2] [3] [4] [5]", "(1) (2) …"
         sep = r"[.,;:)\]/|]?\s*[(\[]?"
         patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)\]]?(?!\w)")
-    for pattern in patterns:
-        text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
-    return _strip_anchor_lists(text)
+    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
 
 
 # A scale point with its anchor: "1: very incoherent", "2 = poor", "(3: neutral".
@@ -173,6 +183,8 @@ def _strip_anchor_lists(text: str) -> str:
     anchors = list(_ANCHOR_RE.finditer(text))
     if len({m.group(1) for m in anchors}) < 2:
         anchors = [m for m in anchors if text[:m.start(1)].rstrip().endswith("(")]
+    if not anchors:
+        return text
     chars = list(text)
     for m in anchors:
         chars[m.start(1):m.end(1)] = " " * (m.end(1) - m.start(1))
