@@ -60,6 +60,7 @@ _CUE_RE = re.compile(
     r"[^.\d\n]{0,120}?(?<![\w.])(" + _NUM + r")(?![\w])",
     re.IGNORECASE,
 )
+_MARKDOWN_RE, _DASHES_RE = re.compile(r"[*_`#]+"), re.compile(r"[–—‒−]")
 _FIRST_NUM_RE = re.compile(r"(?<![\w.])(" + _NUM + r")(?![\w])")
 _WORD_CUE_RE = re.compile(
     r"(?:\brat(?:e|ed|ing)\b|\bscore\b|\bgrade\b|\bgive\b)[^.\n]{0,80}?\b("
@@ -127,14 +128,8 @@ def _blank(match: re.Match[str]) -> str:
 def _normalise(text: str) -> str:
     """Normalise chat-template tags (line breaks), quotes, markdown and dashes; every replacement keeps
     the text's length, so positions in the normalised text are positions in the answer."""
-    text = turn_breaks(text)
-    text = text.replace("\u2019", "'")
-    text = _MARKDOWN_RE.sub(_blank, text)  # markdown emphasis and headings
+    text = _MARKDOWN_RE.sub(_blank, turn_breaks(text).replace("\u2019", "'"))  # markdown emphasis and headings
     return _DASHES_RE.sub("-", text)
-
-
-_MARKDOWN_RE = re.compile(r"[*_`#]+")
-_DASHES_RE = re.compile(r"[–—‒−]")
 
 
 def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
@@ -154,8 +149,7 @@ def _scale_mention_patterns(lo: float, hi: float) -> tuple[re.Pattern[str], ...]
         rf"(?<![\w.]){re.escape(lo_s)}\s*{_DASH}\s*{re.escape(hi_s)}(?!\w|\.\d)",  # "1-5." ends a sentence
         # "out of 5", "out of five"
         rf"\bout\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?(?:{re.escape(hi_s)}{'|' + hi_word if hi_word else ''})\b",
-        # "/5", "/ 5"
-        rf"/\s*{re.escape(hi_s)}(?![\d])",
+        rf"/\s*{re.escape(hi_s)}(?![\d])",  # "/5", "/ 5"
         # "with 1 being the lowest", "5 = strongly agree", "1 means poor"
         rf"(?<![\w.]){_NUM}\s*(?:being|=|is|means|represents|indicates|for)\s+(?:the\s+)?"
         r"(?:\w+\s+){0,3}?(?:lowest|highest|worst|best|poor|poorest|excellent|low|high|disagree|agree|"
@@ -183,7 +177,7 @@ def _strip_anchor_lists(text: str) -> str:
     anchors = list(_ANCHOR_RE.finditer(text))
     if len({m.group(1) for m in anchors}) < 2:
         anchors = [m for m in anchors if text[:m.start(1)].rstrip().endswith("(")]
-    if not anchors:
+    if not anchors:  # the common case: nothing to blank
         return text
     chars = list(text)
     for m in anchors:
