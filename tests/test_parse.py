@@ -144,3 +144,22 @@ def test_chat_template_tags_and_list_markers_are_not_ratings(text, expected):
     assert (result.status == "ok") == (expected is not None)
     if expected is not None:  # the rating's position is its position in the answer
         assert text[result.start] == str(expected)
+
+
+def test_a_parse_compiles_no_pattern_and_reads_the_same(monkeypatch):
+    """A run parses every answer on one scale: the scale's restatement patterns are compiled once,
+    so reading an answer calls none of ``re``'s compiling functions (a million answers paid 7 pattern
+    look-ups each), and the answers read exactly as they did."""
+    from judgelab import parse
+
+    expected = [(text, parse_judgment(text, (1, 5))) for text, _ in PAPER_ANSWERS]
+    expected.append(("Scale (1 lowest, 5 highest): 1: poor, 2: fair. **Score: 4/5**",
+                     parse_judgment("Scale (1 lowest, 5 highest): 1: poor, 2: fair. **Score: 4/5**", (1, 5))))
+
+    class NoCompiling:
+        def __getattr__(self, name):
+            raise AssertionError(f"re.{name} called while parsing")
+
+    monkeypatch.setattr(parse, "re", NoCompiling())
+    assert [(text, parse_judgment(text, (1, 5))) for text, _ in expected] == expected
+    assert expected[-1][1].score == 4.0

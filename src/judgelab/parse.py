@@ -15,6 +15,7 @@ is never a score: it is ``None`` with a reason (:class:`ParseResult.status`).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -59,6 +60,7 @@ _CUE_RE = re.compile(
     r"[^.\d\n]{0,120}?(?<![\w.])(" + _NUM + r")(?![\w])",
     re.IGNORECASE,
 )
+_MARKDOWN_RE, _DASHES_RE = re.compile(r"[*_`#]+"), re.compile(r"[–—‒−]")
 _FIRST_NUM_RE = re.compile(r"(?<![\w.])(" + _NUM + r")(?![\w])")
 _WORD_CUE_RE = re.compile(
     r"(?:\brat(?:e|ed|ing)\b|\bscore\b|\bgrade\b|\bgive\b)[^.\n]{0,80}?\b("
@@ -126,15 +128,20 @@ def _blank(match: re.Match[str]) -> str:
 def _normalise(text: str) -> str:
     """Normalise chat-template tags (line breaks), quotes, markdown and dashes; every replacement keeps
     the text's length, so positions in the normalised text are positions in the answer."""
-    text = turn_breaks(text)
-    text = text.replace("\u2019", "'")
-    text = re.sub(r"[*_`#]+", _blank, text)  # markdown emphasis and headings
-    text = re.sub(r"[–—‒−]", "-", text)
-    return text
+    text = _MARKDOWN_RE.sub(_blank, turn_breaks(text).replace("\u2019", "'"))  # markdown emphasis and headings
+    return _DASHES_RE.sub("-", text)
 
 
 def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
     """Remove the places where the answer restates the scale (appendix D.2.1, generalised)."""
+    for pattern in _scale_mention_patterns(lo, hi):
+        text = pattern.sub(_blank, text)  # length kept: positions stay valid
+    return _strip_anchor_lists(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _scale_mention_patterns(lo: float, hi: float) -> tuple[re.Pattern[str], ...]:
+    """The scale's restatement patterns, compiled once per scale (a run parses every answer on one scale)."""
     lo_s, hi_s = _fmt(lo), _fmt(hi)
     hi_word = next((w for w, v in _NUMBER_WORDS.items() if v == hi), None)
     patterns = [
@@ -142,8 +149,7 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         rf"(?<![\w.]){re.escape(lo_s)}\s*{_DASH}\s*{re.escape(hi_s)}(?!\w|\.\d)",  # "1-5." ends a sentence
         # "out of 5", "out of five"
         rf"\bout\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?(?:{re.escape(hi_s)}{'|' + hi_word if hi_word else ''})\b",
-        # "/5", "/ 5"
-        rf"/\s*{re.escape(hi_s)}(?![\d])",
+        rf"/\s*{re.escape(hi_s)}(?![\d])",  # "/5", "/ 5"
         # "with 1 being the lowest", "5 = strongly agree", "1 means poor"
         rf"(?<![\w.]){_NUM}\s*(?:being|=|is|means|represents|indicates|for)\s+(?:the\s+)?"
         r"(?:\w+\s+){0,3}?(?:lowest|highest|worst|best|poor|poorest|excellent|low|high|disagree|agree|"
@@ -157,9 +163,7 @@ def _strip_scale_mentions(text: str, lo: float, hi: float) -> str:
         # every scale point listed in order: "1. 2. 3. 4. 5.", "1, 2, 3, 4, 5", "[1] [2] [3] [4] [5]", "(1) (2) …"
         sep = r"[.,;:)\]/|]?\s*[(\[]?"
         patterns.append(r"(?<![\w.])" + sep.join(_fmt(v) for v in range(int(lo), int(hi) + 1)) + r"[.,;:)\]]?(?!\w)")
-    for pattern in patterns:
-        text = re.sub(pattern, _blank, text, flags=re.IGNORECASE)  # length kept: positions stay valid
-    return _strip_anchor_lists(text)
+    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
 
 
 # A scale point with its anchor: "1: very incoherent", "2 = poor", "(3: neutral".
@@ -173,6 +177,8 @@ def _strip_anchor_lists(text: str) -> str:
     anchors = list(_ANCHOR_RE.finditer(text))
     if len({m.group(1) for m in anchors}) < 2:
         anchors = [m for m in anchors if text[:m.start(1)].rstrip().endswith("(")]
+    if not anchors:  # the common case: nothing to blank
+        return text
     chars = list(text)
     for m in anchors:
         chars[m.start(1):m.end(1)] = " " * (m.end(1) - m.start(1))

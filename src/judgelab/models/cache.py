@@ -31,6 +31,9 @@ from judgelab.store import GroupWriter, Store
 
 __all__ = ["CachedJudge", "Answerer"]
 
+#: The stored answer's text: ``json.dumps(response, ensure_ascii=False)``, whose encoder ``dumps`` would build anew per answer.
+_RESPONSE_JSON = json.JSONEncoder(ensure_ascii=False)
+
 #: What answers the calls the ledger does not hold: ``request (key set) -> response``.
 Answerer = Callable[[JudgeRequest], Awaitable[JudgeResponse]]
 
@@ -187,7 +190,7 @@ class CachedJudge:
             request_json: the canonical request description (:meth:`key`).
             response: the answer.
         """
-        payload = json.dumps(response.to_json(), ensure_ascii=False)
+        payload = _RESPONSE_JSON.encode(response.to_json())
         self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
         self.writer.add(calls=[(key, request_json, payload)])
         self.known_keys.add(key)

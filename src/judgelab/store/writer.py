@@ -35,9 +35,11 @@ class GroupWriter:
         1
     """
 
-    #: Records are written at most this late, or when this many are waiting.
-    FLUSH_SECONDS = 0.05
-    FLUSH_RECORDS = 64
+    #: Records are written at most this late, or when this many are waiting (a judgment with its call
+    #: and item is three records). Larger groups share the index pages they touch: 64 records / 50 ms
+    #: cost about 10% more CPU per judgment in the database at 60,000 judgments.
+    FLUSH_SECONDS = 0.2
+    FLUSH_RECORDS = 512
 
     def __init__(self, store: "Store") -> None:
         self.store = store
