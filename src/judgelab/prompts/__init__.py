@@ -263,9 +263,29 @@ class Template(BaseModel):
         return "\n".join(p for p in parts if p)
 
 
+class _Compiled:
+    """A compiled text with its globals as one plain dict: a render builds one context from them.
+
+    ``jinja2.Template.render`` merges the template's globals (a ``ChainMap``) into every context and
+    copies their names again; this does the same merge from a dict made once (the same text).
+    """
+
+    __slots__ = ("template", "globals")
+
+    def __init__(self, template: jinja2.Template) -> None:
+        self.template = template
+        self.globals = dict(template.globals)
+
+    def render(self, context: Mapping[str, Any]) -> str:
+        t = self.template
+        env = t.environment
+        ctx = env.context_class(env, {**self.globals, **context}, t.name, t.blocks, globals=self.globals)
+        return env.concat(t.root_render_func(ctx))  # type: ignore[attr-defined]
+
+
 @lru_cache(maxsize=256)
-def _compile(source: str, for_people: bool = False) -> jinja2.Template:
-    return (_PEOPLE_ENV if for_people else _ENV).from_string(source)
+def _compile(source: str, for_people: bool = False) -> _Compiled:
+    return _Compiled((_PEOPLE_ENV if for_people else _ENV).from_string(source))
 
 
 def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "", line: int | None = None) -> JudgelabError:
@@ -281,7 +301,7 @@ def render_text(source: str, context: Mapping[str, Any], origin: str | Callable[
     ``origin`` may be a function giving it, called only when the text fails to render.
     """
     try:
-        return _compile(source, for_people).render(dict(context))
+        return _compile(source, for_people).render(context)
     except (jinja2.TemplateError, SecurityError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
             RecursionError) as exc:
         raise _render_error(exc, origin() if callable(origin) else origin, context) from None
