@@ -24,7 +24,7 @@ import hashlib
 import json
 from typing import Any, Awaitable, Callable
 
-from judgelab.digest import canonical_json, keyed_json
+from judgelab.digest import canonical_json, keyed_json, plain_json
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, JudgeRequest, JudgeResponse
 from judgelab.models.retry import CallFailed, CallGate
@@ -32,8 +32,6 @@ from judgelab.store import GroupWriter, Store
 
 __all__ = ["CachedJudge", "Answerer"]
 
-#: The stored answer's text: ``json.dumps(response, ensure_ascii=False)``, whose encoder ``dumps`` would build anew per answer.
-_RESPONSE_JSON = json.JSONEncoder(ensure_ascii=False)
 
 #: Types of ``extra`` values a key frame is told apart by exactly (floats are not: ``0.0 == -0.0``).
 _EXACT = frozenset({int, str, bool, type(None)})
@@ -231,7 +229,7 @@ class CachedJudge:
             request_json: the canonical request description (:meth:`key`).
             response: the answer.
         """
-        payload = _RESPONSE_JSON.encode(response.to_json())
+        payload = plain_json(response.to_json())  # json.dumps(..., ensure_ascii=False)
         self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
         self.writer.add(calls=[(key, request_json, payload)])
         self.known_keys.add(key)
