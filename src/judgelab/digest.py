@@ -13,6 +13,10 @@ from typing import Any
 
 __all__ = ["canonical_json", "plain_json", "sha256_hex", "keyed_json", "ReusedEncoder"]
 
+#: The C encoder's maker (``None`` where Python has no C accelerator: then ``JSONEncoder.encode`` is used).
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+
+
 class ReusedEncoder:
     """``encoder.encode`` (an ``ensure_ascii=False`` encoder without indent) with its C encoder made once
     per thread: ``JSONEncoder.encode`` makes it anew per value (half the cost of encoding a request).
@@ -26,13 +30,14 @@ class ReusedEncoder:
     def __init__(self, encoder: json.JSONEncoder) -> None:
         if encoder.ensure_ascii or encoder.indent is not None:
             raise ValueError("ReusedEncoder takes an ensure_ascii=False encoder without indent")
-        self.encoder = encoder
-        self._local = threading.local()
+        self.encoder: json.JSONEncoder = encoder
+        self._local: threading.local = threading.local()
 
     def _made(self) -> tuple[dict[int, Any], Any]:
         made = getattr(self._local, "made", None)
         if made is None:
-            e, markers = self.encoder, {}
+            e = self.encoder
+            markers: dict[int, Any] = {}
             made = self._local.made = (markers, _C_ENCODER(markers, e.default, json.encoder.encode_basestring, None,
                                                            e.key_separator, e.item_separator, e.sort_keys,
                                                            e.skipkeys, e.allow_nan))
@@ -50,7 +55,6 @@ class ReusedEncoder:
             raise
 
 
-_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
 #: ``json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))``, its encoder made once.
 _CANONICAL = ReusedEncoder(json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")))
 #: ``json.dumps(value, ensure_ascii=False)``: a stored answer, a judgment's attempts.

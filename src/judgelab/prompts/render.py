@@ -63,7 +63,7 @@ class _Compiled:
         t = self.template
         env = t.environment
         ctx = env.context_class(env, {**self.globals, **context}, t.name, t.blocks, globals=self.globals)
-        return env.concat(t.root_render_func(ctx))  # type: ignore[attr-defined]
+        return env.concat(t.root_render_func(ctx))
 
 
 @lru_cache(maxsize=256)
