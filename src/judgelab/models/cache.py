@@ -20,10 +20,11 @@ resuming without paying again (tested against a fixed key).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from typing import Any, Awaitable, Callable
 
-from judgelab.digest import keyed_json
+from judgelab.digest import canonical_json, keyed_json, plain_json
 from judgelab.errors import JudgelabError
 from judgelab.models.base import Backend, JudgeRequest, JudgeResponse
 from judgelab.models.retry import CallFailed, CallGate
@@ -31,8 +32,13 @@ from judgelab.store import GroupWriter, Store
 
 __all__ = ["CachedJudge", "Answerer"]
 
-#: The stored answer's text: ``json.dumps(response, ensure_ascii=False)``, whose encoder ``dumps`` would build anew per answer.
-_RESPONSE_JSON = json.JSONEncoder(ensure_ascii=False)
+
+#: Types of ``extra`` values a key frame is told apart by exactly (floats are not: ``0.0 == -0.0``).
+_EXACT = frozenset({int, str, bool, type(None)})
+#: The messages as a request with none describes them; each request's own are encoded in their place.
+_NO_MESSAGES = '"messages":[]'
+#: Key frames kept (a run has a few: one per ``n``, sample slot and refusal attempt); more are made again.
+_FRAMES = 1024
 
 #: What answers the calls the ledger does not hold: ``request (key set) -> response``.
 Answerer = Callable[[JudgeRequest], Awaitable[JudgeResponse]]
@@ -78,6 +84,7 @@ class CachedJudge:
         self.calls_failed = 0
         self._identity = backend.identity()
         self._known: set[str] | None = None
+        self._frames: dict[tuple[Any, ...], tuple[Any, str | None, str]] = {}
         #: Key → canonical request JSON of the calls now with the executor (a batch executor
         #: records it beside the key before sending, so an answer read back later is ledgered as live).
         self.in_flight: dict[str, str] = {}
@@ -111,7 +118,11 @@ class CachedJudge:
         }
 
     def key(self, request: JudgeRequest, **extra: Any) -> tuple[str, str]:
-        """(ledger key, canonical request JSON) of a request.
+        """(ledger key, canonical request JSON) of a request, always taken over its fields as they are.
+
+        The text around the messages depends only on the judge, ``n``, the sampling object and ``extra``:
+        it is made once per such frame (:meth:`_frame`) and each request's messages are encoded into it
+        (the same text as :meth:`describe` encoded whole).
 
         Example:
             >>> from judgelab.models.base import JudgeRequest, Sampling
@@ -121,7 +132,35 @@ class CachedJudge:
             >>> cached.key(request, slot=0) != cached.key(request, slot=1)
             True
         """
-        return keyed_json(self.describe(request, **extra))
+        frame = self._frame(request, extra)
+        if frame is None or frame[1] is None:
+            return keyed_json(self.describe(request, **extra))
+        text = frame[1] + canonical_json([list(m) for m in request.messages]) + frame[2]
+        return hashlib.sha256(text.encode("utf-8")).hexdigest(), text
+
+    def _frame(self, request: JudgeRequest, extra: dict[str, Any]) -> tuple[Any, str | None, str] | None:
+        """(the sampling object, the text before the messages, the text after); ``None`` (or no text before)
+        where the request is keyed whole: a field of another type than those below, ``messages`` among
+        ``extra``, or the judge's identity holding the text the messages are found by.
+
+        Frames are told apart by ``n``, the sampling object itself (kept in the frame, so its id is not
+        reused; equal objects may still differ in text, as ``-0.0`` and ``0.0``) and ``extra``'s names,
+        types and values."""
+        if type(request.n) is not int or "messages" in extra or not all(type(v) in _EXACT for v in extra.values()):
+            return None
+        sig = (request.n, id(request.sampling), *((k, type(v), v) for k, v in extra.items()))
+        frame = self._frames.get(sig)
+        if frame is not None and frame[0] is request.sampling:
+            return frame
+        probe = canonical_json(self.describe(dataclasses.replace(request, messages=()), **extra))
+        if len(self._frames) >= _FRAMES:
+            self._frames.clear()
+        if probe.count(_NO_MESSAGES) != 1:  # the judge's identity holds the same text: key whole
+            frame = self._frames[sig] = (request.sampling, None, "")
+            return frame
+        head, tail = probe.split(_NO_MESSAGES)
+        frame = self._frames[sig] = (request.sampling, head + '"messages":', tail)
+        return frame
 
     @property
     def known_keys(self) -> set[str]:
@@ -170,7 +209,7 @@ class CachedJudge:
             return JudgeResponse.from_json(stored), key
         self.in_flight[key] = request_json
         try:
-            response = await self.executor(dataclasses.replace(request, key=key))
+            response = await self.executor(request if request.key == key else _with_key(request, key))
         except CallFailed as exc:
             exc.key = key
             self.calls_failed += 1
@@ -190,7 +229,7 @@ class CachedJudge:
             request_json: the canonical request description (:meth:`key`).
             response: the answer.
         """
-        payload = _RESPONSE_JSON.encode(response.to_json())
+        payload = plain_json(response.to_json())  # json.dumps(..., ensure_ascii=False)
         self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
         self.writer.add(calls=[(key, request_json, payload)])
         self.known_keys.add(key)
@@ -206,3 +245,13 @@ class CachedJudge:
         """Write what waits, then close the wrapped backend."""
         self.flush()
         await self.backend.aclose()
+
+
+def _with_key(request: JudgeRequest, key: str) -> JudgeRequest:
+    """``dataclasses.replace(request, key=key)`` without its per-call look-up of the fields (a plain request)."""
+    if type(request) is not JudgeRequest:
+        return dataclasses.replace(request, key=key)
+    copy = object.__new__(JudgeRequest)
+    copy.__dict__.update(request.__dict__)
+    object.__setattr__(copy, "key", key)
+    return copy

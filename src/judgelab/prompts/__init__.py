@@ -21,47 +21,19 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal, Mapping
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, field_validator, model_validator
 
 from judgelab.datasets.readers import read_text
 from judgelab.errors import JudgelabError
-from judgelab.prompts.model_only import ModelOnly, without_tags
+from judgelab.prompts.model_only import without_tags
+from judgelab.prompts.render import _compile, _render_pair, _syntax_error, render_text
 from judgelab.prompts.yaml_places import _parse_yaml, validation_message, yaml_line
 
 __all__ = ["Criterion", "Variant", "Template", "load_template", "available_templates", "load_yaml_model", "parse_yaml_model",
            "resolve_data_file", "render_text", "template_source"]
-
-#: Longest string or list one ``*`` may build, and largest exponent of ``**``, inside a template.
-_MAX_REPEAT = 1_000_000
-_MAX_EXPONENT = 1_000
-
-
-class _PromptEnvironment(ImmutableSandboxedEnvironment):
-    """The immutable sandbox, also refusing ``*`` and ``**`` that would build huge values."""
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context, operator, left, right):
-        if operator == "**" and isinstance(right, (int, float)) and abs(right) > _MAX_EXPONENT:
-            raise SecurityError(f"exponent {right!r} is too large")
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > _MAX_REPEAT:
-                    raise SecurityError("the repetition would be too long")
-        return super().call_binop(context, operator, left, right)
-
-
-_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
-                          extensions=[ModelOnly])
-#: The same sandbox for the people's form: ``{% model_only %}`` blocks render to nothing.
-_PEOPLE_ENV = _PromptEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
-                                 extensions=[ModelOnly])
-_PEOPLE_ENV.judgelab_for_people = True  # type: ignore[attr-defined]
-
 
 class Criterion(BaseModel):
     """One criterion of a template: its question, an optional instruction of its own, the item
@@ -255,47 +227,16 @@ class Template(BaseModel):
         if chosen and chosen.prepend:
             parts.append(chosen.prepend)
         own = ("criteria", criterion, "instruction") if spec.instruction is not None else ("instruction",)
-        # the places are looked up (the YAML file parsed) only when a text fails to render
-        parts.append(render_text(spec.instruction or self.instruction or "", context, lambda: self._at(*own), for_people))
-        parts.append(render_text(spec.question, context, lambda: self._at("criteria", criterion, "question"), for_people))
+        instruction = spec.instruction or self.instruction or ""
+        both = _render_pair(instruction, spec.question, context, for_people)
+        if both is not None:
+            parts += both
+        else:  # the places are looked up (the YAML file parsed) only when a text fails to render
+            parts.append(render_text(instruction, context, lambda: self._at(*own), for_people))
+            parts.append(render_text(spec.question, context, lambda: self._at("criteria", criterion, "question"), for_people))
         if chosen and chosen.append:
             parts.append(chosen.append)
         return "\n".join(p for p in parts if p)
-
-
-@lru_cache(maxsize=256)
-def _compile(source: str, for_people: bool = False) -> jinja2.Template:
-    return (_PEOPLE_ENV if for_people else _ENV).from_string(source)
-
-
-def _syntax_error(exc: jinja2.TemplateSyntaxError, origin: str, place: str = "", line: int | None = None) -> JudgelabError:
-    at = f"line {line}" if line is not None else f"line {exc.lineno} of the text"
-    return JudgelabError(f"{origin}: Jinja syntax error{' in ' + place if place else ''} at {at}: {exc.message}")
-
-
-def render_text(source: str, context: Mapping[str, Any], origin: str | Callable[[], str], for_people: bool = False) -> str:
-    """Render one Jinja text in the sandbox; any failure is one error naming ``origin`` (the file).
-
-    ``context`` is passed as one mapping, so a field may have any name (``self`` included).
-    ``for_people`` leaves out ``{% model_only %}`` wording (the form of ``judgelab annotate``).
-    ``origin`` may be a function giving it, called only when the text fails to render.
-    """
-    try:
-        return _compile(source, for_people).render(dict(context))
-    except (jinja2.TemplateError, SecurityError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
-            RecursionError) as exc:
-        raise _render_error(exc, origin() if callable(origin) else origin, context) from None
-
-
-def _render_error(exc: Exception, origin: str, context: Mapping[str, Any]) -> JudgelabError:
-    if isinstance(exc, jinja2.UndefinedError):
-        return JudgelabError(f"{origin}: template field missing: {exc.message} (the item's fields: "
-                             f"{', '.join(sorted(map(str, context)))})")
-    if isinstance(exc, SecurityError):
-        return JudgelabError(f"{origin}: the template tried an operation the sandbox forbids ({exc})")
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        return _syntax_error(exc, origin)
-    return JudgelabError(f"{origin}: the template failed to render ({type(exc).__name__}: {exc})")
 
 
 def _attach_source(model: BaseModel, path: Path, text: str, prefix: tuple[str, ...] = ()) -> None:

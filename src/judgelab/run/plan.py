@@ -31,6 +31,9 @@ __all__ = ["PlannedCall", "Job", "Calls", "RunPlan", "Requests", "ANSWER_PLACEHO
 
 Messages = tuple[tuple[str, str], ...]
 
+#: The sampling of score-mode calls (frozen: one object serves every call).
+_NO_SAMPLING = Sampling()
+
 #: In a planned conversation-mode call, stands for an earlier answer the judge has not given yet.
 ANSWER_PLACEHOLDER = "<the judge's answer to the previous question>"
 
@@ -85,6 +88,7 @@ class Requests:
         #: Whether calls carry an answer format (``constrain``; generated answers only).
         self.constrained = spec.constrain and not self.scoring
         self._formats: dict[str, AnswerFormat] = {}
+        self._seeded: dict[tuple[int, int], Sampling] = {}
 
     def answer_format(self, criterion: str) -> AnswerFormat:
         """The criterion's answer format (made once per criterion)."""
@@ -96,9 +100,12 @@ class Requests:
         """The sampling of one call: no generation in score mode; a per-sample seed when a seed is set."""
         s = self.spec.sampling
         if self.scoring:
-            return Sampling()  # no text is generated: sampling parameters do not matter
+            return _NO_SAMPLING  # no text is generated: sampling parameters do not matter
         if s.seed is not None and isinstance(slot, int):
-            return s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
+            seeded = self._seeded.get((slot, attempt))
+            if seeded is None:  # one object per sample and attempt (the ledger keys a request's frame once)
+                seeded = self._seeded[(slot, attempt)] = s.model_copy(update={"seed": s.seed + slot + 1000 * attempt})
+            return seeded
         return s
 
     def __call__(self, messages: Messages, n: int, slot: int | str, attempt: int = 0,

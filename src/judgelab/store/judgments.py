@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from judgelab.digest import keyed_json
+from judgelab.digest import keyed_json, plain_json
 from judgelab.status import Status
 from judgelab.table import RATING_COLUMNS, TIDY_COLUMNS, with_identity
 
@@ -202,7 +202,7 @@ class JudgmentTable:
         self._seq += 1
         return (
             j.item_id, j.system, j.group, j.criterion, j.rater, j.sample, j.score, j.score_parsed, j.score_logprob,
-            j.logprob_outside, j.status, j.raw, json.dumps(j.attempts, ensure_ascii=False), j.prompt_tokens,
+            j.logprob_outside, j.status, j.raw, plain_json(j.attempts), j.prompt_tokens,
             j.completion_tokens, j.latency_s, self._meta_json(j.meta), self._seq,
             j.prompt_key,
         )
