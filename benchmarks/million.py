@@ -227,7 +227,9 @@ def part_bare(work: Path, prompts: Path, n: int, args: argparse.Namespace) -> di
         got = measure([sys.executable, str(HERE / "bare_loop.py"), str(prompts), stub.url, str(args.concurrency),
                        str(marks)], work / "bare.log")
     got["stub"] = stub.usage
-    got["pace"] = pace_of_marks(n, json.loads(marks.read_text())["finished_at"])  # the control for rate's pace
+    at = json.loads(marks.read_text())
+    got["pace"] = pace_of_marks(n, at["finished_at"])  # the control for rate's pace
+    got["cpu_pace"] = pace_of_marks(n, at["cpu_at"])  # the same of its CPU seconds: wall drift without CPU drift is waiting
     return got
 
 
@@ -401,10 +403,10 @@ def main() -> None:
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     for row in result["targets"]:
         print(f"{row['verdict']:>26}  {row['what']}: {row['value']} (limit {row['limit']})")
-    for part in ("rate", "bare"):  # the floor's pace is the control: a drift both show is not judgelab's
-        if pace := (result.get(part) or {}).get("pace"):
-            print(f"{'pace ' + part:>26}  s per 1,000 judgments, first third {pace['s_per_1000_first_third']}, "
-                  f"last third {pace['s_per_1000_last_third']}: {pace['last_over_first']}x")
+    for part, key in (("rate", "pace"), ("bare", "pace"), ("bare", "cpu_pace")):  # the floor's pace is the control
+        if pace := (result.get(part) or {}).get(key):
+            print(f"{key.replace('_', ' ') + ' ' + part:>26}  s per 1,000 judgments, first third "
+                  f"{pace['s_per_1000_first_third']}, last third {pace['s_per_1000_last_third']}: {pace['last_over_first']}x")
 
 
 if __name__ == "__main__":
