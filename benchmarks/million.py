@@ -11,7 +11,8 @@ Parts (``--parts``, all by default):
 * ``rate``: ``judgelab rate`` writing its whole folder (store, ratings.csv, summary, run.json,
   report.html); the pace by thirds from the ledger's ``created`` times (seconds per 1,000 judgments
   over the first and the last third of the judgments, and last / first);
-* ``bare``: ``bare_loop.py`` on the same prompts (the floor);
+* ``bare``: ``bare_loop.py`` on the same prompts (the floor), with its pace by thirds, wall and CPU, from
+  the times its calls finished (the control: a drift the floor shows too is not judgelab's);
 * ``report``: ``write_html_report`` of the rate folder again, as a process of its own (wall, peak RSS);
 * ``browser``: report.html in headless Chromium at 1400×1000 (selenium with Debian's chromium and
   chromedriver, as tests/report/test_report_browser.py): navigation → the first section after the
