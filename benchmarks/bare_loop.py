@@ -2,32 +2,53 @@
 
 It sends the same prompts ``judgelab rate`` sends (read from a JSON file) with the same sampling
 parameters, the SDK's aiohttp transport and the same concurrency, and keeps nothing: no ledger,
-no parsing, no output. ``python benchmarks/bare_loop.py PROMPTS.json BASE_URL CONCURRENCY``.
+no parsing, no output. ``python benchmarks/bare_loop.py PROMPTS.json BASE_URL CONCURRENCY [MARKS.json]``.
 It imports only the SDK, so its start-up is the SDK's.
+
+The control for the pace of ``rate``: with ``MARKS.json`` it writes when (``time.time()``, as the ledger's
+``created``) the 1st, the (k+1)th, the (n−k)th and the nth call finished, k = n // 3 — the four points
+``million.pace_by_thirds`` reads from a run's ledger — so the floor's pace by thirds is computed the same
+way — and the process's CPU seconds at each (``time.process_time()``: a drift of wall but not CPU is
+waiting, on the stub or the machine). Its only per-call work beyond the call is one counter and one comparison. As before, every call's
+coroutine is made and gathered at once (the semaphore lets ``CONCURRENCY`` run): that is part of the floor.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+import time
 
 import openai
 
 
-async def main(prompts: list[str], base_url: str, concurrency: int) -> None:
+async def main(prompts: list[str], base_url: str, concurrency: int) -> dict[int, tuple[float, float]]:
     client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0, http_client=openai.DefaultAioHttpClient())
     sem = asyncio.Semaphore(concurrency)
+    n, k = len(prompts), len(prompts) // 3
+    marks: dict[int, tuple[float, float]] = {}
+    wanted = {1, k + 1, n - k, n}
+    finished = 0
 
     async def one(prompt: str) -> str:
+        nonlocal finished
         async with sem:
             r = await client.chat.completions.create(model="stub", messages=[{"role": "user", "content": prompt}],
                                                      temperature=1.0, top_p=0.9, max_tokens=128, n=1)
+            finished += 1
+            if finished in wanted:
+                marks[finished] = (time.time(), time.process_time())
             return r.choices[0].message.content or ""
 
     await asyncio.gather(*(one(p) for p in prompts))
     await client.close()
+    return marks
 
 
 if __name__ == "__main__":
     with open(sys.argv[1], encoding="utf-8") as fh:
-        asyncio.run(main(json.load(fh), sys.argv[2], int(sys.argv[3])))
+        got = asyncio.run(main(json.load(fh), sys.argv[2], int(sys.argv[3])))
+    if len(sys.argv) > 4:
+        with open(sys.argv[4], "w", encoding="utf-8") as fh:
+            json.dump({"finished_at": {str(i): t for i, (t, _) in sorted(got.items())},
+                       "cpu_at": {str(i): c for i, (_, c) in sorted(got.items())}}, fh)

@@ -11,7 +11,8 @@ Parts (``--parts``, all by default):
 * ``rate``: ``judgelab rate`` writing its whole folder (store, ratings.csv, summary, run.json,
   report.html); the pace by thirds from the ledger's ``created`` times (seconds per 1,000 judgments
   over the first and the last third of the judgments, and last / first);
-* ``bare``: ``bare_loop.py`` on the same prompts (the floor);
+* ``bare``: ``bare_loop.py`` on the same prompts (the floor), with its pace by thirds, wall and CPU, from
+  the times its calls finished (the control: a drift the floor shows too is not judgelab's);
 * ``report``: ``write_html_report`` of the rate folder again, as a process of its own (wall, peak RSS);
 * ``browser``: report.html in headless Chromium at 1400×1000 (selenium with Debian's chromium and
   chromedriver, as tests/report/test_report_browser.py): navigation → the first section after the
@@ -74,12 +75,22 @@ def pace_by_thirds(times: list[float]) -> dict:
     order), and last / first. ``times``: one commit time per judgment (the ledger's ``created``)."""
     t = sorted(times)
     k = len(t) // 3
-    if k < 2:
-        return {"judgments": len(t), "s_per_1000_first_third": None, "s_per_1000_last_third": None,
-                "last_over_first": None}
-    first = (t[k] - t[0]) / k * 1000
-    last = (t[-1] - t[-1 - k]) / k * 1000
-    return {"judgments": len(t), "s_per_1000_first_third": round(first, 4), "s_per_1000_last_third": round(last, 4),
+    return pace_of_points(len(t), *((t[0], t[k], t[-1 - k], t[-1]) if k >= 2 else (None,) * 4))
+
+
+def pace_of_marks(n: int, finished_at: dict) -> dict:
+    """:func:`pace_by_thirds` of a run that wrote only when its 1st, (k+1)th, (n-k)th and nth call finished,
+    k = n // 3 (bare_loop.py's marks; keys as text or int): the same four points, so the same definition."""
+    k, at = n // 3, {int(i): t for i, t in finished_at.items()}
+    return pace_of_points(n, at.get(1), at.get(k + 1), at.get(n - k), at.get(n))
+
+
+def pace_of_points(n: int, t0: float | None, tk: float | None, tnk: float | None, tn: float | None) -> dict:
+    k = n // 3
+    if k < 2 or None in (t0, tk, tnk, tn):
+        return {"judgments": n, "s_per_1000_first_third": None, "s_per_1000_last_third": None, "last_over_first": None}
+    first, last = (tk - t0) / k * 1000, (tn - tnk) / k * 1000  # type: ignore[operator]
+    return {"judgments": n, "s_per_1000_first_third": round(first, 4), "s_per_1000_last_third": round(last, 4),
             "last_over_first": round(last / first, 3) if first > 0 else None}
 
 
@@ -211,11 +222,15 @@ def part_rate(work: Path, items: Path, n: int, args: argparse.Namespace) -> dict
     return got
 
 
-def part_bare(work: Path, prompts: Path, args: argparse.Namespace) -> dict:
+def part_bare(work: Path, prompts: Path, n: int, args: argparse.Namespace) -> dict:
+    marks = work / "bare-marks.json"
     with Stub() as stub:
-        got = measure([sys.executable, str(HERE / "bare_loop.py"), str(prompts), stub.url, str(args.concurrency)],
-                      work / "bare.log")
+        got = measure([sys.executable, str(HERE / "bare_loop.py"), str(prompts), stub.url, str(args.concurrency),
+                       str(marks)], work / "bare.log")
     got["stub"] = stub.usage
+    at = json.loads(marks.read_text())
+    got["pace"] = pace_of_marks(n, at["finished_at"])  # the control for rate's pace
+    got["cpu_pace"] = pace_of_marks(n, at["cpu_at"])  # the same of its CPU seconds: wall drift without CPU drift is waiting
     return got
 
 
@@ -375,7 +390,7 @@ def main() -> None:
                 continue
             result["load_average_1min"][part] = Path("/proc/loadavg").read_text().split(" ")[0]
             print(f"million: {part} …", flush=True)
-            result[part] = {"rate": lambda: part_rate(work, items, n, args), "bare": lambda: part_bare(work, prompts, args),
+            result[part] = {"rate": lambda: part_rate(work, items, n, args), "bare": lambda: part_bare(work, prompts, n, args),
                             "report": lambda: part_report(work), "browser": lambda: part_browser(work / "rate" / "report.html"),
                             "agree": lambda: part_agree(work, min(args.human_items, n)),
                             "kill": lambda: part_kill(work, items, n, args)}[part]()
@@ -389,6 +404,10 @@ def main() -> None:
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     for row in result["targets"]:
         print(f"{row['verdict']:>26}  {row['what']}: {row['value']} (limit {row['limit']})")
+    for part, key in (("rate", "pace"), ("bare", "pace"), ("bare", "cpu_pace")):  # the floor's pace is the control
+        if pace := (result.get(part) or {}).get(key):
+            print(f"{key.replace('_', ' ') + ' ' + part:>26}  s per 1,000 judgments, first third "
+                  f"{pace['s_per_1000_first_third']}, last third {pace['s_per_1000_last_third']}: {pace['last_over_first']}x")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from million import flatten, pace_by_thirds, verdicts  # noqa: E402
+from million import flatten, pace_by_thirds, pace_of_marks, verdicts  # noqa: E402
 
 
 def test_pace_by_thirds_reads_seconds_per_1000_of_the_first_and_last_third_of_the_judgments():
@@ -26,6 +26,38 @@ def test_pace_by_thirds_reads_seconds_per_1000_of_the_first_and_last_third_of_th
 def test_pace_by_thirds_of_a_flat_run_is_one_and_of_too_few_judgments_is_none():
     assert pace_by_thirds([i * 0.01 for i in range(900)])["last_over_first"] == 1.0
     assert pace_by_thirds([0.0, 1.0, 2.0])["last_over_first"] is None
+
+
+def test_the_floors_four_marks_give_the_pace_the_whole_ledger_gives():
+    # the same drifting run: every finish time (rate's ledger) against only the 1st, (k+1)th, (n-k)th, nth
+    n = 3001
+    times = [i * 0.001 * (1 + i / n) for i in range(n)]
+    k = n // 3
+    marks = {"1": times[0], str(k + 1): times[k], str(n - k): times[n - 1 - k], str(n): times[-1]}
+    assert pace_of_marks(n, marks) == pace_by_thirds(times)
+    assert pace_of_marks(n, marks)["last_over_first"] > 1.9
+    assert pace_of_marks(n, {"1": 0.0})["last_over_first"] is None  # a mark missing: no pace, never a guess
+
+
+def test_the_bare_loop_marks_when_its_first_thirds_and_last_calls_finished():
+    import asyncio
+
+    import bare_loop
+
+    from judgelab.testing.openai_stub import serve
+
+    async def go() -> dict[int, float]:
+        ready = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(serve(0, ready=ready))
+        try:
+            return await bare_loop.main([f"prompt {i}" for i in range(30)], f"http://127.0.0.1:{await ready}/v1", 4)
+        finally:
+            server.cancel()
+
+    marks = asyncio.run(go())
+    assert sorted(marks) == [1, 11, 20, 30]  # k = 10: the points pace_by_thirds reads
+    assert marks[1][0] <= marks[11][0] <= marks[20][0] <= marks[30][0]  # wall (time.time(), as the ledger's)
+    assert marks[1][1] <= marks[11][1] <= marks[20][1] <= marks[30][1]  # and the process's CPU seconds
 
 
 def test_verdicts_pass_at_the_limit_fail_past_it_and_say_what_was_not_measured():
