@@ -20,7 +20,7 @@ import pandas as pd
 from judgelab.missing import finite_or_none
 from judgelab.status import Status
 
-__all__ = ["RaterCalls", "StatusCount", "CallCosts", "call_costs", "attempt_keys"]
+__all__ = ["RaterCalls", "StatusCount", "CallCosts", "call_costs", "rater_calls", "with_statuses", "attempt_keys"]
 
 _KEY = re.compile(r'"key":\s*"([^"\\]*)"')
 
@@ -117,11 +117,12 @@ class CallCosts:
                    tuple(status(d) for d in doc.get("statuses_by_criterion") or []))
 
 
-def _statuses(judgments: pd.DataFrame, by: list[str]) -> tuple[StatusCount, ...]:
-    counts = judgments.groupby(by + ["status"], sort=True).size()
-    totals = judgments.groupby(by, sort=True).size()
+def _statuses(counts: pd.DataFrame, by: list[str]) -> tuple[StatusCount, ...]:
+    """Judgments by ``by`` and status, with their share, from a table of counts (``judgments`` per rater, criterion, status)."""
+    grouped = counts.groupby(by + ["status"], sort=True)["judgments"].sum()
+    totals = counts.groupby(by, sort=True)["judgments"].sum()
     out = []
-    for index, n in counts.items():
+    for index, n in grouped.items():
         rater, criterion = (index[0], index[1]) if len(by) == 2 else (index[0], None)
         whole = totals[(rater, criterion)] if len(by) == 2 else totals[rater]
         out.append(StatusCount(str(rater), None if criterion is None else str(criterion), str(index[-1]), int(n),
@@ -154,32 +155,45 @@ def call_costs(judgments: pd.DataFrame, responses: Mapping[str, str]) -> CallCos
         distinct: set[str] = set()
         for row in keys:
             distinct.update(row)
-        prompt = completion = found = 0
-        latencies: list[float] = []
-        for key in distinct:
-            text = responses.get(key)
-            if text is None:
-                continue
-            try:
-                doc = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(doc, dict):
-                continue
-            found += 1
-            prompt += int(doc.get("prompt_tokens") or 0)
-            completion += int(doc.get("completion_tokens") or 0)
-            latency = _num(doc.get("latency_s"))
-            if latency is not None:
-                latencies.append(latency)
-        lat = np.asarray(latencies, float)
-        raters.append(RaterCalls(str(rater), int(len(keys)), found, prompt, completion,
-                                 float(lat.sum()) if lat.size else None, float(lat.mean()) if lat.size else None,
-                                 float(np.percentile(lat, 95)) if lat.size else None))
-    frame = judgments.assign(rater=judgments["rater"].astype(str), criterion=judgments["criterion"].astype(str),
-                             status=judgments["status"].astype(str))
+        raters.append(rater_calls(str(rater), int(len(keys)), (responses.get(key) for key in distinct)))
+    counts = judgments.assign(rater=judgments["rater"].astype(str), criterion=judgments["criterion"].astype(str),
+                              status=judgments["status"].astype(str)).groupby(["rater", "criterion", "status"]).size()
+    return with_statuses(tuple(raters), [(r, c, s, int(n)) for (r, c, s), n in counts.items()])
+
+
+def rater_calls(rater: str, judgments: int, responses: Iterable[str | None]) -> RaterCalls:
+    """One rater's :class:`RaterCalls` from the stored response JSON of each distinct call its ``judgments``
+    used (None: a call the ledger does not hold; a response that is not a JSON object is not counted)."""
+    prompt = completion = found = 0
+    latencies: list[float] = []
+    for text in responses:
+        if text is None:
+            continue
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        found += 1
+        prompt += int(doc.get("prompt_tokens") or 0)
+        completion += int(doc.get("completion_tokens") or 0)
+        latency = _num(doc.get("latency_s"))
+        if latency is not None:
+            latencies.append(latency)
+    lat = np.sort(np.asarray(latencies, float))  # sorted: the sum does not depend on the order the calls come in
+    return RaterCalls(rater, judgments, found, prompt, completion, float(lat.sum()) if lat.size else None,
+                      float(lat.mean()) if lat.size else None, float(np.percentile(lat, 95)) if lat.size else None)
+
+
+def with_statuses(raters: tuple[RaterCalls, ...], counts: Iterable[tuple[str, str, str, int]]) -> CallCosts:
+    """:class:`CallCosts` of ``raters`` with the judgments by status from ``(rater, criterion, status, judgments)``
+    counts (by criterion too when there are several criteria)."""
+    frame = pd.DataFrame(list(counts), columns=["rater", "criterion", "status", "judgments"])
+    if frame.empty:
+        return CallCosts(raters, (), ())
     by_criterion = _statuses(frame, ["rater", "criterion"]) if frame["criterion"].nunique() > 1 else ()
-    return CallCosts(tuple(raters), _statuses(frame, ["rater"]), by_criterion)
+    return CallCosts(raters, _statuses(frame, ["rater"]), by_criterion)
 
 
 def keys_of(attempts: Iterable[object]) -> set[str]:

@@ -14,34 +14,47 @@ from judgelab.errors import JudgelabError
 __all__ = ["folder_call_costs", "RATINGS_FILES"]
 
 RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
-_COLUMNS = ["rater", "criterion", "status", "attempts"]
 
 
 def folder_call_costs(folder: Path) -> dict[str, Any] | None:
     """The record part ``call_costs`` of ``folder`` (None: no store or ratings file, or one that cannot be read)."""
-    import pandas as pd
+    from judgelab.call_costs import call_costs
+    from judgelab.raters import is_human
 
-    from judgelab.call_costs import call_costs, keys_of
+    store = folder / "store.sqlite"
+    try:
+        if store.is_file():
+            return _store_call_costs(store).to_record()
+        ratings = next((folder / n for n in RATINGS_FILES if (folder / n).is_file()), None)
+        if ratings is None:
+            return None
+        judgments = _statuses_of(ratings)
+        judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
+    except (JudgelabError, sqlite3.Error, OSError, ValueError, KeyError):
+        return None
+    return call_costs(judgments, {}).to_record()
+
+
+def _store_call_costs(path: Path) -> Any:
+    """The store's judges' :class:`judgelab.call_costs.CallCosts` in bounded memory: judgments by status from
+    SQL counts; each rater's distinct calls gathered a chunk of judgments at a time into a temporary table
+    and their responses read a chunk at a time (a million judgments never sit in memory at once)."""
+    from judgelab.call_costs import attempt_keys, rater_calls, with_statuses
     from judgelab.raters import is_human
     from judgelab.store import Store
 
-    store = folder / "store.sqlite"
-    responses: dict[str, str] = {}
-    try:
-        if store.is_file():
-            with Store(store, read_only=True) as s:
-                judgments = pd.DataFrame.from_records(s.judgment_rows(_COLUMNS), columns=_COLUMNS)
-                judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
-                responses = s.responses_of(keys_of(judgments["attempts"]))
-        else:
-            ratings = next((folder / n for n in RATINGS_FILES if (folder / n).is_file()), None)
-            if ratings is None:
-                return None
-            judgments = _statuses_of(ratings)
-            judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
-    except (JudgelabError, sqlite3.Error, OSError, ValueError, KeyError):
-        return None
-    return call_costs(judgments, responses).to_record()
+    with Store(path, read_only=True) as s:
+        counts = [c for c in s.status_counts() if not is_human(c[0])]
+        judgments: dict[str, int] = {}
+        for rater, _, _, n in counts:
+            judgments[rater] = judgments.get(rater, 0) + n
+        raters = []
+        for rater in sorted(judgments):
+            s.gather_keys((), fresh=True)
+            for chunk in s.attempts_of(rater):
+                s.gather_keys(key for attempts in chunk for key in attempt_keys(attempts))
+            raters.append(rater_calls(rater, judgments[rater], s.gathered_responses()))
+    return with_statuses(tuple(raters), counts)
 
 
 def _statuses_of(path: Path) -> Any:

@@ -190,6 +190,32 @@ class Ledger:
             out.update(self._db.execute(f"SELECT key, response FROM calls WHERE key IN ({marks})", chunk).fetchall())
         return out
 
+    def attempts_of(self, rater: str, chunk_rows: int = 10_000) -> Iterable[list[Any]]:
+        """The ``attempts`` JSON of ``rater``'s judgments, a chunk of at most ``chunk_rows`` at a time."""
+        cursor = self._db.execute("SELECT attempts FROM judgments WHERE rater = ?", (rater,))
+        while rows := cursor.fetchmany(chunk_rows):
+            yield [attempts for (attempts,) in rows]
+
+    def gather_keys(self, keys: Iterable[str], fresh: bool = False) -> None:
+        """Add ledger keys to a temporary set of keys (``fresh``: emptied first) whose responses
+        :meth:`gathered_responses` reads: distinct keys on disk, not in memory."""
+        db = self._db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS judgelab_gathered_keys (key TEXT PRIMARY KEY) WITHOUT ROWID")
+        if fresh:
+            db.execute("DELETE FROM judgelab_gathered_keys")
+        db.executemany("INSERT OR IGNORE INTO judgelab_gathered_keys VALUES (?)", ((k,) for k in keys if k))
+
+    def gathered_responses(self, chunk_rows: int = 10_000) -> Iterable[str]:
+        """The stored response JSON of each gathered key the ledger holds (:meth:`gather_keys`)."""
+        cursor = self._db.execute("SELECT c.response FROM judgelab_gathered_keys g JOIN calls c ON c.key = g.key")
+        while rows := cursor.fetchmany(chunk_rows):
+            yield from (response for (response,) in rows)
+
+    def status_counts(self) -> list[tuple[str, str, str, int]]:
+        """(rater, criterion, status, judgments) of every judgment, grouped."""
+        return [(str(r), str(c), str(s), int(n)) for r, c, s, n in self._db.execute(
+            "SELECT rater, criterion, status, COUNT(*) FROM judgments GROUP BY rater, criterion, status")]
+
     def call_span(self) -> tuple[float, float, int] | None:
         """(first, last) recording time of the calls and their number; None when there are none."""
         row = self._db.execute("SELECT MIN(created), MAX(created), COUNT(*) FROM calls").fetchone()
