@@ -5,7 +5,7 @@ import random
 import pandas as pd
 import pytest
 
-from judgelab.call_costs import attempt_keys, call_costs, keys_of
+from judgelab.call_costs import attempt_keys, call_costs
 from judgelab.output.accounting import folder_call_costs
 from judgelab.store import Store
 from judgelab.store.judgments import Judgment
@@ -19,7 +19,7 @@ def _whole_table_record(path):
     with Store(path, read_only=True) as s:
         judgments = pd.DataFrame.from_records(s.judgment_rows(columns), columns=columns)
         judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
-        responses = s.responses_of(keys_of(judgments["attempts"]))
+        responses = s.responses_of({k for a in judgments["attempts"] for k in attempt_keys(a)})
     return call_costs(judgments, responses).to_record()
 
 

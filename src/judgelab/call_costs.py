@@ -194,11 +194,3 @@ def with_statuses(raters: tuple[RaterCalls, ...], counts: Iterable[tuple[str, st
         return CallCosts(raters, (), ())
     by_criterion = _statuses(frame, ["rater", "criterion"]) if frame["criterion"].nunique() > 1 else ()
     return CallCosts(raters, _statuses(frame, ["rater"]), by_criterion)
-
-
-def keys_of(attempts: Iterable[object]) -> set[str]:
-    """Every ledger key of these judgments' attempts."""
-    out: set[str] = set()
-    for value in attempts:
-        out.update(attempt_keys(value))
-    return out
