@@ -1,6 +1,11 @@
 """Reading an OpenAI-compatible answer into a :class:`~judgelab.models.base.JudgeResponse`: the one
-reader of live answers (the SDK's objects) and of batch answers (a batch-output line's JSON body,
-validated into the same SDK types first), so both are recorded alike."""
+reader of live answers and of batch answers (a batch-output line's ``response.body``), both the JSON
+body as the server sent it (plain dicts and lists), so both are recorded alike.
+
+Live calls ask the SDK for the decoded JSON (``cast_to=object``) rather than its completion objects:
+building those took about a tenth of a zero-latency call's CPU, and the fields read here are checked
+here, each for the type an answer needs (a body of another shape is one line naming ``--base-url``
+and ``--style``, never a wrong answer)."""
 from __future__ import annotations
 
 import re
@@ -27,68 +32,112 @@ def read_openai_body(body: Any, style: str, model: str) -> JudgeResponse:
         ...     {"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}]}
         >>> read_openai_body(body, "chat", "m").choices[0].text
         '4'
+        >>> read_openai_body({"choices": [{"text": "4"}]}, "chat", "m")
+        Traceback (most recent call last):
+        ...
+        judgelab.errors.BackendError: a batch answer is not an OpenAI chat completion (ValueError)
     """
-    import openai.types
-    import openai.types.chat
-
     try:
-        if style == "chat":
-            return read_chat(openai.types.chat.ChatCompletion.model_validate(body), model)
-        return read_completion(openai.types.Completion.model_validate(body), model)
-    except Exception as exc:  # pydantic's ValidationError and the readers' shape checks
+        return read_chat(body, model) if style == "chat" else read_completion(body, model)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:  # the readers' shape checks
         raise BackendError(f"a batch answer is not an OpenAI {'chat ' if style == 'chat' else ''}completion "
                            f"({type(exc).__name__})") from None
 
 
-def read_chat(raw: Any, model: str) -> JudgeResponse:
-    if not isinstance(raw.choices, list) or any(getattr(c, "message", None) is None for c in raw.choices):
-        raise ValueError("no choices with a message")
-    choices = [Choice(c.message.content or "", _chat_tokens(c), c.finish_reason, _reasoning(c.message))
-               for c in raw.choices]
-    return _response(raw, choices, model)
+def read_chat(body: Any, model: str) -> JudgeResponse:
+    """A chat-completion body (``choices[].message.content``).
+
+    Raises:
+        ValueError: not a chat completion (no list of choices with a message, a content that is not text).
+    """
+    choices = _choices(body)
+    read = []
+    for c in choices:
+        message = c.get("message")
+        if not isinstance(message, dict):
+            raise ValueError("no choices with a message")
+        read.append(Choice(_text(message.get("content")), _chat_tokens(c.get("logprobs")), _finish(c),
+                           _reasoning(message)))
+    return _response(body, read, model)
 
 
-def read_completion(raw: Any, model: str) -> JudgeResponse:
-    if not isinstance(raw.choices, list) or any(getattr(c, "text", None) is None for c in raw.choices):
+def read_completion(body: Any, model: str) -> JudgeResponse:
+    """A completion body (``choices[].text``).
+
+    Raises:
+        ValueError: not a completion (no list of choices with a text).
+    """
+    choices = _choices(body)
+    if any(c.get("text") is None for c in choices):
         raise ValueError("no choices with a text")
-    return _response(raw, [Choice(c.text or "", _completion_tokens(c), c.finish_reason) for c in raw.choices], model)
+    return _response(body, [Choice(_text(c["text"]), _completion_tokens(c.get("logprobs")), _finish(c))
+                            for c in choices], model)
 
 
-def _response(raw: Any, choices: list[Choice], model: str) -> JudgeResponse:
-    usage = raw.usage
+def _choices(body: Any) -> list[dict[str, Any]]:
+    if not isinstance(body, dict):
+        raise ValueError(f"the body is {type(body).__name__}, not a JSON object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise ValueError("no list of choices")
+    return choices
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"an answer's text is {type(value).__name__}")
+    return value
+
+
+def _finish(choice: dict[str, Any]) -> str | None:
+    reason = choice.get("finish_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ValueError(f"finish_reason is {type(reason).__name__}")
+    return reason
+
+
+def _count(usage: Any, name: str) -> int:
+    value = usage.get(name) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _response(body: dict[str, Any], choices: list[Choice], model: str) -> JudgeResponse:
+    usage, named = body.get("usage"), body.get("model")
     return JudgeResponse(
         choices=choices,
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        model=raw.model or model,
+        prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+        model=named if isinstance(named, str) and named else model,
     )
 
 
-def _reasoning(message: Any) -> str | None:
+def _reasoning(message: dict[str, Any]) -> str | None:
     """A reasoning model's reasoning text (``reasoning_content`` in DeepSeek/vLLM, ``reasoning`` elsewhere)."""
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
-        if value is None and getattr(message, "model_extra", None):
-            value = message.model_extra.get(name)
+        value = message.get(name)
         if isinstance(value, str) and value:
             return value
     return None
 
 
-def _chat_tokens(choice: Any) -> list[TokenLogprobs] | None:
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
+def _chat_tokens(logprobs: Any) -> list[TokenLogprobs] | None:
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not content:
         return None
-    return [(t.token, t.logprob, {a.token: a.logprob for a in (t.top_logprobs or [])}) for t in content]
+    return [(str(t["token"]), float(t["logprob"]), {str(a["token"]): float(a["logprob"]) for a in (t.get("top_logprobs") or [])})
+            for t in content]
 
 
-def _completion_tokens(choice: Any) -> list[TokenLogprobs] | None:
-    lp = getattr(choice, "logprobs", None)
-    if lp is None or not getattr(lp, "tokens", None):
+def _completion_tokens(logprobs: Any) -> list[TokenLogprobs] | None:
+    tokens = logprobs.get("tokens") if isinstance(logprobs, dict) else None
+    if not tokens:
         return None
-    tops = lp.top_logprobs or [{}] * len(lp.tokens)
-    return [(tok, lpv if lpv is not None else float("-inf"), dict(top or {}))
-            for tok, lpv, top in zip(lp.tokens, lp.token_logprobs, tops)]
+    values = logprobs.get("token_logprobs") or [None] * len(tokens)
+    tops = logprobs.get("top_logprobs") or [{}] * len(tokens)
+    return [(str(tok), float(lpv) if lpv is not None else float("-inf"), {str(k): float(v) for k, v in (top or {}).items()})
+            for tok, lpv, top in zip(tokens, values, tops)]
 
 
 def _space_then_digit(choices: list[Choice]) -> bool:
