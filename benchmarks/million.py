@@ -13,6 +13,9 @@ Parts (``--parts``, all by default):
   over the first and the last third of the judgments, and last / first);
 * ``bare``: ``bare_loop.py`` on the same prompts (the floor), with its pace by thirds, wall and CPU, from
   the times its calls finished (the control: a drift the floor shows too is not judgelab's);
+* ``bare_workers``: the same loop with ``CONCURRENCY`` worker coroutines taking the next prompt instead of
+  a coroutine per prompt gathered at once (``bare_loop.py --workers``): the stricter floor at 10⁶, where the
+  gathered loop holds a million tasks; judged against the same 1.2×;
 * ``report``: ``write_html_report`` of the rate folder again, as a process of its own (wall, peak RSS);
 * ``browser``: report.html in headless Chromium at 1400×1000 (selenium with Debian's chromium and
   chromedriver, as tests/report/test_report_browser.py): navigation → the first section after the
@@ -52,10 +55,11 @@ sys.path.insert(0, str(HERE))
 from live_scale import ITEM_TEXT  # noqa: E402  (the items' text, shared with live_scale.py and throughput.prompts)
 from throughput import start_stub  # noqa: E402
 
-PARTS = ("rate", "bare", "report", "browser", "agree", "kill")
+PARTS = ("rate", "bare", "bare_workers", "report", "browser", "agree", "kill")
 GB_MB = 1536  # 1.5 GB in MiB (ru_maxrss is KiB on Linux)
 TARGETS = {  # the issue's must-show: (what, limit, direction)
     "wall_ratio": ("judgelab rate / bare loop, wall", 1.2, "max"),
+    "wall_ratio_workers": ("judgelab rate / bare loop of 64 workers, wall", 1.2, "max"),
     "judgelab_peak_rss_mb": ("peak RSS of judgelab rate, MiB", GB_MB, "max"),
     "pace_last_over_first": ("s per 1,000 judgments, last third / first third", 1.10, "max"),
     "first_screen_s": ("report.html first screen in Chromium, s", 1.0, "max_open"),
@@ -101,7 +105,7 @@ def verdicts(measured: dict, profiled: bool = False) -> list[dict]:
         value = measured.get(key)
         if value is None:
             verdict = "not measured"
-        elif profiled and key in ("wall_ratio", "pace_last_over_first"):
+        elif profiled and key in ("wall_ratio", "wall_ratio_workers", "pace_last_over_first"):
             verdict = "not judged (profiled run)"
         elif kind == "true":
             verdict = "pass" if value is True else "fail"
@@ -126,6 +130,9 @@ def flatten(result: dict) -> dict:
            "kill_no_call_twice": kill.get("no_call_twice")}
     if rate.get("wall_s") and bare.get("wall_s"):
         out["wall_ratio"] = round(rate["wall_s"] / bare["wall_s"], 3)
+    workers = result.get("bare_workers") or {}
+    if rate.get("wall_s") and workers.get("wall_s"):
+        out["wall_ratio_workers"] = round(rate["wall_s"] / workers["wall_s"], 3)
     return out
 
 
@@ -222,11 +229,12 @@ def part_rate(work: Path, items: Path, n: int, args: argparse.Namespace) -> dict
     return got
 
 
-def part_bare(work: Path, prompts: Path, n: int, args: argparse.Namespace) -> dict:
-    marks = work / "bare-marks.json"
+def part_bare(work: Path, prompts: Path, n: int, args: argparse.Namespace, workers: bool = False) -> dict:
+    name = "bare-workers" if workers else "bare"
+    marks = work / f"{name}-marks.json"
     with Stub() as stub:
         got = measure([sys.executable, str(HERE / "bare_loop.py"), str(prompts), stub.url, str(args.concurrency),
-                       str(marks)], work / "bare.log")
+                       str(marks), *(["--workers"] if workers else [])], work / f"{name}.log")
     got["stub"] = stub.usage
     at = json.loads(marks.read_text())
     got["pace"] = pace_of_marks(n, at["finished_at"])  # the control for rate's pace
@@ -391,6 +399,7 @@ def main() -> None:
             result["load_average_1min"][part] = Path("/proc/loadavg").read_text().split(" ")[0]
             print(f"million: {part} …", flush=True)
             result[part] = {"rate": lambda: part_rate(work, items, n, args), "bare": lambda: part_bare(work, prompts, n, args),
+                            "bare_workers": lambda: part_bare(work, prompts, n, args, workers=True),
                             "report": lambda: part_report(work), "browser": lambda: part_browser(work / "rate" / "report.html"),
                             "agree": lambda: part_agree(work, min(args.human_items, n)),
                             "kill": lambda: part_kill(work, items, n, args)}[part]()
@@ -404,7 +413,7 @@ def main() -> None:
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     for row in result["targets"]:
         print(f"{row['verdict']:>26}  {row['what']}: {row['value']} (limit {row['limit']})")
-    for part, key in (("rate", "pace"), ("bare", "pace"), ("bare", "cpu_pace")):  # the floor's pace is the control
+    for part, key in (("rate", "pace"), ("bare", "pace"), ("bare", "cpu_pace"), ("bare_workers", "pace")):  # the floor's pace is the control
         if pace := (result.get(part) or {}).get(key):
             print(f"{key.replace('_', ' ') + ' ' + part:>26}  s per 1,000 judgments, first third "
                   f"{pace['s_per_1000_first_third']}, last third {pace['s_per_1000_last_third']}: {pace['last_over_first']}x")

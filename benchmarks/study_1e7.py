@@ -2,9 +2,11 @@
 
 Measured inputs (read from this folder's JSON files, each named in the output):
 
-* judgelab's CPU seconds per judgment as a whole ``rate`` process, and the bare SDK loop's, from
-  ``live_scale.json`` (100,000 judgments against the zero-latency stub: the client's own cost, SDK
-  included; one process is one asyncio loop on one core, so 1 / that is one client's ceiling);
+* judgelab's CPU seconds per judgment as a whole ``rate`` process (planning, outputs and report.html
+  included), and the bare SDK loop's, from ``million.json`` when it measured both at least at the size of
+  ``live_scale.json`` (10⁶ judgments), else from ``live_scale.json`` (100,000): the zero-latency stub, so
+  the client's own cost, SDK included; one process is one asyncio loop on one core, so 1 / that is one
+  client's ceiling;
 * store bytes per judgment, from ``million.json`` (``rate.store_bytes_per_judgment``: ``store.sqlite``
   over the judgments of that run's short-text design) or ``--store-bytes``;
 * how close a fleet of replicas comes to N × one replica, from ``fleet_scale.json`` (4 replicas);
@@ -32,16 +34,22 @@ def measured_inputs(store_bytes: float | None) -> dict:
     live = json.loads((HERE / "live_scale.json").read_text())
     fleet = json.loads((HERE / "fleet_scale.json").read_text())
     batch = json.loads((HERE / "batch_file_scale.json").read_text())
+    million = json.loads((HERE / "million.json").read_text())
     n = live["judgments"]
     cpu = statistics.median(r["judgelab_cpu_s"] for r in live["rounds"]) / n
     bare = statistics.median(r["bare_cpu_s"] for r in live["rounds"]) / n
+    cpu_source = f"live_scale.json ({n:,} judgments, {live['date']})"
+    m_rate, m_bare = million.get("rate") or {}, million.get("bare") or {}
+    if million["judgments"] >= n and m_rate.get("cpu_s") and m_bare.get("cpu_s"):  # the larger measurement
+        n = million["judgments"]
+        cpu, bare = m_rate["cpu_s"] / n, m_bare["cpu_s"] / n
+        cpu_source = f"million.json ({n:,} judgments, {million['date']})"
     source = "--store-bytes"
     if store_bytes is None:
-        million = json.loads((HERE / "million.json").read_text())
         store_bytes = million["rate"]["store_bytes_per_judgment"]
         source = f"million.json ({million['judgments']:,} judgments, {million['date']})"
     return {"client_cpu_s_per_judgment": cpu, "bare_cpu_s_per_judgment": bare,
-            "client_cpu_source": f"live_scale.json ({n:,} judgments, {live['date']})",
+            "client_cpu_source": cpu_source,
             "store_bytes_per_judgment_measured": store_bytes, "store_bytes_source": source,
             "measured_prompt_tokens": 75, "measured_answer_tokens": 9,  # the design of million.json / live_scale.json
             "fleet_efficiency": fleet["ratio"] / 4, "fleet_source": f"fleet_scale.json ({fleet['date']})",

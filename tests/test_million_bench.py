@@ -39,7 +39,9 @@ def test_the_floors_four_marks_give_the_pace_the_whole_ledger_gives():
     assert pace_of_marks(n, {"1": 0.0})["last_over_first"] is None  # a mark missing: no pace, never a guess
 
 
-def test_the_bare_loop_marks_when_its_first_thirds_and_last_calls_finished():
+@pytest.mark.parametrize("workers", [False, True])
+def test_the_bare_loop_marks_when_its_first_thirds_and_last_calls_finished(workers):
+    """Both shapes of the floor: a coroutine per prompt gathered at once, and --workers (CONCURRENCY workers)."""
     import asyncio
 
     import bare_loop
@@ -50,7 +52,8 @@ def test_the_bare_loop_marks_when_its_first_thirds_and_last_calls_finished():
         ready = asyncio.get_running_loop().create_future()
         server = asyncio.create_task(serve(0, ready=ready))
         try:
-            return await bare_loop.main([f"prompt {i}" for i in range(30)], f"http://127.0.0.1:{await ready}/v1", 4)
+            return await bare_loop.main([f"prompt {i}" for i in range(30)], f"http://127.0.0.1:{await ready}/v1", 4,
+                                        workers=workers)
         finally:
             server.cancel()
 
@@ -88,3 +91,6 @@ def test_flatten_takes_the_ratio_from_the_two_sides_of_one_run():
     assert got["wall_ratio"] == 1.2 and got["judgelab_peak_rss_mb"] == 800 and got["pace_last_over_first"] == 1.02
     assert got["agree_s"] == 5.0 and got["audit_s"] is None and got["first_screen_s"] is None
     assert "wall_ratio" not in flatten({"rate": {"wall_s": 1.0}})  # no floor measured: no ratio
+    both = flatten({**result, "bare_workers": {"wall_s": 80.0}})
+    assert both["wall_ratio"] == 1.2 and both["wall_ratio_workers"] == 1.5  # each floor judged on its own
+    assert {r["target"]: r["verdict"] for r in verdicts(both)}["wall_ratio_workers"] == "fail"
