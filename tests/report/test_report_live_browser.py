@@ -91,15 +91,24 @@ def test_the_live_view_keeps_its_place_across_ten_updates_of_a_300_item_run(driv
         system.send_keys("gpt2")
         driver.find_element(By.ID, "f-sort").send_keys("item")
         wait.until(lambda d: d.find_element(By.ID, "browser").get_attribute("data-ready") == "1")
-        key = "s12\u0001likability\u0001gpt2"
-        card = wait.until(lambda d: next((a for a in d.find_elements(By.CSS_SELECTOR, "article.unit")
-                                          if a.get_attribute("data-key").startswith(key)), None))
-        key = card.get_attribute("data-key")
-        strip_bottom = driver.execute_script("return document.getElementById('live-strip').getBoundingClientRect().bottom")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'start'}); window.scrollBy(0, -arguments[1] - 1);",
-                              card, strip_bottom)
-        card.find_element(By.CSS_SELECTOR, "details.prompt summary").click()
-        card.find_element(By.CSS_SELECTOR, "button.show-all").click()
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        prefix = "s12\u0001likability\u0001gpt2"
+        for attempt in range(5):  # a live update may re-render the card between finding and clicking it: find it again
+            card = wait.until(lambda d: next((a for a in d.find_elements(By.CSS_SELECTOR, "article.unit")
+                                              if a.get_attribute("data-key").startswith(prefix)), None))
+            try:
+                key = card.get_attribute("data-key")
+                strip_bottom = driver.execute_script("return document.getElementById('live-strip').getBoundingClientRect().bottom")
+                driver.execute_script("arguments[0].scrollIntoView({block: 'start'}); window.scrollBy(0, -arguments[1] - 1);",
+                                      card, strip_bottom)
+                if card.find_element(By.CSS_SELECTOR, "details.prompt").get_attribute("open") is None:
+                    card.find_element(By.CSS_SELECTOR, "details.prompt summary").click()  # not again after a re-render
+                card.find_element(By.CSS_SELECTOR, "button.show-all").click()
+                break
+            except StaleElementReferenceException:
+                if attempt == 4:
+                    raise
         start = _place(driver, key)
         assert start["open"] and start["shown"] and start["system"] == "gpt2" and start["sort"] == "item" and start["y"] > 1500, start
 
