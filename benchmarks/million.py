@@ -37,6 +37,7 @@ issue's must-show, computed from the measurements: nothing here is a unit test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -382,6 +383,8 @@ def main() -> None:
     parser.add_argument("--kill-at", type=float, default=0.6, help="kill -9 when the ledger holds this share")
     parser.add_argument("--json", default=str(HERE / "million.json"))
     parser.add_argument("--note", default="", help="recorded in the JSON (machine, load, scale)")
+    parser.add_argument("--work", default=None, help="keep the inputs and output folders in this directory "
+                        "(else a temporary one, removed at the end); a part reads what an earlier run left there")
     args = parser.parse_args()
     parts = [p for p in args.parts.split(",") if p]
     if unknown := set(parts) - set(PARTS):
@@ -390,8 +393,9 @@ def main() -> None:
     result: dict = {"judgments": n, "design": f"{n} items x 1 criterion (chiang-lee-story grammaticality) x 1 sample",
                     "item_text": ITEM_TEXT, "concurrency": args.concurrency, "parts": parts, "profiled": args.profile,
                     "note": args.note, "load_average_1min": {}}
-    with tempfile.TemporaryDirectory() as tmp:
+    with (contextlib.nullcontext(args.work) if args.work else tempfile.TemporaryDirectory()) as tmp:
         work = Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         items, prompts = write_inputs(work, n)
         for part in PARTS:
             if part not in parts:
