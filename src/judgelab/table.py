@@ -102,10 +102,11 @@ def identity_columns(labels: Iterable[object]) -> "pd.DataFrame":
     """The :data:`IDENTITY_COLUMNS` of each label (parsed once per distinct label)."""
     import pandas as pd
 
-    labels = [str(x) for x in labels]
-    known = {label: tuple(parse_label(label).fields.values()) for label in set(labels)}
-    rows = [known[x] for x in labels]
-    out = pd.DataFrame(rows, columns=IDENTITY_COLUMNS, dtype=object)
+    series = labels if isinstance(labels, pd.Series) else pd.Series(list(labels), dtype=object)
+    codes, distinct = pd.factorize(series, use_na_sentinel=False)  # a code per row: no Python object per row
+    known = pd.DataFrame([tuple(parse_label(str(label)).fields.values()) for label in distinct],
+                         columns=IDENTITY_COLUMNS, dtype=object)
+    out = known.take(codes).reset_index(drop=True)
     out["constrained"] = out["constrained"].astype(bool) if len(out) else pd.Series(dtype=bool)
     return out
 

@@ -130,6 +130,8 @@ class StoreReader:
         if not path.is_file():
             raise JudgelabError(f"store not found: {path}")
         self._store = Store(path, read_only=True)  # format checked there; immutable when no writer is live
+        #: what the page names as the judgments' source ("What ran")
+        self.source = path.name
         self.runs: dict[str, dict[str, Any]] = self._store.runs()
 
     def close(self) -> None:
@@ -157,11 +159,12 @@ class StoreReader:
         df["keys"] = [attempt_keys(a) for a in df["attempts"].tolist()]
         return df
 
-    def rows(self) -> "StoreRows":
-        """SQL reads of the store a unit or a few rows at a time (:mod:`judgelab.report.store_reads`)."""
+    def rows(self, raters: list[str] | None = None) -> "StoreRows":
+        """SQL reads of the store a unit or a few rows at a time (:mod:`judgelab.report.store_reads`), of ``raters``
+        only when given."""
         from judgelab.report.store_reads import StoreRows
 
-        return StoreRows(self._store._db)  # the store's own read-only connection (no second open)
+        return StoreRows(self._store._db, raters)  # the store's own read-only connection (no second open)
 
     def item_texts(self) -> dict[tuple[str, str, str], Any]:
         """``(rater, system, item_id) →`` :class:`judgelab.store.ItemText` of the texts each rater judged;

@@ -56,6 +56,7 @@ replaced by a line under "Problems reading the folder" — the report is still w
 from __future__ import annotations
 
 import base64
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
@@ -86,6 +87,7 @@ from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_items_stream import build_items_streamed
 from judgelab.report.html_model import FolderFigure, ItemBrowser, ReportData
 from judgelab.report.html_parts import sidecar_name, write_parts
+from judgelab.report.ratings_store import ratings_store, same_judgments
 from judgelab.report.store_reads import StoreRows
 from judgelab.report.html_render import render
 from judgelab.report.readme import readme_blocks
@@ -136,6 +138,14 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
             if reader is not None:
                 reader.close()
             reader, judgments, rows = None, None, None
+    spool: tempfile.TemporaryDirectory[str] | None = None  # a large ratings file's rows, as a store
+    compared = False
+    if judgments is None:
+        large = _guard(problems, "the ratings files", lambda: _large_ratings(rf))
+        if large is not None:
+            reader, rows, spool = large
+            judgments = rows.shown_rows()
+            compared = bool(_read_ratings(rf))  # an agree or audit folder: its cards are the items humans rated
     if judgments is None:
         name = rf.record.file("ratings")
         if name is not None and rf.has(name):
@@ -181,7 +191,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
         data.discernment = _guard(problems, "Discernment", lambda: B.discernment(rf))
         data.failures = _guard(problems, "Failures", lambda: B.failures(R.recorded_costs(rf), judge))
         if judge is not None and rows is not None and reader is not None:
-            data.items = _guard(problems, "Disagreements", lambda: _streamed_items(rows, reader, humans, calls, templates))
+            data.items = _guard(problems, "Disagreements", lambda: _streamed_items(
+                rows, reader, humans, calls, templates, with_humans=compared))
         elif judge is not None:
             data.items = _guard(problems, "Disagreements", lambda: build_items(judge, humans, calls, PAGE_SIZE, templates,
                                                                                  texts))
@@ -203,6 +214,8 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     finally:
         if reader is not None:
             reader.close()
+        if spool is not None:
+            spool.cleanup()
     if any(step.source == "rebuilt" and step.kind != "files" for step in rf.record.steps):
         data.notes.append(OLDER_FOLDER)
     if judgments is None:
@@ -212,15 +225,60 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
 
 
 def _streamed_items(rows: StoreRows, reader: StoreReader, humans: HumanRatings, calls: CallCache,
-                    templates: dict[str, str]) -> ItemBrowser:
+                    templates: dict[str, str], with_humans: bool = False) -> ItemBrowser:
     """The item browser of a store of many judgments, built in bounded memory (:mod:`.html_items_stream`); where
-    its units are no more than the page holds, the one-pass build of the store's whole table."""
-    built = build_items_streamed(rows, humans, calls, PAGE_SIZE, templates)
+    its units are no more than the page holds, the one-pass build of the store's whole table. ``with_humans``: the
+    units with human ratings only (a comparison's page, when some have them)."""
+    built = build_items_streamed(rows, humans, calls, PAGE_SIZE, templates, with_humans=with_humans)
     if built is not None:
         return built
     judged = reader.judgments()
-    return build_items(judged[~judged["rater"].map(is_human)].reset_index(drop=True), humans, calls, PAGE_SIZE,
+    return build_items(judged[judged["rater"].isin(rows.judges)].reset_index(drop=True), humans, calls, PAGE_SIZE,
                        templates, _guard([], "store.sqlite items", reader.item_texts) or {})
+
+
+def _large_ratings(rf: RunFolder) -> tuple[StoreReader, StoreRows, tempfile.TemporaryDirectory[str] | None] | None:
+    """A folder without a store of its own whose ratings files (its own, else those its ``agree`` or ``audit``
+    step read) hold more rows than the page embeds: read by SQL as a large store is (:mod:`.ratings_store`) —
+    the store beside the file when it made the file, else a store of the file's rows in a temporary folder
+    (returned, to be removed after). None: read the files whole."""
+    name = rf.record.file("ratings")
+    own = rf.file(name) if name is not None and rf.has(name) else None
+    paths = [own] if own is not None else _read_ratings(rf)
+    mapping = {} if own is not None else _agree_map(rf)
+    if not paths:
+        return None
+    store = paths[0].parent / "store.sqlite"
+    if len(paths) == 1 and not mapping and store.is_file() and _ratings_of_its_folder(paths[0]):
+        reader = StoreReader(store)
+        raters = same_judgments(paths[0], reader.rows().db)
+        rows = reader.rows(raters) if raters else None
+        if rows is not None and rows.count() > html_parts.EMBEDDED_UNITS:
+            return reader, rows, None
+        reader.close()
+        if rows is not None:
+            return None  # the store made the file and it is small: read whole (with its calls), as before
+    spool = tempfile.TemporaryDirectory(prefix="judgelab-report-")
+    try:
+        made = ratings_store(paths, Path(spool.name) / "ratings.sqlite", mapping)
+        if made is None:
+            spool.cleanup()
+            return None
+        reader = StoreReader(made)
+    except BaseException:
+        spool.cleanup()
+        raise
+    reader.source = ", ".join(dict.fromkeys(p.name for p in paths)) + " (read a chunk at a time)"
+    return reader, reader.rows(), spool
+
+
+def _agree_map(rf: RunFolder) -> dict[str, str]:
+    """The criteria the folder's ``agree`` steps renamed (``--map``)."""
+    mapping: dict[str, str] = {}
+    for step in rf.record.steps:
+        if step.kind == "agree":
+            mapping.update(step.settings.get("map") or {})
+    return mapping
 
 
 def _read_ratings(rf: RunFolder) -> list[Path]:
@@ -278,10 +336,7 @@ def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | 
     if not frames:
         return None, None
     judgments = pd.concat(frames, ignore_index=True)
-    mapping: dict[str, str] = {}
-    for step in rf.record.steps:
-        if step.kind == "agree":
-            mapping.update(step.settings.get("map") or {})
+    mapping = _agree_map(rf)
     if mapping:
         judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
     return reader, judgments

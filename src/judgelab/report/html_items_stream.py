@@ -41,6 +41,10 @@ from judgelab.report.store_reads import StoreRows
 __all__ = ["build_items_streamed"]
 
 _NONE = math.nan  # a number that is none, in the arrays of pass one
+#: The note of a page that shows only the units with human ratings (``with_humans``).
+WITHOUT_HUMANS = ("Only the items with human ratings are shown here: the {left:,} of {all:,} judged without any are "
+                  "left out of this page (the report of the run that judged them shows every item: `judgelab report "
+                  "FOLDER`).")
 
 
 def _value(x: float) -> float | None:
@@ -49,16 +53,26 @@ def _value(x: float) -> float | None:
 
 class _Ranked:
     """Pass one: every unit (in the store's key order: rater, criterion, system, item) as codes into the name lists
-    and its item id, with the numbers it is ranked by — a few numbers and one string per unit."""
+    and its item id, with the numbers it is ranked by — a few numbers and one string per unit. ``with_humans``:
+    only the units with human ratings, when some have them (``without_humans`` counts those left out)."""
 
-    def __init__(self, rows: StoreRows, humans: HumanRatings) -> None:
+    def __init__(self, rows: StoreRows, humans: HumanRatings, with_humans: bool = False) -> None:
         human_idx = _human_index(humans)
+        skip = with_humans and bool(human_idx)
+        self._scan(rows, humans, human_idx, skip)
+        if skip and not self.items:  # no unit has human ratings: every unit is shown
+            self._scan(rows, humans, human_idx, False)
+        self.names = (list(self.raters), list(self.criteria), list(self.systems))
+        self.has_human = any(not math.isnan(x) for x in self.h)
+
+    def _scan(self, rows: StoreRows, humans: HumanRatings, human_idx: dict[Any, Any], skip: bool) -> None:
         self.raters: dict[str, int] = {}
         self.criteria: dict[str, int] = {}
         self.systems: dict[str, int] = {}
         self.r, self.c, self.s = array("q"), array("q"), array("q")
         self.items: list[str] = []
         self.j, self.h, self.d, self.sp = array("d"), array("d"), array("d"), array("d")
+        self.without_humans = 0
         unit: tuple[str, str, str, str] | None = None
         samples: list[tuple[Any, ...]] = []
 
@@ -73,17 +87,20 @@ class _Ranked:
             self.s.append(self.systems.setdefault(system, len(self.systems)))
             self.items.append(item)
 
+        last: tuple[str, str, str, str] | None = None
         for rater, criterion, system, item, sample, status, score in rows.unit_keys():
             key = (rater, criterion, system, item)
-            if key != unit:
+            if key != last:
                 if unit is not None:
                     close()
-                unit, samples = key, []
-            samples.append((sample, status, score))
+                last, unit, samples = key, key, []
+                if skip and (criterion, system, item) not in human_idx and (criterion, None, item) not in human_idx:
+                    self.without_humans += 1  # left out: read on, holding nothing
+                    unit = None
+            if unit is not None:
+                samples.append((sample, status, score))
         if unit is not None:
             close()
-        self.names = (list(self.raters), list(self.criteria), list(self.systems))
-        self.has_human = any(not math.isnan(x) for x in self.h)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -122,14 +139,18 @@ class _Ranked:
 
 def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache, page_size: int = PAGE_SIZE,
                          templates: dict[str, str] | None = None, embedded: int | None = None,
-                         part_units: int | None = None) -> ItemBrowser | None:
+                         part_units: int | None = None, with_humans: bool = False) -> ItemBrowser | None:
     """The item browser of the store's judge judgments, built in two passes (module docstring); None when the
-    units are not more than the page embeds (the one-pass build makes that page: it holds every unit)."""
+    units are not more than the page embeds (the one-pass build makes that page: it holds every unit).
+
+    ``with_humans``: only the units with human ratings, when some have them (the page of a comparison with
+    humans: ``agree``, ``audit``); a note says how many are left out and where they are shown."""
     embedded = html_parts.EMBEDDED_UNITS if embedded is None else embedded
     part_units = html_parts.PART_UNITS if part_units is None else part_units
-    ranked = _Ranked(rows, humans)
-    if len(ranked) <= embedded:
+    ranked = _Ranked(rows, humans, with_humans)
+    if len(ranked) <= embedded and not ranked.without_humans:
         return None
+    embedded = min(embedded, len(ranked))
     final, rank = ranked.order(embedded)
     place = array("l", bytes(8 * len(final)))
     for k, u in enumerate(final.tolist()):
@@ -171,7 +192,9 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
     return ItemBrowser(units=len(final), has_human=ranked.has_human, human_sources=list(humans.sources),
                        prompts_available=available, index=page_index, details_gzip_base64=page_blob,
                        page_size=page_size, default_sort="absdiff" if ranked.has_human else "spread",
-                       notes=items_notes(humans, ranked.has_human, available, len(final), shown), embedded=embedded,
+                       notes=items_notes(humans, ranked.has_human, available, len(final), shown)
+                       + ([WITHOUT_HUMANS.format(left=ranked.without_humans, all=ranked.without_humans + len(final))]
+                          if ranked.without_humans else []), embedded=embedded,
                        part_units=part_units, parts=parts, version=digest.hexdigest()[:16])
 
 

@@ -128,7 +128,7 @@ def what_ran(folder: RunFolder, reader: StoreReader | None, judge: pd.DataFrame 
     if manifest is not None:
         sources.append("run.json")
     if reader is not None:
-        sources.append("store.sqlite")
+        sources.append(reader.source)
     if humans.sources:
         n = len(humans.table)
         k = humans.table["rater"].nunique()

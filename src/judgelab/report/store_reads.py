@@ -37,9 +37,13 @@ def _status(status: Any, score: Any) -> str:
 class StoreRows:
     """SQL reads of one open store connection (read-only): see the module docstring."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, raters: list[str] | None = None) -> None:
+        """``raters``: read only these raters' judgments (default: every rater's)."""
         self.db = db
-        raters = [str(r) for (r,) in db.execute("SELECT DISTINCT rater FROM judgments ORDER BY rater")]
+        if raters is None:
+            raters = [str(r) for (r,) in db.execute("SELECT DISTINCT rater FROM judgments ORDER BY rater")]
+        else:
+            raters = sorted(raters)
         self.judges = [r for r in raters if not is_human(r)]
         self.humans = [r for r in raters if is_human(r)]
         has_items = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'").fetchone()
