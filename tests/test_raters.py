@@ -198,7 +198,7 @@ def test_the_scan_catches_a_reintroduced_label_read(code):
 
 def test_the_scan_catches_the_old_failure_check_in_rate():
     source = (label_scan.SRC / "rate_outputs.py").read_text(encoding="utf-8")  # rate's failure check lives there
-    new = 'judged = ratings[~ratings["rater"].map(is_human).astype(bool)]'
+    new = 'judged = ratings[~human_mask(ratings["rater"])]'
     assert new in source and not label_scan.label_reads(source, "rate_outputs.py")
     old = source.replace(new, 'judged = ratings[~ratings["rater"].astype(str).str.startswith("human")]')
     assert [f.split(":")[0] for f in label_scan.label_reads(old, "rate_outputs.py")] == ["rate_outputs.py"]

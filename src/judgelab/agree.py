@@ -35,7 +35,9 @@ import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.ratings import human_raters, is_human, item_means, read_ratings
+from judgelab.raters import human_mask
 from judgelab.stats import bh_adjust, correlate, icc, krippendorff_alpha, williams_test
+from judgelab.stats.reliability import icc_reason
 from judgelab.agree_gate import Threshold, parse_threshold, threshold_failures
 from judgelab.stats.correlation import LEVELS, level_correlation, mean_level_correlation
 from judgelab.status import Status
@@ -57,7 +59,7 @@ _HUMANS = "__humans__"
 
 
 def _human_mean(means: pd.DataFrame, criterion: str) -> pd.DataFrame:
-    h = means[(means["criterion"] == criterion) & means["rater"].map(is_human)]
+    h = means[(means["criterion"] == criterion) & human_mask(means["rater"])]
     return h.groupby(["system", "item_id"]).agg(score=("score", "mean"), group=("group", "first")).reset_index()
 
 
@@ -100,7 +102,7 @@ def matched_means(df: pd.DataFrame, rater: str, criterion: str, means: pd.DataFr
 
 def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
                    variant: str = "b", n_resamples: int = 999, seed: int = 0,
-                   ci_method: str = "percentile") -> pd.DataFrame:
+                   ci_method: str = "percentile", means: pd.DataFrame | None = None) -> pd.DataFrame:
     """Correlation of every judge with the mean human rating, per criterion, level and method.
 
     Args:
@@ -108,6 +110,7 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
         methods: ``kendall``, ``pearson``, ``spearman``; levels: ``overall``, ``group``, ``system``.
         criteria: the criteria to report (default: all); ``variant``: Kendall's ``b`` or ``c``.
         n_resamples: bootstrap resamples of the CI (0: none); seed: its seed.
+        means: :func:`judgelab.ratings.item_means` of ``df`` when already computed.
 
     Returns:
         One row per (rater, criterion the rater rated, level, method): ``CORRELATION_COLUMNS`` (``r, p, n,
@@ -119,11 +122,11 @@ def judge_vs_human(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
     Example:
         >>> judge_vs_human(ratings, ["kendall"], ["overall"])  # doctest: +SKIP
     """
-    means = item_means(df)
+    means = item_means(df) if means is None else means
     failures = _failure_rates(df)
-    if not means["rater"].map(is_human).any():
+    if not human_mask(means["rater"]).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to compare with")
-    rated = set(zip(df["rater"], df["criterion"]))  # a judge is compared on the criteria it rated
+    rated = set(df[["rater", "criterion"]].drop_duplicates().itertuples(index=False, name=None))  # the criteria a judge rated
     rows = []
     for criterion in _check_criteria(df, criteria):
         for rater in sorted(r for r in df["rater"].unique() if not is_human(r) and (r, criterion) in rated):
@@ -144,14 +147,14 @@ def _baseline_skip(df: pd.DataFrame) -> str:
     raters = human_raters(df)
     if len(raters) >= 2:
         return ""
-    if not raters and df["rater"].map(is_human).any():
+    if not raters and human_mask(df["rater"]).any():
         return "the human ratings are means (rater human:mean), not individual raters: a human baseline needs two"
     return f"needs at least two individual human raters; the ratings have {len(raters)}"
 
 
 def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: list[str] | None = None,
                    variant: str = "b", n_resamples: int = 999, seed: int = 0,
-                   ci_method: str = "percentile") -> pd.DataFrame:
+                   ci_method: str = "percentile", means: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per criterion: mean correlation of each human rater with the mean of all humans
     (``vs_mean``, HANNA's baseline) and mean pairwise correlation between human raters
     (``pairwise``, Chiang & Lee Table 6), at each level and method, each with a clustered
@@ -165,8 +168,10 @@ def human_baseline(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criter
 
     Example:
         >>> human_baseline(ratings, ["pearson"], ["overall"]).vs_mean  # doctest: +SKIP
+
+    ``means``: :func:`judgelab.ratings.item_means` of ``df`` when already computed.
     """
-    means = item_means(df)
+    means = item_means(df) if means is None else means
     rows = []
     for criterion in _check_criteria(df, criteria):
         sub = means[means["criterion"] == criterion]
@@ -229,41 +234,25 @@ def self_consistency(df: pd.DataFrame, criteria: list[str] | None = None) -> pd.
             if math.isnan(alpha):
                 notes.append("alpha: no item with two ratings, or every rating the same")
             if any(math.isnan(v) for v in res):  # estimate, ci_low, ci_high
-                notes.append(f"icc2k: {_icc_reason(wide, kind, res.estimate)}")
+                notes.append(f"icc2k: {icc_reason(wide, kind, res.estimate)}")
             rows.append({**base, "alpha": alpha, "icc2k": res.estimate, "icc2k_low": res.ci_low, "icc2k_high": res.ci_high,
                          "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=CONSISTENCY_COLUMNS)
 
 
-def _icc_reason(wide: pd.DataFrame, kind: str, estimate: float) -> str:
-    """Why ICC(2,k) or its interval is undefined, named from the data (items × raters or samples)."""
-    complete = wide.dropna()
-    what = "estimate and interval" if math.isnan(estimate) else "interval"
-    if len(complete) < 2:
-        return f"the {what} need two items scored by every one of the {kind}; {len(complete)} item(s) are"
-    same_within = bool((complete.nunique(axis=1) == 1).all())
-    constant_means = complete.mean(axis=1).nunique() == 1
-    if same_within and constant_means:
-        return f"every score is the same ({complete.iloc[0, 0]:g}): there is no variation to split"
-    if same_within:
-        return (f"the {kind} of each item give identical scores (no disagreement within an item): the {what} "
-                "cannot be computed from a zero error variance")
-    if constant_means:
-        return f"every item has the same mean score (no variation between items): the {what} is undefined"
-    return f"the {what} is undefined for these scores"
-
-
 def williams_matrix(df: pd.DataFrame, level: str = "overall", method: str = "kendall",
-                    criteria: list[str] | None = None, variant: str = "b") -> pd.DataFrame:
+                    criteria: list[str] | None = None, variant: str = "b",
+                    means: pd.DataFrame | None = None) -> pd.DataFrame:
     """For each criterion and ordered pair of judges (A, B): one-sided Williams test of
     corr(A, humans) > corr(B, humans), with BH-adjusted p over the pairs of that criterion.
 
     Returns:
-        ``WILLIAMS_COLUMNS``; no row with fewer than two judges (a test compares two).
+        ``WILLIAMS_COLUMNS``; no row with fewer than two judges (a test compares two). ``means``:
+        :func:`judgelab.ratings.item_means` of ``df`` when already computed.
     """
     if level not in {"overall", "system"}:
         raise JudgelabError("Williams tests need one correlation per judge: use level overall or system")
-    means = item_means(df)
+    means = item_means(df) if means is None else means
     judges = sorted(r for r in means["rater"].unique() if not is_human(r))
     rows = []
     for criterion in _check_criteria(df, criteria):
@@ -379,10 +368,11 @@ def agreement(df: pd.DataFrame, methods=("kendall",), levels=LEVELS, criteria: l
     if check_standardize(standardize) != "none":
         return standardized_agreement(df, agreement, _check_criteria(df, criteria), methods, levels, criteria,
                                       variant, williams_level, n_resamples, seed, ci_method)
-    corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
-    base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed, ci_method)
+    means = item_means(df)  # once, for the three analyses of means
+    corr = judge_vs_human(df, methods, levels, criteria, variant, n_resamples, seed, ci_method, means)
+    base = human_baseline(df, methods, levels, criteria, variant, n_resamples, seed, ci_method, means)
     cons = self_consistency(df, criteria)
-    will = williams_matrix(df, williams_level, methods[0], criteria, variant)
+    will = williams_matrix(df, williams_level, methods[0], criteria, variant, means)
     skipped: dict[str, str] = {}
     if base.empty:
         skipped["human_baseline"] = _baseline_skip(df) or "no criterion has two individual human raters"

@@ -82,10 +82,11 @@ def agree_record(df: pd.DataFrame, report: AgreeReport, raters_per_mean: int | N
     means over the texts compared — the (system, item, criterion) some judge's pair holds, so that a human row
     never stands for texts no judge rated and its mean is the pairs' own."""
     from judgelab.agree import matched_means
-    from judgelab.ratings import is_human, item_means
+    from judgelab.ratings import item_means
+    from judgelab.raters import human_mask
     from judgelab.summary import human_summary, score_summary
 
-    humans = df[df["rater"].map(is_human)]
+    humans = df[human_mask(df["rater"])]
     means = item_means(df)
     matched = []
     corr = report.correlations
@@ -103,7 +104,7 @@ def agree_record(df: pd.DataFrame, report: AgreeReport, raters_per_mean: int | N
     if matched:
         humans = _compared(humans, matched)
     return AgreeRecord(dict(report.skipped), str(report.settings.get("standardize") or "none"), human_summary(humans, raters_per_mean),
-                       tuple(matched), score_summary(df[~df["rater"].map(is_human)]))
+                       tuple(matched), score_summary(df[~human_mask(df["rater"])]))
 
 
 def _compared(humans: pd.DataFrame, matched: list[MatchedMeans]) -> pd.DataFrame:

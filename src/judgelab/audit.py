@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import jury as jury_rater
+from judgelab.raters import jury as jury_rater, human_mask
 from judgelab.stats.bias import (
     BiasEffect,
     effects_frame,
@@ -134,9 +134,8 @@ def _criteria_with_humans(ratings: pd.DataFrame, criteria: list[str] | None,
                           skipped: dict[str, str]) -> list[str] | None:
     """The criteria to audit: those asked for (default: all) that the humans rated. The judges' criteria
     without human ratings go to ``skipped``; none rated by the humans is an error naming both sets."""
-    from judgelab.ratings import is_human
 
-    human = ratings["rater"].map(is_human)
+    human = human_mask(ratings["rater"])
     theirs = sorted(set(ratings.loc[human, "criterion"].astype(str)))
     judged = sorted(set(ratings.loc[~human, "criterion"].astype(str)) & set(criteria or ratings["criterion"]))
     missing = [c for c in judged if c not in theirs]
@@ -182,7 +181,7 @@ def select_judges(ratings: pd.DataFrame, pattern: str | None) -> pd.DataFrame:
     keep = [r for r in judges if fnmatch.fnmatchcase(r, pattern)]
     if not keep:
         raise JudgelabError(f"--judges {pattern!r} matches no judge; judges: {', '.join(judges)}")
-    return ratings[ratings["rater"].map(is_human) | ratings["rater"].isin(keep)].reset_index(drop=True)
+    return ratings[human_mask(ratings["rater"]) | ratings["rater"].isin(keep)].reset_index(drop=True)
 
 
 def read_audit_inputs(ratings: list | None, human: list | None = None, human_layout: str = "auto",
@@ -358,7 +357,7 @@ def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 
         One row per criterion (:data:`SELECTIVE_COLUMNS`): the threshold, items kept, and on the
         held-out half the share kept and their agreement with the humans beside every item's.
     """
-    from judgelab.ratings import is_human, item_means
+    from judgelab.ratings import item_means
     from judgelab.stats.jury import jury
     from judgelab.stats.selective import calibrate_selective, select
 
@@ -366,14 +365,14 @@ def selective_holdout(ratings: pd.DataFrame, alpha: float = 0.1, delta: float = 
     rng = np.random.default_rng(seed)
     test_items = set(rng.permutation(items)[: len(items) // 2])
     is_test = ratings["item_id"].astype(str).isin(test_items)
-    hidden = ratings[~(ratings["rater"].map(is_human) & is_test)]
+    hidden = ratings[~(human_mask(ratings["rater"]) & is_test)]
     j = jury(hidden, None, ("weighted",), folds, seed)
     means = item_means(ratings)
     rows = []
     for crit in sorted(j.ratings["criterion"].unique()):
         m = means[means["criterion"] == crit]
         conf = jury_disagreement(m, j.judges)
-        human = m[m["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean()
+        human = m[human_mask(m["rater"])].groupby(["system", "item_id"])["score"].mean()
         jr = j.ratings[j.ratings["criterion"] == crit].set_index(["system", "item_id"])["score"]
         t = pd.DataFrame({"conf": conf, "jury": jr.reindex(conf.index), "human": human.reindex(conf.index)}).dropna()
         test = t.index.get_level_values("item_id").isin(list(test_items))

@@ -40,6 +40,7 @@ def read_audit_verdicts(paths: Sequence[Any], judges: str | None = None,
     """
     from judgelab.preference.formats import read_verdict_files
     from judgelab.raters import is_human
+    from judgelab.raters import human_mask
 
     v = read_verdict_files(list(paths))
     if rename:
@@ -49,7 +50,7 @@ def read_audit_verdicts(paths: Sequence[Any], judges: str | None = None,
         keep = [r for r in names if fnmatch.fnmatchcase(r, judges)]
         if not keep:
             raise JudgelabError(f"--judges {judges!r} matches no judge of the verdicts; judges: {', '.join(names)}")
-        v = v[v["rater"].map(is_human) | v["rater"].isin(keep)].reset_index(drop=True)
+        v = v[human_mask(v["rater"]) | v["rater"].isin(keep)].reset_index(drop=True)
     return v
 
 

@@ -66,13 +66,13 @@ def sample_confidence(ratings: pd.DataFrame, rater: str, criterion: str, toleran
     """Per (system, item) the judge rated at least twice and the humans rated: ``confidence`` (share of
     its successful samples within ``tolerance`` of their mean), ``agreed`` (that mean within ``tolerance``
     of the mean human rating), matched by label."""
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
     from judgelab.status import Status
 
     g = sample_agreement(ratings, rater, criterion, tolerance)
     g = g[g["samples"] >= 2]
     ok = ratings[(ratings["status"] == Status.OK) & (ratings["criterion"] == criterion)]
-    human = ok[ok["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean().rename("human")
+    human = ok[human_mask(ok["rater"])].groupby(["system", "item_id"])["score"].mean().rename("human")
     t = g.join(human, how="inner").reset_index()
     t["agreed"] = ((t["rating"] - t["human"]).abs() <= tolerance + 1e-9).astype(float)
     return t

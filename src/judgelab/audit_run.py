@@ -210,7 +210,7 @@ def _bias_report(df, pair_table, length_table, judge_fam, system_fam, criteria, 
     """(the bias report, the constrained/free comparison); without human ratings only the comparison; without
     ratings (verdicts only) an empty report."""
     from judgelab.audit import AuditReport, audit
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
     from judgelab.stats.paired_shift import ShiftReport
 
     if df is None:
@@ -222,7 +222,7 @@ def _bias_report(df, pair_table, length_table, judge_fam, system_fam, criteria, 
         return (AuditReport((), {"ratings": "no ratings files: only the pairwise judges of --verdicts are audited"},
                             {"per_words": per}), ShiftReport(()))
     shift = _constrained_section(df, compare, criteria)
-    if shift.shifts and not bool(df["rater"].map(is_human).any()):  # a comparison needs no human ratings
+    if shift.shifts and not bool(human_mask(df["rater"]).any()):  # a comparison needs no human ratings
         report = AuditReport((), {"bias": "no human ratings (raters named human:<id>): only the comparison of raters "
                                           "was run"}, {"n_resamples": n_resamples, "seed": seed})
     else:

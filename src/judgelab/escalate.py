@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import is_judge, jury
+from judgelab.raters import is_judge, jury, human_mask
 from judgelab.stats.selective import SelectiveThreshold, calibrate_selective, select
 
 __all__ = ["SIGNALS", "ESCALATION_COLUMNS", "GUARANTEE_COLUMNS", "HOLDOUT_COLUMNS", "Escalation", "confidence_table",
@@ -117,10 +117,10 @@ def logprob_columns(path) -> pd.DataFrame:
 
 
 def _human_means(ratings: pd.DataFrame) -> pd.Series:
-    from judgelab.ratings import is_human, item_means
+    from judgelab.ratings import item_means
 
     m = item_means(ratings)
-    return m[m["rater"].map(is_human)].groupby(KEYS)["score"].mean().rename("human")
+    return m[human_mask(m["rater"])].groupby(KEYS)["score"].mean().rename("human")
 
 
 def confidence_table(ratings: pd.DataFrame, signal: str, tolerance: float = 1.0,
@@ -209,13 +209,12 @@ def escalate(ratings: pd.DataFrame, signal: str = "jury", alpha: float = 0.1, de
     Raises:
         JudgelabError: no human ratings, or the signal cannot be computed from the table.
     """
-    from judgelab.ratings import is_human
 
     if not (0 < alpha < 1 and 0 < delta < 1):
         raise JudgelabError("--risk (alpha) and --delta are between 0 and 1")
     if not (math.isfinite(tolerance) and tolerance >= 0):  # NaN compares False with everything
         raise JudgelabError(f"--tolerance is a number, 0 or more (got {tolerance})")
-    if not ratings["rater"].map(is_human).any():
+    if not human_mask(ratings["rater"]).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to calibrate the threshold on")
     conf = _with_failed_units(confidence_table(ratings, signal, tolerance, logprobs), ratings, signal)
     human = _human_means(ratings)
@@ -251,12 +250,11 @@ def escalation_holdout(ratings: pd.DataFrame, signal: str = "jury", alpha: float
     """:func:`escalate` with the human ratings of a random half of the item ids hidden (seeded), checked
     on that half: the share kept and the kept items' agreement with the hidden humans
     (:data:`HOLDOUT_COLUMNS`, one row per rater and criterion)."""
-    from judgelab.ratings import is_human
 
     items = np.array(sorted(ratings["item_id"].astype(str).unique()))
     hidden_ids = set(np.random.default_rng(seed).permutation(items)[: len(items) // 2])
     is_hidden = ratings["item_id"].astype(str).isin(hidden_ids)
-    result = escalate(ratings[~(ratings["rater"].map(is_human) & is_hidden)], signal, alpha, delta, tolerance, logprobs)
+    result = escalate(ratings[~(human_mask(ratings["rater"]) & is_hidden)], signal, alpha, delta, tolerance, logprobs)
     d = result.decisions.drop(columns="human").join(_human_means(ratings), on=KEYS)
     d = d[d["item_id"].isin(hidden_ids) & d["human"].notna()]
     rows = []

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from judgelab.errors import TooManyFailures
-from judgelab.raters import is_human
+from judgelab.raters import human_mask
 from judgelab.status import DEFAULT_MAX_FAILURE_RATE, Status
 from judgelab.store.judgments import CHUNK_ROWS
 from judgelab.table import RATING_COLUMNS, with_identity
@@ -73,7 +73,7 @@ def check_failure_rate(ratings: "pd.DataFrame", max_failure_rate: float = DEFAUL
     judged), the share of failed judgments exceeds ``max_failure_rate``."""
     if not len(ratings):
         return
-    judged = ratings[~ratings["rater"].map(is_human).astype(bool)]
+    judged = ratings[~human_mask(ratings["rater"])]
     for rater, group in judged.groupby("rater", sort=True, observed=True):
         failed = int((group["status"] != Status.OK).sum())
         share = failed / len(group)

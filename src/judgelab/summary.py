@@ -187,9 +187,9 @@ def score_summary(ratings: pd.DataFrame, summary: pd.DataFrame | None = None) ->
 def judges_summary(ratings: pd.DataFrame) -> dict[str, Any]:
     """The record of :func:`score_summary` over the judges' rows of ``ratings`` (human raters left out): what a
     step that rated records as ``results["summary"]`` for its report's Results section."""
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
 
-    return score_summary(ratings[~ratings["rater"].map(is_human)]).to_record()
+    return score_summary(ratings[~human_mask(ratings["rater"])]).to_record()
 
 
 def human_summary(humans: pd.DataFrame, raters_per_mean: int | None = None) -> "ScoreSummary":

@@ -41,6 +41,7 @@ from judgelab.annotate.estimate_results import (AltTestOutcome, DifferenceEstima
                                                 SystemEstimate)
 from judgelab.errors import JudgelabError
 from judgelab.ratings import is_human, item_means
+from judgelab.raters import human_mask
 from judgelab.stats.alternative_annotator import alt_test
 from judgelab.stats.ppi import ppi_mean, ppi_mean_difference
 from judgelab.stats.ppi_core import minimum_sizes
@@ -119,13 +120,13 @@ def human_estimates(ratings: pd.DataFrame, *, judge: str | None = None, criteria
         raise JudgelabError(f"unknown interval {quantile!r}: t or normal")
     n_min, N_min = minimum_sizes(quantile)
     judge = choose_judge(ratings, judge)
-    humans = ratings[ratings["rater"].map(is_human)]
+    humans = ratings[human_mask(ratings["rater"])]
     if humans.empty:
         raise JudgelabError("no human ratings (raters named human:<id>): annotate some items first (judgelab annotate)")
     judged = ratings[ratings["rater"] == judge]
     means = item_means(pd.concat([judged, humans], ignore_index=True))
     j_means = means[means["rater"] == judge]
-    h_rows = means[means["rater"].map(is_human)]
+    h_rows = means[human_mask(means["rater"])]
     h_means = h_rows.groupby(["criterion", "system", "item_id"], as_index=False)["score"].mean()
 
     both = sorted(set(j_means["criterion"]) & set(h_means["criterion"]))

@@ -184,14 +184,14 @@ def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Seque
     import numpy as np
 
     from judgelab.agree import judge_vs_human
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
 
     selected = set(keys)
     # a boolean array, not a list: an empty list would select no columns of an empty store's table
     mask = np.fromiter(((s, i) in selected for s, i in zip(ratings["system"], ratings["item_id"])), bool, len(ratings))
     df = ratings.loc[mask]
     df = df[df["criterion"].isin(list(outputs))]
-    human = df[df["rater"].map(is_human) & (df["status"] == Status.OK)]
+    human = df[human_mask(df["rater"]) & (df["status"] == Status.OK)]
     agreement = []
     nan = float("nan")
     for output in outputs:
@@ -208,8 +208,8 @@ def overview_of(ratings: "pd.DataFrame", keys: Sequence[ItemKey], outputs: Seque
         agreement.append(CriterionAgreement(estimate=iaa.alpha, items=twice, ci_low=iaa.ci.low, ci_high=iaa.ci.high, note=note,
                                             criterion=output, annotators=people))
     judges: list[JudgeAgreement] = []
-    if not human.empty and (~df["rater"].map(is_human)).any():
-        present = sorted(set(human["criterion"]) & set(df.loc[~df["rater"].map(is_human), "criterion"]))
+    if not human.empty and (~human_mask(df["rater"])).any():
+        present = sorted(set(human["criterion"]) & set(df.loc[~human_mask(df["rater"]), "criterion"]))
         if present:
             table = judge_vs_human(df, ("kendall", "pearson"), ("overall",), criteria=present, ci_method="expanded")
             for row in table.itertuples(index=False):

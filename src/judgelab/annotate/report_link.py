@@ -83,7 +83,7 @@ def _agree_step(folder: Path) -> tuple[Path | None, str] | None:
     from judgelab.errors import JudgelabError
     from judgelab.output import write_html_report
     from judgelab.output.record import input_file
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
     from judgelab.store import Store
 
     store = folder / "store.sqlite"
@@ -94,7 +94,7 @@ def _agree_step(folder: Path) -> tuple[Path | None, str] | None:
             ratings = s.ratings()
     except JudgelabError:
         return None
-    humans = ratings["rater"].map(is_human)
+    humans = human_mask(ratings["rater"])
     if not humans.any() or humans.all():
         return None
     levels = ["overall", "group", "system"] if ratings["group"].notna().any() else ["overall", "system"]

@@ -211,17 +211,17 @@ def disagreement_scores(ratings: "pd.DataFrame", criteria: Sequence[str] | None 
     """
     import pandas as pd
 
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
 
     ok = ratings[(ratings["status"] == Status.OK) & ratings["score"].notna()]
     if criteria is not None:
         ok = ok[ok["criterion"].isin(list(criteria))]
-    human_mask = ok["rater"].map(is_human)
-    judge = ok[~human_mask]
+    humans = human_mask(ok["rater"])
+    judge = ok[~humans]
     if judge.empty:
         return pd.Series(dtype=float)
     keys = ["system", "item_id", "criterion"]
-    human = ok[human_mask].groupby(keys)["score"].mean().rename("human")
+    human = ok[humans].groupby(keys)["score"].mean().rename("human")
     judge = judge.join(human, on=keys)
     stats = judge.groupby(["rater", *keys]).agg(mean=("score", "mean"), var=("score", lambda s: float(s.var(ddof=0))),
                                                 human=("human", "first")).reset_index()

@@ -173,11 +173,11 @@ def _show_audit(sections: Any, fmt: str, verbose: bool, out: Optional[Path]) -> 
 def _judges_effects(effects):
     """The summary's effects: the judges' (not the human raters'), each scale point only where detected,
     by rater and criterion."""
-    from judgelab.ratings import is_human
+    from judgelab.raters import human_mask
 
     if effects.empty or "rater" not in effects:
         return effects
-    keep = ~effects["rater"].astype(str).map(is_human).astype(bool)
+    keep = ~human_mask(effects["rater"])
     keep &= ~effects["bias"].astype(str).str.startswith("scale_point") | effects["detected"].astype(bool)
     return effects[keep].sort_values(["rater", "criterion"], kind="stable")
 

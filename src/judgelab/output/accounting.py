@@ -19,7 +19,7 @@ RATINGS_FILES = ("ratings.csv", "ratings.jsonl", "ratings.parquet")
 def folder_call_costs(folder: Path) -> dict[str, Any] | None:
     """The record part ``call_costs`` of ``folder`` (None: no store or ratings file, or one that cannot be read)."""
     from judgelab.call_costs import call_costs
-    from judgelab.raters import is_human
+    from judgelab.raters import human_mask
 
     store = folder / "store.sqlite"
     try:
@@ -29,7 +29,7 @@ def folder_call_costs(folder: Path) -> dict[str, Any] | None:
         if ratings is None:
             return None
         judgments = _statuses_of(ratings)
-        judgments = judgments[~judgments["rater"].astype(str).map(is_human)].reset_index(drop=True)
+        judgments = judgments[~human_mask(judgments["rater"])].reset_index(drop=True)
     except (JudgelabError, sqlite3.Error, OSError, ValueError, KeyError):
         return None
     return call_costs(judgments, {}).to_record()

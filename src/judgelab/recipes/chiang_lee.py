@@ -20,7 +20,7 @@ from judgelab.summary import judges_summary
 from judgelab.datasets.items import FieldMap, Item
 from judgelab.datasets.readers import read_json, read_records
 from judgelab.errors import JudgelabError
-from judgelab.raters import is_human
+from judgelab.raters import human_mask
 from judgelab.ratings import combine
 from judgelab.recipes.chiang_lee_data import check_wp, wp_human_ratings, wp_items
 from judgelab.output import OutputFolder
@@ -75,7 +75,7 @@ def welch_by_writer(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     a, b = sorted(writers)
     ok = df[df["status"] == Status.OK]
-    pooled = ok.assign(rater=ok["rater"].where(~ok["rater"].map(is_human).astype(bool), "human"))
+    pooled = ok.assign(rater=ok["rater"].where(~human_mask(ok["rater"]), "human"))
     return compare_systems(pooled, a, b).rename(columns={"system_a": "writer_a", "system_b": "writer_b"})
 
 

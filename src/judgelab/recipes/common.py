@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 from judgelab.choices import Score
 from judgelab.datasets.items import Item
 from judgelab.prompts import Template, load_template
-from judgelab.raters import is_human
+from judgelab.raters import human_mask
 from judgelab.run import run_spec
 from judgelab.settings import SamplingConfig, run_sampling
 from judgelab.spec import JudgeOptions, JudgeSpec, RunSpec
@@ -128,7 +128,7 @@ def check_judges(folder: Path, say: Callable[[str], None], max_failure_rate: flo
         return
     with Store(store, read_only=True) as s:
         ratings = s.ratings()
-    judged = ratings[~ratings["rater"].map(is_human).astype(bool)]
+    judged = ratings[~human_mask(ratings["rater"])]
     raters = sorted(set(judged["rater"]))
     for rater in raters:
         for n, line in enumerate(failure_lines(judged[judged["rater"] == rater])):

@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from judgelab.raters import is_human, with_sample
+from judgelab.raters import is_human, with_sample, human_mask
 from judgelab.stats import correlate
 from judgelab.summary import TABLE1_ALPHA_LEVEL, annotator_agreement
 from judgelab.status import Status
@@ -80,9 +80,9 @@ def kendall_vs_humans(df: pd.DataFrame) -> pd.DataFrame:
     """Chiang & Lee (2023) Table 2: Kendall's τ between each judge's per-item mean and the mean
     human rating, per writer and attribute."""
     ok = df[df["status"] == Status.OK]
-    human = ok[ok["rater"].map(is_human)].groupby(["system", "criterion", "item_id"])["score"].mean()
+    human = ok[human_mask(ok["rater"])].groupby(["system", "criterion", "item_id"])["score"].mean()
     rows = []
-    for rater, grp in ok[~ok["rater"].map(is_human)].groupby("rater"):
+    for rater, grp in ok[~human_mask(ok["rater"])].groupby("rater"):
         judge = grp.groupby(["system", "criterion", "item_id"])["score"].mean()
         joined = pd.concat([human.rename("h"), judge.rename("j")], axis=1, join="inner")
         for (system, criterion), g in joined.groupby(level=["system", "criterion"]):

@@ -58,42 +58,48 @@ from __future__ import annotations
 import base64
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 import pandas as pd
 
 from judgelab.errors import JudgelabError
 from judgelab.io_atomic import write_text_atomic
 from judgelab.output.legacy import OLDER_FOLDER
+from judgelab.published_results import PublishedComparison
+from judgelab.raters import human_mask
 from judgelab.report import html_build as B
+from judgelab.report import html_parts
 from judgelab.report import html_runs as R
 from judgelab.report.folder import (
     RunFolder,
     StoreReader,
     agree_inputs,
-    is_human,
     open_folder,
     ratings_from_file,
     step_inputs,
 )
-from judgelab.published_results import PublishedComparison
+from judgelab.report.folder_ratings import (
+    agree_judgments,
+    large_ratings,
+    no_judgments,
+    read_ratings,
+)
 from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
-from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
-from judgelab.report import html_parts
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
 from judgelab.report.html_items_stream import build_items_streamed
 from judgelab.report.html_model import FolderFigure, ItemBrowser, ReportData
 from judgelab.report.html_parts import sidecar_name, write_parts
-from judgelab.report.ratings_store import ratings_store, same_judgments
-from judgelab.report.store_reads import StoreRows
+from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
 from judgelab.report.html_render import render
-from judgelab.report.readme import readme_blocks
 from judgelab.report.humans import HumanRatings, load_humans
+from judgelab.report.readme import readme_blocks
+from judgelab.report.store_reads import StoreRows
 
-__all__ = ["build_report", "render_report", "page_of", "page_with_parts", "write_report", "ReportData", "FIGURE_LIMIT_BYTES"]
+__all__ = ["FIGURE_LIMIT_BYTES", "ReportData", "build_report", "page_of", "page_with_parts", "render_report", "write_report"]
 
 #: PNG figures of the folder larger than this are not embedded (they are named in a note).
 FIGURE_LIMIT_BYTES = 5 * 1024 * 1024
@@ -141,22 +147,22 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     spool: tempfile.TemporaryDirectory[str] | None = None  # a large ratings file's rows, as a store
     compared = False
     if judgments is None:
-        large = _guard(problems, "the ratings files", lambda: _large_ratings(rf))
+        large = _guard(problems, "the ratings files", lambda: large_ratings(rf))
         if large is not None:
             reader, rows, spool = large
             judgments = rows.shown_rows()
-            compared = bool(_read_ratings(rf))  # an agree or audit folder: its cards are the items humans rated
+            compared = bool(read_ratings(rf))  # an agree or audit folder: its cards are the items humans rated
     if judgments is None:
         name = rf.record.file("ratings")
         if name is not None and rf.has(name):
             judgments = _guard(problems, name, lambda: ratings_from_file(rf.file(name)))
-    if judgments is None and _read_ratings(rf):  # an `agree` or `audit` folder: the ratings its step read, where they are
+    if judgments is None and read_ratings(rf):  # an `agree` or `audit` folder: the ratings its step read, where they are
         reader, judgments = _guard(problems, "the ratings named in results.json",
-                                   lambda: _agree_judgments(rf)) or (None, None)
+                                   lambda: agree_judgments(rf)) or (None, None)
     try:
         humans = _humans(rf, judgments, human, problems, pool_humans)
         problems += humans.problems
-        judge = None if judgments is None else judgments[~judgments["rater"].map(is_human)].reset_index(drop=True)
+        judge = None if judgments is None else judgments[~human_mask(judgments["rater"])].reset_index(drop=True)
         if judge is not None and judge.empty:
             judge = None
         calls = CallCache()
@@ -219,7 +225,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     if any(step.source == "rebuilt" and step.kind != "files" for step in rf.record.steps):
         data.notes.append(OLDER_FOLDER)
     if judgments is None:
-        data.notes.append(_no_judgments(rf))
+        data.notes.append(no_judgments(rf))
     data.problems = problems
     return data
 
@@ -237,55 +243,6 @@ def _streamed_items(rows: StoreRows, reader: StoreReader, humans: HumanRatings, 
                        templates, _guard([], "store.sqlite items", reader.item_texts) or {})
 
 
-def _large_ratings(rf: RunFolder) -> tuple[StoreReader, StoreRows, tempfile.TemporaryDirectory[str] | None] | None:
-    """A folder without a store of its own whose ratings files (its own, else those its ``agree`` or ``audit``
-    step read) hold more rows than the page embeds: read by SQL as a large store is (:mod:`.ratings_store`) —
-    the store beside the file when it made the file, else a store of the file's rows in a temporary folder
-    (returned, to be removed after). None: read the files whole."""
-    name = rf.record.file("ratings")
-    own = rf.file(name) if name is not None and rf.has(name) else None
-    paths = [own] if own is not None else _read_ratings(rf)
-    mapping = {} if own is not None else _agree_map(rf)
-    if not paths:
-        return None
-    store = paths[0].parent / "store.sqlite"
-    if len(paths) == 1 and not mapping and store.is_file() and _ratings_of_its_folder(paths[0]):
-        reader = StoreReader(store)
-        raters = same_judgments(paths[0], reader.rows().db)
-        rows = reader.rows(raters) if raters else None
-        if rows is not None and rows.count() > html_parts.EMBEDDED_UNITS:
-            return reader, rows, None
-        reader.close()
-        if rows is not None:
-            return None  # the store made the file and it is small: read whole (with its calls), as before
-    spool = tempfile.TemporaryDirectory(prefix="judgelab-report-")
-    try:
-        made = ratings_store(paths, Path(spool.name) / "ratings.sqlite", mapping)
-        if made is None:
-            spool.cleanup()
-            return None
-        reader = StoreReader(made)
-    except BaseException:
-        spool.cleanup()
-        raise
-    reader.source = ", ".join(dict.fromkeys(p.name for p in paths)) + " (read a chunk at a time)"
-    return reader, reader.rows(), spool
-
-
-def _agree_map(rf: RunFolder) -> dict[str, str]:
-    """The criteria the folder's ``agree`` steps renamed (``--map``)."""
-    mapping: dict[str, str] = {}
-    for step in rf.record.steps:
-        if step.kind == "agree":
-            mapping.update(step.settings.get("map") or {})
-    return mapping
-
-
-def _read_ratings(rf: RunFolder) -> list[Path]:
-    """The ratings files the folder's recorded ``agree`` steps read, else those of its ``audit`` steps."""
-    return agree_inputs(rf) or step_inputs(rf, "audit")
-
-
 def _humans(rf: RunFolder, judgments: pd.DataFrame | None, human: Iterable[str | Path], problems: list[str],
             pool: bool = False) -> HumanRatings:
     """The human ratings of the folder (:func:`load_humans`), with an ``audit`` folder's the human files its step
@@ -298,74 +255,6 @@ def _humans(rf: RunFolder, judgments: pd.DataFrame | None, human: Iterable[str |
         except JudgelabError as exc:
             problems.append(f"the human ratings the audit read: not beside the items — {exc}")
     return load_humans(rf, judgments, human, pool)
-
-
-def _no_judgments(rf: RunFolder) -> str:
-    """Why the folder's report has no judgments: none here, the ratings files its steps read are not found, or
-    its audit read a score file of means (``--hanna-scores``), which holds no judgment one by one."""
-    named = [g for step in rf.record.steps for g in step.inputs_of("ratings")]
-    scores = [g.path for step in rf.record.steps for g in step.inputs_of("hanna_scores")]
-    if scores and not named:
-        return (f"The audit read its ratings from the score file {', '.join(scores)} (each score a mean of tries, no "
-                "judgment one by one): the sections that need judgments are left out.")
-    if named:
-        found = any(g.located(rf.path) is not None for g in named)
-        return (f"The ratings files this folder's results.json names ({', '.join(dict.fromkeys(g.path for g in named))}) "
-                f"{'could not be read (see the problems above)' if found else 'were not found'}: the sections that "
-                "need judgments are left out.")
-    return "No judgments in this folder (no store.sqlite or ratings file): the sections that need them are left out."
-
-
-def _agree_judgments(rf: RunFolder) -> tuple[StoreReader | None, pd.DataFrame | None]:
-    """The judgments of the ratings files a recorded ``agree`` (else ``audit``) read: from the store beside a
-    run's ratings file (so prompts and raw answers are shown), else from the file; criteria renamed with
-    the recorded ``--map``. The reader of the first such store is returned open (for its calls)."""
-    reader: StoreReader | None = None
-    frames = []
-    for path in _read_ratings(rf):
-        store = path.parent / "store.sqlite"
-        rated = ratings_from_file(path)  # what agree read, as it read it (a recipe may relabel the store's raters)
-        if store.is_file() and _ratings_of_its_folder(path):
-            mine = StoreReader(store)
-            rated = _with_calls(rated, mine.judgments())
-            if reader is None:
-                reader = mine
-            else:
-                mine.close()
-        frames.append(rated)
-    if not frames:
-        return None, None
-    judgments = pd.concat(frames, ignore_index=True)
-    mapping = _agree_map(rf)
-    if mapping:
-        judgments["criterion"] = judgments["criterion"].map(lambda c: mapping.get(c, c))
-    return reader, judgments
-
-
-def _ratings_of_its_folder(path: Path) -> bool:
-    """Whether ``path`` is the ratings file its folder's record lists (so the store beside it made it)."""
-    from judgelab.output.legacy import folder_record
-
-    try:
-        return folder_record(path.parent)[0].file("ratings") == path.name
-    except JudgelabError:
-        return False
-
-
-def _with_calls(rated: pd.DataFrame, stored: pd.DataFrame) -> pd.DataFrame:
-    """A ratings file's rows with the ledger keys, attempts and tokens of the same judgment in the store beside
-    it, matched by item, system, criterion, sample and raw answer (rows without a match keep none)."""
-    on = ["item_id", "system", "criterion", "sample", "raw"]
-    extra = ["attempts", "keys", "prompt_tokens", "completion_tokens", "latency_s"]
-    found = stored[on + extra].copy()
-    for col in ("item_id", "system", "criterion", "raw"):
-        found[col] = found[col].astype(str)
-    found = found.drop_duplicates(on, keep="first")
-    base = rated.drop(columns=extra).assign(raw=rated["raw"].astype(str))
-    merged = base.merge(found, on=on, how="left")
-    merged["raw"] = rated["raw"].to_numpy()
-    merged["keys"] = [k if isinstance(k, list) else [] for k in merged["keys"]]
-    return merged[rated.columns]
 
 
 def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:

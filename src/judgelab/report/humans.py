@@ -33,10 +33,9 @@ from judgelab.errors import JudgelabError
 from judgelab.report.folder import (
     HUMAN_FILES,
     RunFolder,
-    is_human,
     read_table,
 )
-from judgelab.raters import person_label
+from judgelab.raters import person_label, human_mask
 from judgelab.status import Status
 
 __all__ = ["HumanRatings", "load_humans", "check_human_files", "read_human_file"]
@@ -165,7 +164,7 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
     sources: list[str] = []
     problems: list[str] = []
     if judgments is not None and len(judgments):
-        mine = judgments[judgments["rater"].map(is_human)]
+        mine = judgments[human_mask(judgments["rater"])]
         if len(mine):
             frames.append(_tidy_humans(mine, "store.sqlite" if "store.sqlite" in folder.files else "ratings file"))
             sources.append(frames[-1]["source"].iloc[0])
@@ -175,7 +174,7 @@ def load_humans(folder: RunFolder, judgments: pd.DataFrame | None, extra: Iterab
             sources.append(frames[-1]["source"].iloc[0] if len(frames[-1]) else str(path))
         except (OSError, ValueError, JudgelabError) as exc:
             problems.append(f"human ratings {path} could not be read: {exc}")
-    judged = set() if judgments is None else set(judgments.loc[~judgments["rater"].map(is_human), "criterion"].astype(str))
+    judged = set() if judgments is None else set(judgments.loc[~human_mask(judgments["rater"]), "criterion"].astype(str))
     for given in extra:
         frames.append(_given_humans(Path(given), folder))
         sources.append(frames[-1]["source"].iloc[0])

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import model_of
+from judgelab.raters import model_of, human_mask
 from judgelab.ratings import is_human, item_means
 from judgelab.stats.bias_effect import (_NAN, EFFECT_COLUMNS, BiasEffect, _ci, _csum, _interval_text, _sign_word,
                                         _wmean, _wsd, effects_frame)
@@ -54,7 +54,7 @@ def _criteria(df: pd.DataFrame, criterion: str | list[str] | None) -> list[str]:
 
 def _means(df: pd.DataFrame) -> pd.DataFrame:
     means = item_means(df)
-    if not means["rater"].map(is_human).any():
+    if not human_mask(means["rater"]).any():
         raise JudgelabError("no human ratings (raters named human:<id>) to compare with")
     return means
 
@@ -83,7 +83,7 @@ def scale_use(df: pd.DataFrame, criterion: str | list[str] | None = None, points
     out: list[BiasEffect] = []
     for crit in _criteria(df, criterion):
         m = means[means["criterion"] == crit]
-        humans = m[m["rater"].map(is_human)][["rater", "system", "item_id", "score"]]
+        humans = m[human_mask(m["rater"])][["rater", "system", "item_id", "score"]]
         if humans.empty:  # no human ratings of this criterion: nothing to compare with
             continue
         pts = points
@@ -153,7 +153,7 @@ def _scale_effects(rater, crit, joined, refrows, pts, n_resamples, seed, level) 
 
 def _human_rows(m: pd.DataFrame) -> pd.DataFrame:
     """Per (system, item): mean human score, number of human ratings and the error variance of the mean."""
-    h = m[m["rater"].map(is_human)]
+    h = m[human_mask(m["rater"])]
     g = h.groupby(["system", "item_id"])["score"]
     out = g.agg(h_mean="mean", h_n="count", h_var="var").reset_index()
     out["h_err"] = np.where(out["h_n"] >= 2, out["h_var"].fillna(0.0) / out["h_n"], np.nan)

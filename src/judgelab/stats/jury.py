@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from judgelab.errors import JudgelabError
-from judgelab.raters import is_judge, jury as jury_of
-from judgelab.ratings import is_human, item_means
+from judgelab.raters import is_judge, jury as jury_of, human_mask
+from judgelab.ratings import item_means
 
 __all__ = ["JURY_METHODS", "Jury", "jury"]
 
@@ -129,7 +129,7 @@ def jury(df: pd.DataFrame, judges: list[str] | None = None, methods=JURY_METHODS
         if "majority" in methods:
             out["majority"] = _majority(x)
         if "weighted" in methods:
-            h = m[m["rater"].map(is_human)].groupby(["system", "item_id"])["score"].mean()
+            h = m[human_mask(m["rater"])].groupby(["system", "item_id"])["score"].mean()
             out["weighted"], w = _weighted(wide, h.reindex(wide.index), folds, seed, crit, judges)
             weights += w
         for method, values in out.items():

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from judgelab.preference.verdicts import normalise_verdicts, pair_sides
-from judgelab.raters import is_human
+from judgelab.raters import is_human, human_mask
 from judgelab.stats.bias import _family
 from judgelab.stats.bias_effect import _NAN, BiasEffect, _ci, _interval_text, _wmean
 from judgelab.status import Status
@@ -233,7 +233,7 @@ def pairwise_biases(verdicts: pd.DataFrame, judge_family: dict[str, str] | None 
     """
     common = dict(n_resamples=n_resamples, level=confidence_level, seed=seed)
     v, failed = _prepared(normalise_verdicts(verdicts))
-    human = v["rater"].map(is_human).astype(bool)
+    human = human_mask(v["rater"])
     skipped: dict[str, str] = {}
     if not human.any():
         skipped["pairwise_longer"] = "no human verdicts (raters named human:<id>) to compare the judges with"

@@ -198,12 +198,13 @@ def _human_means(ratings: pd.DataFrame | None, criteria: list[str],
                  named: bool) -> tuple[dict[str, dict[str, float]] | None, str]:
     """Per criterion of the pairs, the mean human rating of each item id on that criterion (``None``
     without human ratings), and a note when the humans' only criterion stands in for unnamed pairs."""
-    from judgelab.ratings import is_human, item_means
+    from judgelab.ratings import item_means
+    from judgelab.raters import human_mask
 
     if ratings is None:
         return None, ""
     m = item_means(ratings)
-    h = m[m["rater"].map(is_human)]
+    h = m[human_mask(m["rater"])]
     if h.empty:
         return None, ""
     rated = sorted(h["criterion"].astype(str).unique())

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["icc", "ICCResult", "ICCEstimate"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ICCEstimate", "ICCResult", "icc", "icc_reason"]
 
 _NAN = float("nan")
 
@@ -150,3 +153,21 @@ def icc(data, confidence: float = 0.95) -> ICCResult:
     lowk = k * low1 / (1 + (k - 1) * low1)
     highk = k * high1 / (1 + (k - 1) * high1)
     return result(float(icc1), float(low1), float(high1), float(icck), float(lowk), float(highk), f_stat, df1, df2, p_f)
+
+
+def icc_reason(wide: pd.DataFrame, kind: str, estimate: float) -> str:
+    """Why ICC(2,k) or its interval is undefined, named from the data (items × raters or samples)."""
+    complete = wide.dropna()
+    what = "estimate and interval" if math.isnan(estimate) else "interval"
+    if len(complete) < 2:
+        return f"the {what} need two items scored by every one of the {kind}; {len(complete)} item(s) are"
+    same_within = bool((complete.nunique(axis=1) == 1).all())
+    constant_means = complete.mean(axis=1).nunique() == 1
+    if same_within and constant_means:
+        return f"every score is the same ({complete.iloc[0, 0]:g}): there is no variation to split"
+    if same_within:
+        return (f"the {kind} of each item give identical scores (no disagreement within an item): the {what} "
+                "cannot be computed from a zero error variance")
+    if constant_means:
+        return f"every item has the same mean score (no variation between items): the {what} is undefined"
+    return f"the {what} is undefined for these scores"
