@@ -44,7 +44,8 @@ Every file is found through the folder's record (``results.json``, :mod:`judgela
 the steps list their inputs and the files they wrote, by the table each holds; a folder of an
 older judgelab is read through the record rebuilt from its files (:mod:`judgelab.output.legacy`).
 A folder written by ``judgelab agree --out`` is reported with the ratings agree read (the inputs
-its record names, with the calls of a store beside a run's ratings file).
+its record names, with the calls of a store beside a run's ratings file; a large file a chunk at a time:
+:mod:`judgelab.report.folder_ratings`).
 
 A store of more judgments than the page embeds cards is never read whole: the cards are built in two passes, a
 chunk at a time (:mod:`judgelab.report.html_items_stream`), and "What ran", "Failures" and the human ratings read
