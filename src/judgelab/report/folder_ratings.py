@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
@@ -24,13 +25,20 @@ from judgelab.report.folder import (
 from judgelab.report.ratings_store import ratings_store, same_judgments
 from judgelab.report.store_reads import StoreRows
 
+if TYPE_CHECKING:
+    from judgelab.report.html_items_stream import RatedUnits
+
 __all__ = ["agree_judgments", "agree_map", "large_ratings", "no_judgments", "read_ratings"]
 
-def large_ratings(rf: RunFolder) -> tuple[StoreReader, StoreRows, tempfile.TemporaryDirectory[str] | None] | None:
+def large_ratings(rf: RunFolder, rated: "Callable[[], RatedUnits | None]" = lambda: None,
+                  ) -> tuple[StoreReader, StoreRows, tempfile.TemporaryDirectory[str] | None] | None:
     """A folder without a store of its own whose ratings files (its own, else those its ``agree`` or ``audit``
     step read) hold more rows than the page embeds: read by SQL as a large store is (:mod:`.ratings_store`) —
     the store beside the file when it made the file, else a store of the file's rows in a temporary folder
-    (returned, to be removed after). None: read the files whole."""
+    (returned, to be removed after). None: read the files whole.
+
+    ``rated``: the units the comparison's human ratings rate, as far as they are known before the judgments are
+    read (its temporary store then holds only the rows its page reads)."""
     name = rf.record.file("ratings")
     own = rf.file(name) if name is not None and rf.has(name) else None
     paths = [own] if own is not None else read_ratings(rf)
@@ -49,7 +57,7 @@ def large_ratings(rf: RunFolder) -> tuple[StoreReader, StoreRows, tempfile.Tempo
             return None  # the store made the file and it is small: read whole (with its calls), as before
     spool = tempfile.TemporaryDirectory(prefix="judgelab-report-")
     try:
-        made = ratings_store(paths, Path(spool.name) / "ratings.sqlite", mapping)
+        made = ratings_store(paths, Path(spool.name) / "ratings.sqlite", mapping, None if own is not None else rated())
         if made is None:
             spool.cleanup()
             return None

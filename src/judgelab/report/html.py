@@ -91,7 +91,7 @@ from judgelab.report.headline import build_headline, published_headline
 from judgelab.report.html_agreement import NO_AGREE_STEP, agreement, agreement_tables
 from judgelab.report.html_audit import AUDIT_TABLES, build_audit
 from judgelab.report.html_items import PAGE_SIZE, CallCache, build_items
-from judgelab.report.html_items_stream import build_items_streamed
+from judgelab.report.html_items_stream import RatedUnits, build_items_streamed
 from judgelab.report.html_model import FolderFigure, ItemBrowser, ReportData
 from judgelab.report.html_parts import sidecar_name, write_parts
 from judgelab.report.html_preference import PREFERENCE_TABLES, build_preference
@@ -148,7 +148,7 @@ def build_report(folder: str | Path, human: Iterable[str | Path] = (), pool_huma
     spool: tempfile.TemporaryDirectory[str] | None = None  # a large ratings file's rows, as a store
     compared = False
     if judgments is None:
-        large = _guard(problems, "the ratings files", lambda: large_ratings(rf))
+        large = _guard(problems, "the ratings files", lambda: large_ratings(rf, lambda: _rated(rf, human, pool_humans)))
         if large is not None:
             reader, rows, spool = large
             judgments = rows.shown_rows()
@@ -256,6 +256,15 @@ def _humans(rf: RunFolder, judgments: pd.DataFrame | None, human: Iterable[str |
         except JudgelabError as exc:
             problems.append(f"the human ratings the audit read: not beside the items — {exc}")
     return load_humans(rf, judgments, human, pool)
+
+
+def _rated(rf: RunFolder, human: Iterable[str | Path], pool: bool) -> RatedUnits | None:
+    """The units the folder's human ratings rate, read before its judgments (those the ratings files hold are
+    found as they are copied); None when they cannot be read here (the page's own read names why)."""
+    try:
+        return RatedUnits.of(_humans(rf, pd.DataFrame(columns=["rater", "criterion"]), human, [], pool))
+    except (JudgelabError, OSError, ValueError):
+        return None
 
 
 def _folder_figures(path: Path, files: list[str], notes: list[str]) -> list[FolderFigure]:

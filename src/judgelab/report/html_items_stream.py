@@ -18,7 +18,11 @@ import hashlib
 import math
 from array import array
 from bisect import bisect_left
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
 
 from judgelab.report import html_parts
 from judgelab.report.html_calls import CallCache
@@ -38,13 +42,51 @@ from judgelab.report.html_model import ItemBrowser, natural_key
 from judgelab.report.humans import HumanRatings
 from judgelab.report.store_reads import StoreRows
 
-__all__ = ["build_items_streamed"]
+__all__ = ["RatedUnits", "build_items_streamed"]
 
 _NONE = math.nan  # a number that is none, in the arrays of pass one
-#: The note of a page that shows only the units with human ratings (``with_humans``).
-WITHOUT_HUMANS = ("Only the items with human ratings are shown here: the {left:,} of {all:,} judged without any are "
-                  "left out of this page (the report of the run that judged them shows every item: `judgelab report "
-                  "FOLDER`).")
+#: The note of a page that shows only the units with human ratings (``with_humans``): ``left`` of the ``all`` judge
+#: judgments are of units without any (counted as judgments: a comparison's store may hold only those it shows).
+WITHOUT_HUMANS = ("Only the items with human ratings are shown here: {left:,} of the {all:,} judgments were of items "
+                  "without any and are left out of this page (the report of the run that judged them shows every item: "
+                  "`judgelab report FOLDER`).")
+
+
+@dataclass(frozen=True)
+class RatedUnits:
+    """The (criterion, system, item) units that have human ratings, matched as the cards match them: a human
+    rating of a system's item rates that unit; one given without a system rates the item's unit of every system."""
+
+    exact: frozenset[tuple[str, str, str]]
+    any_system: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, humans: HumanRatings) -> "RatedUnits":
+        """The units ``humans`` rate (their ``ok`` ratings with a score)."""
+        keys = _human_index(humans)
+        return cls(frozenset((c, s, i) for c, s, i in keys if s is not None),
+                   frozenset((c, i) for c, s, i in keys if s is None))
+
+    def __contains__(self, unit: object) -> bool:
+        if not isinstance(unit, tuple) or len(unit) != 3:
+            return False
+        return unit in self.exact or (unit[0], unit[2]) in self.any_system
+
+    def __bool__(self) -> bool:
+        return bool(self.exact or self.any_system)
+
+    def with_units(self, units: Iterable[tuple[str, str, str]]) -> "RatedUnits":
+        """These units and ``units``."""
+        return RatedUnits(self.exact | frozenset(units), self.any_system)
+
+    def mask(self, df: pd.DataFrame) -> np.ndarray:
+        """Which rows of ``df`` (``criterion``, ``system``, ``item_id`` as text) are of a unit rated here."""
+        out = np.zeros(len(df), dtype=bool)
+        if self.exact and len(df):
+            out |= pd.MultiIndex.from_arrays([df["criterion"], df["system"], df["item_id"]]).isin(list(self.exact))
+        if self.any_system and len(df):
+            out |= pd.MultiIndex.from_arrays([df["criterion"], df["item_id"]]).isin(list(self.any_system))
+        return out
 
 
 def _value(x: float) -> float | None:
@@ -54,25 +96,27 @@ def _value(x: float) -> float | None:
 class _Ranked:
     """Pass one: every unit (in the store's key order: rater, criterion, system, item) as codes into the name lists
     and its item id, with the numbers it is ranked by — a few numbers and one string per unit. ``with_humans``:
-    only the units with human ratings, when some have them (``without_humans`` counts those left out)."""
+    only the units with human ratings, when some have them (``without_humans`` counts the judgments left out,
+    with those the store did not copy: :attr:`StoreRows.left_out`)."""
 
     def __init__(self, rows: StoreRows, humans: HumanRatings, with_humans: bool = False) -> None:
         human_idx = _human_index(humans)
-        skip = with_humans and bool(human_idx)
-        self._scan(rows, humans, human_idx, skip)
+        rated = RatedUnits.of(humans)
+        skip = with_humans and bool(rated)
+        self._scan(rows, humans, human_idx, rated if skip else None)
         if skip and not self.items:  # no unit has human ratings: every unit is shown
-            self._scan(rows, humans, human_idx, False)
+            self._scan(rows, humans, human_idx, None)
         self.names = (list(self.raters), list(self.criteria), list(self.systems))
         self.has_human = any(not math.isnan(x) for x in self.h)
 
-    def _scan(self, rows: StoreRows, humans: HumanRatings, human_idx: dict[Any, Any], skip: bool) -> None:
+    def _scan(self, rows: StoreRows, humans: HumanRatings, human_idx: dict[Any, Any], rated: RatedUnits | None) -> None:
         self.raters: dict[str, int] = {}
         self.criteria: dict[str, int] = {}
         self.systems: dict[str, int] = {}
         self.r, self.c, self.s = array("q"), array("q"), array("q")
         self.items: list[str] = []
         self.j, self.h, self.d, self.sp = array("d"), array("d"), array("d"), array("d")
-        self.without_humans = 0
+        self.without_humans = rows.left_out if rated is not None else 0
         unit: tuple[str, str, str, str] | None = None
         samples: list[tuple[Any, ...]] = []
 
@@ -94,11 +138,12 @@ class _Ranked:
                 if unit is not None:
                     close()
                 last, unit, samples = key, key, []
-                if skip and (criterion, system, item) not in human_idx and (criterion, None, item) not in human_idx:
-                    self.without_humans += 1  # left out: read on, holding nothing
-                    unit = None
+                if rated is not None and (criterion, system, item) not in rated:
+                    unit = None  # left out: read on, holding nothing
             if unit is not None:
                 samples.append((sample, status, score))
+            else:
+                self.without_humans += 1
         if unit is not None:
             close()
 
@@ -193,7 +238,7 @@ def build_items_streamed(rows: StoreRows, humans: HumanRatings, calls: CallCache
                        prompts_available=available, index=page_index, details_gzip_base64=page_blob,
                        page_size=page_size, default_sort="absdiff" if ranked.has_human else "spread",
                        notes=items_notes(humans, ranked.has_human, available, len(final), shown)
-                       + ([WITHOUT_HUMANS.format(left=ranked.without_humans, all=ranked.without_humans + len(final))]
+                       + ([WITHOUT_HUMANS.format(left=ranked.without_humans, all=rows.count())]
                           if ranked.without_humans else []), embedded=embedded,
                        part_units=part_units, parts=parts, version=digest.hexdigest()[:16])
 

@@ -8,7 +8,10 @@ rows is never one table in memory:
   raters and criteria with the same number of judgments, statuses and score sums): the report reads that store
   for the file's raters (prompts and answers shown);
 * otherwise the rows are copied, :data:`CHUNK_ROWS` at a time, into a store in a temporary folder
-  (:func:`ratings_store`): the report reads that (no prompts; the file holds none).
+  (:func:`ratings_store`): the report reads that (no prompts; the file holds none). For a comparison's page (whose
+  cards are the units humans rated) only the rows the page reads are copied — every human rater's, the judge rows
+  of the units humans rated, the first of each judge rater and criterion and its first failures of each status —
+  and the others are counted (:class:`_Shown`).
 
 Either way only when the files hold more than :data:`judgelab.report.html_parts.EMBEDDED_UNITS` rows; below that,
 and for another tool's files (inspect_ai logs, FastChat judgments) or a rating given twice, the file is read
@@ -21,14 +24,21 @@ import math
 import sqlite3
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 
+from judgelab.raters import human_mask
 from judgelab.report import html_parts
+from judgelab.report.store_reads import FAILURE_EXAMPLES
+from judgelab.status import Status
 from judgelab.store.schema import JUDGMENT_COLUMNS as STORE_COLUMNS
 from judgelab.store.schema import SCHEMA, STORE_FORMAT, STORE_VERSION
 from judgelab.table import JUDGMENT_COLUMNS, TIDY_COLUMNS, normalise
+
+if TYPE_CHECKING:
+    from judgelab.report.html_items_stream import RatedUnits
 
 __all__ = ["CHUNK_ROWS", "ratings_store", "same_judgments", "file_counts"]
 
@@ -118,10 +128,85 @@ def same_judgments(path: Path, db: sqlite3.Connection) -> list[str] | None:
     return raters
 
 
-def ratings_store(paths: Sequence[Path], target: Path, mapping: dict[str, str] | None = None) -> Path | None:
+def ratings_store(paths: Sequence[Path], target: Path, mapping: dict[str, str] | None = None,
+                  rated: "RatedUnits | None" = None) -> Path | None:
     """Copy the rows of ``paths`` into a new store at ``target`` (criteria renamed by ``mapping``), a chunk at a
     time; None (and nothing kept) when they hold no more than ``EMBEDDED_UNITS`` rows, when one is not of the tidy
-    layout, or when a rater rates the same judgment twice: the caller reads the files whole."""
+    layout, or when a rater rates the same judgment twice: the caller reads the files whole.
+
+    ``rated`` (a comparison's page: its cards are the units humans rated): copy only the rows that page reads
+    (:class:`_Shown`) and record how many judge rows were left out (``left_out`` in ``judgelab_meta``, read by
+    :attr:`judgelab.report.store_reads.StoreRows.left_out`). The files are read again, copying more, when their
+    own human rows rate units ``rated`` lacks, and copying every row when no judge row is of a rated unit (the
+    page then shows every unit)."""
+    while True:
+        shown = _Shown(rated) if rated else None
+        made = _copy(paths, target, mapping, shown)
+        if made is None or shown is None:
+            return made
+        if shown.found and shown.left_out:
+            rated = shown.rated.with_units(shown.found)
+        elif not shown.matched:
+            rated = None
+        else:
+            return made
+        target.unlink()
+
+
+class _Shown:
+    """Which rows of a comparison's ratings files its page reads, chosen a chunk at a time in the files' order:
+    every human rater's row; the judge rows of the units ``rated`` holds; the first judge row of each rater and
+    criterion ("What ran") and the first :data:`FAILURE_EXAMPLES` failures of each judge rater and status
+    ("Failures"), as :meth:`judgelab.report.store_reads.StoreRows.shown_rows` picks them. The other judge rows are
+    counted (``left_out``) and their keys kept as 64-bit hashes, so that a rating given twice is still found."""
+
+    def __init__(self, rated: "RatedUnits") -> None:
+        self.rated = rated
+        self.firsts: set[tuple[str, str]] = set()
+        self.failures: dict[tuple[str, str], int] = {}
+        self.found: set[tuple[str, str, str]] = set()  # units the files' own human rows rate that ``rated`` lacks
+        self.matched = 0  # judge rows of rated units
+        self.left_out = 0
+        self.hashes: list[np.ndarray] = []
+
+    def keep(self, df: pd.DataFrame) -> np.ndarray:
+        """The rows of a normalised chunk to copy."""
+        human = human_mask(df["rater"]).to_numpy()
+        judge = ~human
+        unit = self.rated.mask(df)
+        self.matched += int((unit & judge).sum())
+        keep = human | unit
+        firsts = df.loc[judge, ["rater", "criterion"]].drop_duplicates()
+        for at, pair in zip(firsts.index, zip(firsts["rater"], firsts["criterion"])):
+            if pair not in self.firsts:
+                self.firsts.add(pair)
+                keep[at] = True
+        failed = judge & (df["status"] != Status.OK).to_numpy()
+        if failed.any():
+            for pair, rows in df.loc[failed, ["rater", "status"]].groupby(["rater", "status"], sort=False).groups.items():
+                seen = self.failures.get(pair, 0)
+                keep[rows[:max(0, FAILURE_EXAMPLES - seen)]] = True
+                self.failures[pair] = seen + len(rows)
+        rates = human & (df["status"] == Status.OK).to_numpy()  # as the cards' human ratings: ok, with a score
+        if rates.any():
+            rated_by = df.loc[rates, ["criterion", "system", "item_id"]].drop_duplicates()
+            self.found |= {u for u in zip(rated_by["criterion"], rated_by["system"], rated_by["item_id"])
+                           if u not in self.rated}
+        self.left_out += int((judge & ~keep).sum())
+        self.hashes.append(pd.util.hash_pandas_object(df[["rater", "criterion", "system", "item_id", "sample"]],
+                                                      index=False).to_numpy())
+        return keep
+
+    def given_twice(self) -> bool:
+        """Whether two rows may share a key (equal hashes; a false alarm, at a chance below 10⁻⁷ for a million
+        rows, only sends the page to the whole read, which checks exactly)."""
+        keys = np.concatenate(self.hashes) if self.hashes else np.empty(0, dtype=np.uint64)
+        return len(np.unique(keys)) < len(keys)
+
+
+def _copy(paths: Sequence[Path], target: Path, mapping: dict[str, str] | None, shown: _Shown | None) -> Path | None:
+    """One read of ``paths`` into a new store at ``target`` (every row, or those ``shown`` keeps): see
+    :func:`ratings_store`."""
     chunked = [_chunks(p) for p in paths]
     if any(c is None for c in chunked):
         return None
@@ -138,10 +223,18 @@ def ratings_store(paths: Sequence[Path], target: Path, mapping: dict[str, str] |
                 df = normalise(chunk, JUDGMENT_COLUMNS)
                 if mapping:
                     df["criterion"] = df["criterion"].map(lambda c: mapping.get(c, c))
-                rows = _rows(df, seq)
-                seq += len(rows)
-                db.executemany(f"INSERT INTO judgments ({', '.join(_ROW)}) VALUES ({', '.join('?' * len(_ROW))})", rows)
+                seqs = range(seq + 1, seq + len(df) + 1)  # the row's place in the files
+                seq += len(df)
+                if shown is not None:
+                    keep = shown.keep(df)
+                    df, seqs = df[keep].reset_index(drop=True), np.asarray(seqs)[keep].tolist()
+                db.executemany(f"INSERT INTO judgments ({', '.join(_ROW)}) VALUES ({', '.join('?' * len(_ROW))})",
+                               _rows(df, seqs))
+        if shown is not None:
+            db.execute("INSERT INTO judgelab_meta VALUES ('left_out', ?)", (str(shown.left_out),))
         db.execute("COMMIT")
+        if shown is not None and shown.given_twice():
+            raise sqlite3.IntegrityError("a rating given twice")
         db.execute(f"CREATE UNIQUE INDEX judgments_key ON judgments ({_KEY})")  # a rating given twice fails here
     except sqlite3.IntegrityError:  # a rating given twice: the whole read reports it as the file has it
         db.close()
@@ -163,12 +256,12 @@ def _numbers(column: pd.Series) -> list[Any]:
     return column.astype(object).where(column.notna(), None).tolist()
 
 
-def _rows(df: pd.DataFrame, seq: int) -> list[tuple[Any, ...]]:
-    """The store's rows of one normalised chunk, in the ``judgments`` table's column order (no calls: ``attempts``
-    ``[]``, ``meta`` ``{}``)."""
+def _rows(df: pd.DataFrame, seqs: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The store's rows of one normalised chunk (their places in the files ``seqs``), in the ``judgments`` table's
+    column order (no calls: ``attempts`` ``[]``, ``meta`` ``{}``)."""
     raw = [x if x is None or type(x) is str else (None if x != x else str(x)) for x in df["raw"].tolist()]
     numbers = [_numbers(df[c]) for c in ("score", "score_parsed", "score_logprob", "logprob_outside")]
     costs = [_numbers(df[c]) for c in ("prompt_tokens", "completion_tokens", "latency_s")]
     return list(zip(df["item_id"].tolist(), df["system"].tolist(), df["group"].tolist(), df["criterion"].tolist(),
                     df["rater"].tolist(), df["sample"].astype(int).tolist(), *numbers, df["status"].tolist(), raw,
-                    repeat("[]"), *costs, repeat("{}"), range(seq + 1, seq + len(df) + 1), repeat(None)))
+                    repeat("[]"), *costs, repeat("{}"), seqs, repeat(None)))

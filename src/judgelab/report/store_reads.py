@@ -49,11 +49,17 @@ class StoreRows:
         has_items = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items'").fetchone()
         self.item_raters = [str(r) for (r,) in db.execute("SELECT DISTINCT rater FROM items ORDER BY rater")] \
             if has_items else []
+        has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'judgelab_meta'").fetchone()
+        left = db.execute("SELECT value FROM judgelab_meta WHERE name = 'left_out'").fetchone() if has_meta else None
+        #: Judge judgments of units without human ratings that a comparison's store left out (counted, not copied:
+        #: :func:`judgelab.report.ratings_store.ratings_store`); 0 for a run's store.
+        self.left_out = int(left[0]) if left else 0
 
     def count(self) -> int:
-        """The judgments of the judge raters."""
+        """The judgments of the judge raters (with those left out of a comparison's store)."""
         marks = ",".join("?" * len(self.judges))
-        return int(self.db.execute(f"SELECT count(*) FROM judgments WHERE rater IN ({marks})", self.judges).fetchone()[0])
+        return self.left_out + int(self.db.execute(f"SELECT count(*) FROM judgments WHERE rater IN ({marks})",
+                                                   self.judges).fetchone()[0])
 
     def unit_keys(self) -> Iterator[tuple[str, str, str, str, Any, str, Any]]:
         """``(rater, criterion, system, item_id, sample, status, score)`` of every judge judgment, in key order."""
