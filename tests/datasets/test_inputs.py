@@ -135,6 +135,32 @@ def test_jsonl_splits_on_newline_only(tmp_path):
     assert [i.item_id for i in items] == ["007", "8"] and items[0].text == rows[0]["text"]
 
 
+def test_jsonl_items_are_read_a_line_at_a_time_with_the_same_errors(tmp_path):
+    """load_items reads a JSON-lines file a line at a time (never its text and every row at once): the items,
+    the byte-order mark, a line's bytes that are not UTF-8 and a file of blank lines are as read_jsonl has them."""
+    import gc
+    import tracemalloc
+
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(b'{"id": %d, "text": "Story %d: the keeper counted the ships."}\n'
+                                                 % (i, i) for i in range(3000)))
+    assert [(i.item_id, i.text) for i in load_items(path)] == [(str(r["id"]), r["text"]) for r in read_jsonl(path)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        items = load_items(path)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(items) == 3000 and peak < 1.5 * held, (held, peak)  # the whole-file read: twice what is held
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": 1, "text": "fine"}\n\n{"id": 2, "text": "caf\xe9"}\n')
+    one_line_error(lambda: load_items(bad), "not UTF-8", "line 3")
+    one_line_error(lambda: read_jsonl(bad), "not UTF-8", "line 3")
+    (tmp_path / "blank.jsonl").write_text("\n  \n")
+    one_line_error(lambda: load_items(tmp_path / "blank.jsonl"), "no items")
+
+
 @pytest.mark.parametrize("line,needles", [
     ("[" * 100_000 + "]" * 100_000, ["line 2", "nested too deeply"]),
     ('{"id": "1", "text": "\\ud800"}', ["line 2", "lone surrogate"]),

@@ -128,3 +128,28 @@ def test_jobs_are_ordered_as_their_prompts_sort_without_holding_the_prompts():
     calls = plan.calls_of
     rendered = [calls.prompt(job.item, job.criterion) for job in plan.jobs]
     assert rendered == sorted(rendered) and len(rendered) == 12
+
+
+def test_the_compact_prompt_order_is_the_prompts_order(monkeypatch):
+    """Keys cut to a few bytes, in blocks: where cut keys tie, the prompts are rendered again, so the order is
+    the prompts' own (Python's string order; ties in job order) — with long shared stretches, non-ASCII
+    characters of one to four bytes, a NUL, a lone surrogate and prompts given twice."""
+    import random
+
+    from judgelab.run.todo import _PromptOrder
+
+    monkeypatch.setattr(_PromptOrder, "BLOCK", 7)
+    rng = random.Random(11)
+    for _ in range(300):
+        alphabet = rng.choice(["ab", "a\u00e9\u20ac\U0001f600", "ab\0", "a\ud800b"])
+        long = "".join(rng.choice(alphabet) for _ in range(rng.randint(20, 40)))  # longer than the cut head
+        word = lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))  # noqa: E731
+        prompts = [rng.choice(["", long]) + word() + rng.choice(["", long]) + word() for _ in range(40)]
+        prompts += prompts[:5]
+        order = _PromptOrder()
+        for p in prompts:
+            order.add(p)
+        rendered = []
+        got = order.sorted(lambda j: rendered.append(j) or prompts[j])
+        assert got == sorted(range(len(prompts)), key=lambda i: (prompts[i], i)), prompts
+        assert len(rendered) < 4 * len(prompts)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgelab.datasets.readers import Records, frame_records, is_frame, read_records
+from judgelab.datasets.readers import JsonLines, Records, frame_records, is_frame, read_records
 from judgelab.errors import JudgelabError
 
 if TYPE_CHECKING:
@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 __all__ = ["Item", "FieldMap", "read_records", "load_items", "items_from_records"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
-    """One text to judge. ``context`` is the story prompt, the benign title, the source …"""
+    """One text to judge. ``context`` is the story prompt, the benign title, the source …
+
+    Slotted: a run holds its items from planning on (10⁶ of them in a million-judgment run)."""
 
     item_id: str
     text: str
@@ -82,17 +84,19 @@ def load_items(source: "str | Path | pd.DataFrame", fields: FieldMap = FieldMap(
         return items_from_records(frame_records(source, "items DataFrame"), fields, limit, hint="FieldMap({}=...)")
     if not isinstance(source, (str, Path)):
         raise JudgelabError(f"items: expected a file path or a pandas DataFrame, not {type(source).__name__}")
+    if Path(source).suffix.lower() in {".jsonl", ".ndjson"}:  # a row at a time: never the file's rows all at once
+        return items_from_records(JsonLines(source), fields, limit)
     return items_from_records(read_records(source), fields, limit)
 
 
-def items_from_records(rows: Records, fields: FieldMap = FieldMap(), limit: int | None = None,
+def items_from_records(rows: Records | JsonLines, fields: FieldMap = FieldMap(), limit: int | None = None,
                        hint: str = "--{}-field") -> list[Item]:
     """Items of rows read from a file or a DataFrame (the one place that makes items); see :func:`load_items`.
 
     ``hint`` says how to name another column (``{}`` = ``id`` or ``text``) in the error about a missing one.
     """
     path = rows.path
-    if not rows:
+    if isinstance(rows, Records) and not rows:
         raise JudgelabError(f"{path}: no items")
     if rows.columns is not None:  # a CSV header or a DataFrame's columns: a missing column is said as such
         for required, option in ((fields.id, "id"), (fields.text, "text")):
@@ -101,10 +105,10 @@ def items_from_records(rows: Records, fields: FieldMap = FieldMap(), limit: int 
                 raise JudgelabError(f"{path}: no column {required!r} (columns: {', '.join(map(str, rows.columns))}); "
                                     f"name the {option} column with {how}")
     items: list[Item] = []
-    seen: set[tuple[str, str]] = set()
+    seen: dict[str, set[str]] = {}  # the ids of each system (no tuple per item)
     known = {fields.id, fields.text, fields.context, fields.system, fields.group}
     for index, row in enumerate(rows):
-        number = f"item {index + 1} ({rows.where(index)})"
+        number = _Where(rows, index)
         for required in (fields.id, fields.text):
             if _value(row, required) is None:
                 raise JudgelabError(f"{path}: {number} has no field {required!r} (columns: {', '.join(row)})")
@@ -123,11 +127,23 @@ def items_from_records(rows: Records, fields: FieldMap = FieldMap(), limit: int 
             context=None if _value(row, fields.context) is None else str(row[fields.context]),
             extra={k: v for k, v in row.items() if k not in known},
         )
-        key = (item.system, item.item_id)
-        if key in seen:
+        ids = seen.setdefault(item.system, set())
+        if item.item_id in ids:
             raise JudgelabError(f"{path}: {number}: duplicate id {item.item_id!r} for system {item.system!r}")
-        seen.add(key)
+        ids.add(item.item_id)
         items.append(item)
         if limit is not None and len(items) >= limit:
             break
+    if not items:
+        raise JudgelabError(f"{path}: no items")
     return items
+
+
+class _Where:
+    """``item N (line L)``, written only when an error names it."""
+
+    def __init__(self, rows: Records | JsonLines, index: int) -> None:
+        self.rows, self.index = rows, index
+
+    def __str__(self) -> str:
+        return f"item {self.index + 1} ({self.rows.where(self.index)})"

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 from judgelab.errors import JudgelabError
 
-__all__ = ["Records", "read_text", "read_csv", "read_csv_columns", "read_jsonl", "read_json", "read_records", "records_frame",
+__all__ = ["Records", "JsonLines", "read_text", "read_csv", "read_csv_columns", "read_jsonl", "read_json", "read_records", "records_frame",
            "record_columns", "parse_score", "is_frame", "frame_records"]
 
 #: The largest field :func:`read_csv` will ever need is the whole file; the C limit caps it.
@@ -230,21 +230,52 @@ def _parse_json(text: str, path: Path, where: str) -> Any:
 
 def read_jsonl(path: str | Path) -> Records:
     """Rows of a JSON-lines file: one object per line, split on ``"\\n"`` only."""
-    path = Path(path)
-    text = read_text(path)
-    rows: list[dict[str, Any]] = []
-    lines: list[int] = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if not line.strip():
-            continue
-        row = _parse_json(line, path, f"line {lineno}")
-        if not isinstance(row, dict):
-            raise JudgelabError(f"{path}: line {lineno} is not a JSON object")
-        rows.append(row)
-        lines.append(lineno)
-    return Records(rows, path, lines)
+    rows = JsonLines(path)
+    return Records(rows, path, rows.lines)  # (the list the rows' lines are added to as they are read)
+
+
+class JsonLines:
+    """The rows of a JSON-lines file read a line at a time, in order (one object per line, split on ``"\\n"``
+    only; UTF-8, a leading byte-order mark dropped; a blank line skipped): for a reader that takes each row once
+    and lets it go, so that the file's text and its rows are never all held (:func:`read_jsonl` keeps them).
+    ``lines`` grows with the rows read: the line each starts on; :meth:`where` as :meth:`Records.where`."""
+
+    columns: list[str] | None = None
+    unit = "entry"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.lines: list[int] = []
+
+    def where(self, index: int) -> str:
+        return f"line {self.lines[index]}" if 0 <= index < len(self.lines) else f"{self.unit} {index + 1}"
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        path = Path(self.path)
+        _check_file(path)
+        self.lines.clear()
+        try:
+            fh = path.open("rb")
+        except OSError as exc:
+            raise JudgelabError(f"cannot read {path}: {exc.strerror}") from None
+        with fh:
+            for lineno, raw in enumerate(fh, start=1):  # binary lines end at b"\n" only
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise JudgelabError(f"{path}: not UTF-8 text (line {lineno}, byte 0x{raw[exc.start]:02x})") from None
+                line = line[:-1] if line.endswith("\n") else line
+                if line.endswith("\r"):
+                    line = line[:-1]
+                if not line.strip():
+                    continue
+                row = _parse_json(line, path, f"line {lineno}")
+                if not isinstance(row, dict):
+                    raise JudgelabError(f"{path}: line {lineno} is not a JSON object")
+                self.lines.append(lineno)
+                yield row
 
 
 def read_json(path: str | Path) -> Any:

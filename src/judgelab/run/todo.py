@@ -105,8 +105,7 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
     record_of: dict[frozenset[str], frozenset[str]] = {}
     jobs: list[Job] = []
     finished: list[Item] = []  # items with nothing left to ask
-    sort_keys: list[tuple[int, int, str]] = []
-    reference: str | None = None
+    order = _PromptOrder()
     asked = left.asked
     for i, item in enumerate(items):
         before = len(jobs)
@@ -125,16 +124,13 @@ def make_plan(spec: RunSpec, template: Template, criteria: list[str], items: lis
                 if not whole[0].cached and all(c.cached for c in calls.of(Job(item, criterion, todo_samples, 1))):
                     n = 1  # the ledger has those
             jobs.append(Job(item, criterion, samples_of.setdefault(todo_samples, todo_samples), n))
-            prompt = calls.prompt(item, criterion)
-            reference = prompt if reference is None else reference
-            sort_keys.append(_sort_key(reference, prompt))
+            order.add(calls.prompt(item, criterion))
         if len(jobs) == before:
             finished.append(item)
-    if sort_keys:  # independent prompts in sorted order: neighbours share the longest prefixes, which a
+    if len(order):  # independent prompts in sorted order: neighbours share the longest prefixes, which a
         # backend with a prefix cache (the embedded judge) evaluates once; the prompts are not kept
-        order = sorted(range(len(sort_keys)), key=sort_keys.__getitem__)
-        del sort_keys
-        jobs = [jobs[j] for j in order]
+        ranked = order.sorted(lambda j: calls.prompt(jobs[j].item, jobs[j].criterion or ""))
+        jobs = [jobs[j] for j in ranked]
     done = total - (total if asked is None else left.counts["asked"])
     return RunPlan(rater=rater, judgments=total - done, total=total, already_done=done, changed=left.counts["changed"],
                    retried_errors=left.counts["error"], reparsed=left.counts["reparsed"], jobs=tuple(jobs),
@@ -176,6 +172,73 @@ def _left(calls: Calls, items: list[Item], outputs: dict[str, list[str]], k: int
         unit, key = row_unit, row_key
         found.append(row)
     return left
+
+
+class _PromptOrder:
+    """The jobs' prompts in sorted order, without holding a key of every prompt as Python objects (at 10⁶ jobs
+    those keys, freed after the sort, left 400 bytes a job in the allocator): each prompt's :func:`_sort_key`
+    is kept as a number (which side of the first prompt it leaves, and where) and the first
+    :data:`HEAD_BYTES` bytes of what follows in UTF-8 (whose byte order is the characters' order), in numpy
+    arrays filled a block at a time. Prompts whose cut keys tie, where a key was cut, are rendered again and
+    ordered by their whole key: the order is :func:`_sort_key`'s, ties kept in job order."""
+
+    HEAD_BYTES = 24
+    BLOCK = 65_536
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np = np
+        self.reference: str | None = None
+        self.where: list[Any] = []  # int64 blocks: side and place of leaving the reference, one number
+        self.heads: list[Any] = []  # S24 blocks
+        self.cut: list[Any] = []  # bool blocks: the head is not the whole rest (or holds a NUL, which numpy drops)
+        self._block: tuple[list[int], list[bytes], list[bool]] = ([], [], [])
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, prompt: str) -> None:
+        """The next job's prompt."""
+        self.reference = prompt if self.reference is None else self.reference
+        side, at, rest = _sort_key(self.reference, prompt)
+        head = rest[:self.HEAD_BYTES].encode("utf-8", "surrogatepass")
+        where, heads, cut = self._block
+        where.append(side << 40 | (at + (1 << 39)))
+        heads.append(head[:self.HEAD_BYTES])
+        cut.append(len(rest) > self.HEAD_BYTES or len(head) > self.HEAD_BYTES or b"\0" in head)
+        self.n += 1
+        if len(where) == self.BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        np = self.np
+        where, heads, cut = self._block
+        if where:
+            self.where.append(np.array(where, dtype=np.int64))
+            self.heads.append(np.array(heads, dtype=f"S{self.HEAD_BYTES}"))
+            self.cut.append(np.array(cut, dtype=bool))
+        self._block = ([], [], [])
+
+    def sorted(self, prompt_of: Callable[[int], str]) -> list[int]:
+        """The jobs' numbers in their prompts' order (``prompt_of(j)`` renders job ``j``'s prompt again)."""
+        np = self.np
+        self._flush()
+        where, heads, cut = (np.concatenate(x) for x in (self.where, self.heads, self.cut))
+        self.where, self.heads, self.cut = [], [], []
+        ranked = np.lexsort((np.arange(self.n), heads, where))
+        w, h = where[ranked], heads[ranked]
+        starts = np.concatenate(([True], (w[1:] != w[:-1]) | (h[1:] != h[:-1])))
+        run = np.cumsum(starts) - 1  # the run of equal cut keys each place is in
+        sizes = np.bincount(run)
+        open_runs = np.nonzero((sizes > 1) & (np.bincount(run, weights=cut[ranked]) > 0))[0]
+        firsts = np.nonzero(starts)[0]
+        reference = self.reference or ""
+        for r in open_runs.tolist():
+            a, b = int(firsts[r]), int(firsts[r] + sizes[r])
+            ranked[a:b] = sorted(ranked[a:b].tolist(), key=lambda j: (_sort_key(reference, prompt_of(j)), j))
+        return ranked.tolist()
 
 
 def _sort_key(reference: str, prompt: str) -> tuple[int, int, str]:
