@@ -123,10 +123,8 @@ class AnnotationSession:
         for index, item in enumerate(self.items):
             self._forms[index] = render_form(template, self.criteria, item.fields(), variant)
         self._done: set[tuple[str, str, str, str]] = set()
-        for rater, criterion, system, item_id, sample in store.done():
-            who = parse_label(rater)
-            if who.is_human and sample == 0:
-                self._done.add((who.name, criterion, system, item_id))
+        for rater, criterion, system, item_id in store.rated_by_humans():
+            self._done.add((parse_label(rater).name, criterion, system, item_id))
         self._last: dict[str, str] = _last_submissions(store)
         #: When the latest rating was submitted (epoch s): to the second for earlier sessions' ratings, exact for this one's.
         self._latest: float | None = latest_time(self._last.values())

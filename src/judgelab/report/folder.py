@@ -164,7 +164,7 @@ class StoreReader:
         only when given."""
         from judgelab.report.store_reads import StoreRows
 
-        return StoreRows(self._store._db, raters)  # the store's own read-only connection (no second open)
+        return StoreRows(self._store.read_connection(), raters)  # the store's own read-only connection (no second open)
 
     def item_texts(self) -> dict[tuple[str, str, str], Any]:
         """``(rater, system, item_id) →`` :class:`judgelab.store.ItemText` of the texts each rater judged;

@@ -128,6 +128,14 @@ class Store(Ledger, JudgmentTable, ItemTable, RunLabels, BatchTable):
         self._journal_path = None if self.path == ":memory:" else Path(self.path + ".journal")
         self._replay_journal()
 
+    def read_connection(self) -> sqlite3.Connection:
+        """The connection of a store opened ``read_only``, for reads by SQL that the store has no method for (the
+        report's reads of a large store a unit at a time, :mod:`judgelab.report.store_reads`); a writable store
+        gives none (its writes go through its methods only)."""
+        if not self.read_only:
+            raise JudgelabError(f"{self.path}: only a store opened read-only gives its connection")
+        return self._db
+
     def _unlock(self) -> None:
         if self._lock_fh is not None:
             self._lock_fh.close()  # closing the descriptor releases the flock

@@ -133,10 +133,13 @@ class JudgmentTable:
         select = ", ".join(n if n in have else "NULL" for n in names)
         return self._db.execute(f"SELECT {select} FROM judgments")
 
-    def done(self) -> set[tuple[str, str, str, str, int]]:
-        """The primary keys (rater, criterion, system, item_id, sample) of every recorded judgment."""
-        rows = self._db.execute("SELECT rater, criterion, system, item_id, sample FROM judgments")
-        return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+    def rated_by_humans(self) -> Iterator[tuple[str, str, str, str]]:
+        """``(rater, criterion, system, item_id)`` of each first sample a human rater (``human:…``,
+        :func:`judgelab.raters.is_human`) recorded, a row at a time (not every judgment's key as a set)."""
+        from judgelab.raters import HUMAN_PREFIX
+
+        yield from self._db.execute("SELECT rater, criterion, system, item_id FROM judgments "
+                                    "WHERE substr(rater, 1, ?) = ? AND sample = 0", (len(HUMAN_PREFIX), HUMAN_PREFIX))
 
     def unsettled(self, rater: str, planned: Iterable[tuple[Any, ...]],
                   parser: int | None) -> Iterator[tuple[int, str, tuple[Any, ...] | None]] | None:
