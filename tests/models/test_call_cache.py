@@ -184,3 +184,34 @@ def test_the_stored_answer_is_the_answer_as_json(tmp_path):
     cached.flush()
     assert store.responses_of([key])[key] == json.dumps(response.to_json(), ensure_ascii=False)
     store.close()
+
+
+def test_the_ledger_is_looked_up_by_key_and_holds_no_set_of_keys():
+    """A call answered in this run is known before and after its group commit, one written beside the wrapper
+    (a batch executor's) at once, and a thousand calls leave the wrapper no larger: it keeps no key of its own."""
+    import gc
+    import sys
+
+    store = Store(":memory:")
+    judge = ScriptedTestJudge({"default": "4"})
+    cached = CachedJudge(judge, store)
+    sampling = Sampling(temperature=0.0)  # one run's settings: one key frame
+
+    def ask(k):
+        request = JudgeRequest(messages=(("user", f"Rate story {k}."),), sampling=sampling)
+        return asyncio.run(cached.complete(request))[1]
+
+    key = ask(0)
+    assert cached.is_cached(key) and cached.writer.waiting_call(key) is not None  # buffered, not yet written
+    cached.flush()
+    assert cached.is_cached(key) and cached.writer.waiting_call(key) is None and store.has_call(key)
+    store.put_call("written-beside", {"by": "a batch executor"}, {"choices": [{"text": "3"}]})
+    assert cached.is_cached("written-beside") and not cached.is_cached("never-asked")
+    gc.collect()
+    before = {name: sys.getsizeof(value) for name, value in vars(cached).items()}
+    for k in range(1, 1001):
+        ask(k)
+    cached.flush()
+    gc.collect()
+    grown = {n: sys.getsizeof(v) for n, v in vars(cached).items() if sys.getsizeof(v) > before.get(n, 0) + 512}
+    assert not grown and len(judge.calls) == 1001, grown

@@ -83,7 +83,6 @@ class CachedJudge:
         self.executor: Answerer = executor or self._live
         self.calls_failed = 0
         self._identity = backend.identity()
-        self._known: set[str] | None = None
         self._frames: dict[tuple[Any, ...], tuple[Any, str | None, str]] = {}
         #: Key → canonical request JSON of the calls now with the executor (a batch executor
         #: records it beside the key before sending, so an answer read back later is ledgered as live).
@@ -162,25 +161,13 @@ class CachedJudge:
         frame = self._frames[sig] = (request.sampling, head + '"messages":', tail)
         return frame
 
-    @property
-    def known_keys(self) -> set[str]:
-        """The ledger's keys (read once, then kept up to date by this wrapper)."""
-        if self._known is None:
-            self._known = self.store.call_keys()
-        return self._known
-
-    def refresh(self) -> None:
-        """Read the ledger's keys again at the next look-up (answers were written beside this wrapper,
-        e.g. by a batch executor)."""
-        self._known = None
-
     def is_cached(self, key: str) -> bool:
-        """Whether the ledger answers ``key`` (no call would be made)."""
-        return key in self.known_keys
+        """Whether the ledger answers ``key`` (no call would be made): answered in this run and not yet written,
+        or in the store (looked up by its key's index: no set of every key is held, so a run of 10⁶ calls
+        does not grow by one, and answers written beside this wrapper, e.g. by a batch executor, count at once)."""
+        return self.writer.waiting_call(key) is not None or self.store.has_call(key)
 
     def _stored(self, key: str) -> dict[str, Any] | None:
-        if key not in self.known_keys:
-            return None
         waiting = self.writer.waiting_call(key)  # answered in this run, not yet written
         if waiting is not None:
             return json.loads(waiting)
@@ -232,7 +219,6 @@ class CachedJudge:
         payload = plain_json(response.to_json())  # json.dumps(..., ensure_ascii=False)
         self.store.journal_call(key, request_json, payload)  # kept even if killed before the group commit
         self.writer.add(calls=[(key, request_json, payload)])
-        self.known_keys.add(key)
         self.calls_made += 1
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens

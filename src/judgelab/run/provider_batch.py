@@ -287,7 +287,6 @@ class _Batches:
         self.report.refused += refused
         self.report.failed += len(failures)
         self.report.missed += len(missed)
-        self.runner.ledger.refresh()
 
     def _note(self, batch: str, state: Any) -> None:
         counts = state.request_counts

@@ -155,6 +155,10 @@ class Ledger:
             return None
         return data
 
+    def has_call(self, key: str) -> bool:
+        """Whether the ledger holds a call of ``key`` (by the key's index; a damaged entry counts until read)."""
+        return self._db.execute("SELECT 1 FROM calls WHERE key = ?", (key,)).fetchone() is not None
+
     def call_keys(self) -> set[str]:
         """The keys of every call in the ledger."""
         return {r[0] for r in self._db.execute("SELECT key FROM calls")}
