@@ -114,7 +114,9 @@ def test_too_many_failures_exit_3_with_examples(tmp_path):
 
 def test_a_reader_that_closes_the_pipe_costs_no_output_file(tmp_path):
     """``judgelab rate … | head -1``: the command finishes, writes every file, keeps its exit status,
-    and says on stderr that its printed output was cut short — no traceback, no silent exit 1."""
+    and says on stderr that its printed output was cut short — no traceback, no silent exit 1. The reader
+    goes away before the command prints (reading a first byte raced under load: the whole output could be
+    in the pipe before the reader closed it, and then nothing is cut short)."""
     items = write_items(tmp_path / "items.jsonl", 40)
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"default": "I would rate it a 4."}))
@@ -123,8 +125,7 @@ def test_a_reader_that_closes_the_pipe_costs_no_output_file(tmp_path):
                              "--criteria", "grammaticality", "--samples", "3", "--out", str(out), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.read(1)  # the first printed byte …
-    proc.stdout.close()  # … then the reader goes away, as head does
+    proc.stdout.close()  # the reader goes away, as head does, before the run prints its first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "broken pipe" in err
